@@ -1,0 +1,73 @@
+#!/usr/bin/env python3
+"""Set-up and entry points for a fresh machine that has only Python 3.11+.
+
+    python3 dev.py dashboard [ARGS...]   install, then open the dashboard on results/
+    python3 dev.py test [PYTEST ARGS...] install with test extras (and chromium), run every test
+
+Installs into ./.venv and re-installs only when pyproject.toml changed. Uses the standard
+library only, because nothing else exists before it runs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+import venv
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent
+VENV = ROOT / ".venv"
+BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
+PY = BIN / "python"
+
+
+def sh(*cmd: str | Path, **kw) -> None:
+    print("+", " ".join(map(str, cmd)), flush=True)
+    subprocess.run([str(c) for c in cmd], check=True, **kw)
+
+
+def ensure_venv(extras: str) -> None:
+    if sys.version_info < (3, 11):
+        sys.exit(f"rageval needs Python 3.11+, this is {sys.version.split()[0]}")
+    if not PY.exists():
+        venv.create(VENV, with_pip=True)
+    digest = hashlib.sha256((ROOT / "pyproject.toml").read_bytes() + extras.encode()).hexdigest()
+    stamp = VENV / f".installed-{extras or 'base'}"
+    if stamp.exists() and stamp.read_text() == digest:
+        return
+    sh(PY, "-m", "pip", "install", "-q", "--upgrade", "pip")
+    target = f".[{extras}]" if extras else "."
+    sh(PY, "-m", "pip", "install", "-q", "-e", target, cwd=ROOT)
+    stamp.write_text(digest)
+
+
+def ensure_chromium() -> None:
+    """End-to-end tests drive Debian's chromium; install it when we may (root, apt)."""
+    if shutil.which("chromium") or os.environ.get("RAGEVAL_SKIP_BROWSER"):
+        return
+    if os.geteuid() != 0 or not shutil.which("apt-get"):
+        print("chromium not found and cannot apt-get it here: e2e tests will be skipped")
+        return
+    env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+    sh("apt-get", "update", "-q", env=env)
+    sh("apt-get", "install", "-y", "-q", "chromium", "chromium-driver", env=env)
+
+
+def main(argv: list[str]) -> int:
+    if not argv or argv[0] not in ("dashboard", "test"):
+        print(__doc__)
+        return 2
+    cmd, rest = argv[0], argv[1:]
+    if cmd == "dashboard":
+        ensure_venv("")
+        os.execv(BIN / "rageval", [str(BIN / "rageval"), "dashboard", *rest])
+    ensure_venv("test")
+    ensure_chromium()
+    return subprocess.run([str(PY), "-m", "pytest", *rest], cwd=ROOT).returncode
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

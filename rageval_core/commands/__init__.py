@@ -1,0 +1,1 @@
+"""Subcommands of `rageval`, one module each, discovered by `rageval_core.cli`."""

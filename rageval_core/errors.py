@@ -1,0 +1,58 @@
+"""The one error tree of rageval.
+
+    RagevalError                 anything rageval reports to a user
+    ├── DatasetError             golden dataset or corpus unreadable or invalid
+    ├── ConfigError              run config, thresholds or CLI arguments wrong
+    ├── PipelineError            the pipeline under test returned something unusable
+    ├── JudgeError               a judge could not produce verdicts (HTTP, parse, missing verdict)
+    └── ResultsError             results directory: bad run id, unreadable or corrupt run
+
+Validation raises these, never `assert`. The CLI turns them into one line on stderr.
+`problems` carries every individual finding so a user fixes them all in one pass.
+"""
+
+from __future__ import annotations
+
+
+class RagevalError(Exception):
+    """Base of every error rageval raises on purpose.
+
+    `problems` lists each finding (already formatted with file, line, question id) when
+    one failure has several causes; `str()` shows them all.
+    """
+
+    exit_code = 1
+
+    def __init__(self, message: str, problems: list[str] | None = None):
+        self.message = message
+        self.problems = list(problems or [])
+        super().__init__(self._render())
+
+    def _render(self) -> str:
+        if not self.problems:
+            return self.message
+        lines = [f"{self.message} ({len(self.problems)} problem(s)):"]
+        lines += [f"  - {p}" for p in self.problems]
+        return "\n".join(lines)
+
+
+class DatasetError(RagevalError):
+    """A golden dataset or its corpus cannot be read or is invalid."""
+
+
+class ConfigError(RagevalError):
+    """A run config, thresholds file or command-line argument is wrong."""
+
+    exit_code = 2
+
+
+class PipelineError(RagevalError):
+    """The pipeline under test could not be loaded or returned an unusable value."""
+
+
+class JudgeError(RagevalError):
+    """A judge failed to give a verdict for every claim (transport, parse or schema)."""
+
+
+class ResultsError(RagevalError):
+    """A run id is invalid, or a run in the results directory is missing or corrupt."""
