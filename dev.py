@@ -30,7 +30,7 @@ def sh(*cmd: str | Path, **kw) -> None:
 
 
 def ensure_venv(extras: str) -> None:
-    if sys.version_info < (3, 11):
+    if sys.version_info < (3, 11):  # noqa: UP036 - dev.py runs on whatever python3 is
         sys.exit(f"rageval needs Python 3.11+, this is {sys.version.split()[0]}")
     if not PY.exists():
         venv.create(VENV, with_pip=True)

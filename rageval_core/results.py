@@ -355,7 +355,9 @@ class RunInfo:
         return bool(self.parquet_files or self.journal_files)
 
 
-def _shard_status(fs: fsspec.AbstractFileSystem, run_path: str, shards: int) -> tuple[str, list[str]]:
+def _shard_status(
+    fs: fsspec.AbstractFileSystem, run_path: str, shards: int
+) -> tuple[str, list[str]]:
     """Status of a sharded run: complete when every shard reported complete."""
     states, problems = [], []
     for k in range(shards):
