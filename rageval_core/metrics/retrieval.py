@@ -81,9 +81,7 @@ def recall_at_k(retrieved_ids: Sequence[str], gold_ids: Iterable[str], k: int) -
     return _hits(ranked, gold, k) / len(gold)
 
 
-def precision_at_k(
-    retrieved_ids: Sequence[str], gold_ids: Iterable[str], k: int
-) -> float | None:
+def precision_at_k(retrieved_ids: Sequence[str], gold_ids: Iterable[str], k: int) -> float | None:
     """precision@k = |top-k ∩ G| / k, k the divisor even when fewer were retrieved.
 
     Keeping k fixed means a pipeline is not rewarded for returning fewer chunks, and
