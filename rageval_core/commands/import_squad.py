@@ -1,0 +1,38 @@
+"""`rageval import squad FILE.json --out DIR`: build a golden dataset from SQuAD v2 JSON."""
+
+from __future__ import annotations
+
+import argparse
+
+from rageval_core.dataset import import_squad, load_dataset
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "import",
+        help="build a golden dataset from another format",
+        description="Build a golden dataset (dataset.yaml + corpus.jsonl) from another format.",
+    )
+    formats = parser.add_subparsers(dest="format", metavar="FORMAT", required=True)
+    squad = formats.add_parser(
+        "squad",
+        help="SQuAD v2 JSON: paragraphs become chunks, impossible questions unanswerable",
+        description="Import a SQuAD v2 (or v1.1) JSON file. Each paragraph becomes a chunk "
+        "<title-slug>#<index>; each question keeps its SQuAD id.",
+    )
+    squad.add_argument("file", metavar="FILE.json", help="the SQuAD JSON file")
+    squad.add_argument("--out", required=True, metavar="DIR", help="folder to write into")
+    squad.add_argument("--name", help="dataset name (default: the file name)")
+    squad.add_argument("--force", action="store_true", help="replace an existing dataset.yaml")
+    squad.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    path = import_squad(args.file, args.out, name=args.name, overwrite=args.force)
+    ds = load_dataset(path)  # the import must produce a dataset that validates
+    unanswerable = sum(not q.answerable for q in ds.questions)
+    print(
+        f"wrote {path}: {len(ds.questions)} questions ({unanswerable} unanswerable), "
+        f"{len(ds.corpus)} chunks"
+    )
+    return 0

@@ -1,0 +1,40 @@
+"""`rageval validate DATASET.yaml`: check a golden dataset and list every problem."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from rageval_core.dataset import load_dataset
+from rageval_core.errors import DatasetError
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "validate",
+        help="check a golden dataset; list every problem",
+        description="Check a golden dataset and its corpus. Prints a one-line summary, or "
+        "every problem as FILE:LINE: ... on stderr and exits 1.",
+    )
+    parser.add_argument("dataset", metavar="DATASET.yaml", help="the golden dataset file")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        ds = load_dataset(args.dataset)
+    except DatasetError as exc:
+        # Compiler-style lines (FILE:LINE: ...) so editors and CI annotations can jump to them.
+        for problem in exc.problems:
+            print(problem, file=sys.stderr)
+        print(
+            f"rageval validate: error: {exc.message} ({len(exc.problems)} problem(s))",
+            file=sys.stderr,
+        )
+        return exc.exit_code
+    unanswerable = sum(not q.answerable for q in ds.questions)
+    print(
+        f"ok: {ds.name} version {ds.version}: {len(ds.questions)} questions "
+        f"({unanswerable} unanswerable), {len(ds.corpus)} chunks, sha256 {ds.sha256[:12]}"
+    )
+    return 0

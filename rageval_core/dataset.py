@@ -1,0 +1,579 @@
+"""Golden datasets (SPEC §2): load and validate, content hash, write, import SQuAD v2.
+
+Loading reports every problem at once — file, line, question id and what is wrong — in a
+single `DatasetError`, so a user fixes a dataset in one pass instead of one error per run.
+YAML is read with strings and null as its only scalars: `id: 001`, `version: 1.10` and
+`reference_answer: yes` keep the text the user wrote instead of becoming 1, 1.1 and True.
+This module never imports the dashboard and never writes outside the folder it is given.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import unicodedata
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from rageval_core.errors import ConfigError, DatasetError
+from rageval_core.models import Chunk, GoldenDataset, GoldenQuestion
+from rageval_core.results import atomic_write_bytes
+
+DATASET_FILE = "dataset.yaml"
+CORPUS_FILE = "corpus.jsonl"
+QUESTION_FIELDS = ("id", "question", "reference_answer", "gold_chunk_ids", "tags")
+YAML_SUFFIXES = (".yaml", ".yml")
+
+_BaseLoader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_KEPT_SCALAR_TAGS = {"tag:yaml.org,2002:null", "tag:yaml.org,2002:merge"}
+
+
+def example_dataset_path() -> Path:
+    """The bundled example dataset (`rageval demo` and the tutorial use it)."""
+    return Path(__file__).parent / "example" / DATASET_FILE
+
+
+# ---------------------------------------------------------------------------- reading
+
+
+class _Located(dict):
+    """A mapping read from a file that remembers where it and each of its keys were written."""
+
+    def __init__(self, line: int):
+        super().__init__()
+        self.line = line
+        self.key_lines: dict[Any, int] = {}
+        self.repeated: list[tuple[Any, int]] = []
+
+    def put(self, key: Any, value: Any, line: int) -> None:
+        if key in self:
+            self.repeated.append((key, line))
+        self[key] = value
+        self.key_lines[key] = line
+
+    def line_of(self, key: str | None) -> int:
+        return self.key_lines.get(key, self.line)
+
+
+class _Loader(_BaseLoader):  # type: ignore[misc, valid-type]
+    """Safe YAML whose mappings know their line numbers; plain scalars stay strings."""
+
+    yaml_implicit_resolvers = {
+        first: [(tag, rx) for tag, rx in resolvers if tag in _KEPT_SCALAR_TAGS]
+        for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+    }
+
+
+def _construct_mapping(loader: yaml.SafeLoader, node: yaml.MappingNode) -> _Located:
+    loader.flatten_mapping(node)
+    mapping = _Located(node.start_mark.line + 1)
+    for key_node, value_node in node.value:
+        key = loader.construct_object(key_node, deep=True)
+        try:
+            hash(key)
+        except TypeError:
+            raise yaml.constructor.ConstructorError(
+                None, None, "a mapping key must be a plain value", key_node.start_mark
+            ) from None
+        value = loader.construct_object(value_node, deep=True)
+        mapping.put(key, value, key_node.start_mark.line + 1)
+    return mapping
+
+
+_Loader.add_constructor("tag:yaml.org,2002:map", _construct_mapping)
+
+
+def _read_text(path: Path, what: str, problems: list[str]) -> str | None:
+    """The file's text, or None after recording why it cannot be read."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        problems.append(f"{path}: cannot read {what}: no such file")
+        return None
+    except IsADirectoryError:
+        problems.append(f"{path}: cannot read {what}: is a directory")
+        return None
+    except OSError as exc:
+        problems.append(f"{path}: cannot read {what}: {exc.strerror or exc}")
+        return None
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        problems.append(f"{path}:{line}: {what} is not UTF-8 (byte 0x{data[exc.start]:02x})")
+        return None
+
+
+def _parse_yaml(text: str, path: Path, problems: list[str]) -> tuple[bool, Any]:
+    """(parsed, value); a YAML syntax error becomes a problem with its line and column."""
+    loader = _Loader(text)
+    try:
+        return True, loader.get_single_data()
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark else str(path)
+        detail = " ".join(str(p) for p in (exc.context, exc.problem) if p)
+        problems.append(f"{where}: invalid YAML: {detail}")
+    except yaml.YAMLError as exc:
+        problems.append(f"{path}: invalid YAML: {exc}")
+    finally:
+        loader.dispose()
+    return False, None
+
+
+def _json_object(pairs: list[tuple[str, Any]]) -> _Located:
+    obj = _Located(0)
+    for key, value in pairs:
+        obj.put(key, value, 0)
+    return obj
+
+
+def _parse_jsonl(text: str, path: Path, problems: list[str]) -> list[Any]:
+    """One value per non-blank line, each mapping tagged with its line number."""
+    records = []
+    for n, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            value = json.loads(line, object_pairs_hook=_json_object)
+        except json.JSONDecodeError as exc:
+            problems.append(f"{path}:{n}: invalid JSON: {exc.msg} (column {exc.colno})")
+            continue
+        if isinstance(value, _Located):
+            value.line = n
+            value.key_lines = dict.fromkeys(value, n)
+            value.repeated = [(k, n) for k, _ in value.repeated]
+        else:
+            value = _NotAMapping(value, n)
+        records.append(value)
+    return records
+
+
+@dataclass(frozen=True)
+class _NotAMapping:
+    """A JSONL line that parsed but is not an object; kept to report it with its line."""
+
+    value: Any
+    line: int
+
+
+# ---------------------------------------------------------------------------- validation
+
+
+_TYPE_NAMES = {type(None): "null", str: "a string", list: "a list", bool: "a boolean"}
+
+
+def _type_name(value: Any) -> str:
+    if isinstance(value, dict):
+        return "a mapping"
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return "a number"
+    return _TYPE_NAMES.get(type(value), type(value).__name__)
+
+
+class _Record:
+    """One mapping under validation; formats each problem with file, line and subject."""
+
+    def __init__(self, data: _Located, file: Path, subject: str, problems: list[str]):
+        self.data, self.file, self.subject, self.problems = data, file, subject, problems
+        for key, line in data.repeated:
+            self.problems.append(f"{file}:{line}: {subject}: field '{key}' is given twice")
+
+    def problem(self, what: str, key: str | None = None) -> None:
+        self.problems.append(f"{self.file}:{self.data.line_of(key)}: {self.subject}: {what}")
+
+    def text(self, key: str, *, required: bool = True) -> str | None:
+        """A string field; missing, empty-when-required or non-string values are problems."""
+        if key not in self.data or self.data[key] is None:
+            if required:
+                self.problem(f"missing field '{key}'", key)
+            return None
+        value = self.data[key]
+        if not isinstance(value, str):
+            self.problem(f"'{key}' must be a string, not {_type_name(value)}", key)
+            return None
+        if required and not value.strip():
+            self.problem(f"'{key}' is empty", key)
+            return None
+        return value
+
+    def strings(self, key: str, *, required: bool = False, hint: str = "") -> tuple[str, ...]:
+        """A list-of-strings field; a missing optional list is empty."""
+        if key not in self.data:
+            if required:
+                self.problem(f"missing field '{key}'{hint}", key)
+            return ()
+        value = self.data[key]
+        if not isinstance(value, list):
+            self.problem(f"'{key}' must be a list, not {_type_name(value)}{hint}", key)
+            return ()
+        bad = [item for item in value if not isinstance(item, str) or not item.strip()]
+        if bad:
+            self.problem(f"'{key}' must hold non-empty strings, found {bad[0]!r}", key)
+        return tuple(item for item in value if isinstance(item, str) and item.strip())
+
+
+def _subject_id(record: Any, fallback: str, kind: str) -> str:
+    """`question q007` when the record has a usable id, else its position."""
+    raw = record.get("id") if isinstance(record, dict) else None
+    return f"{kind} {raw}" if isinstance(raw, str) and raw.strip() else fallback
+
+
+def _chunks(records: list[Any], file: Path, problems: list[str]) -> list[Chunk]:
+    """Validated chunks; a duplicate id is a problem (the first chunk is kept)."""
+    chunks: list[Chunk] = []
+    first_line: dict[str, int] = {}
+    for i, raw in enumerate(records):
+        if not isinstance(raw, _Located):
+            line = getattr(raw, "line", 0)
+            value = raw.value if isinstance(raw, _NotAMapping) else raw
+            where = f"{file}:{line}" if line else f"{file}"
+            problems.append(f"{where}: chunk #{i + 1}: expected a mapping, not {_type_name(value)}")
+            continue
+        rec = _Record(raw, file, _subject_id(raw, f"chunk #{i + 1}", "chunk"), problems)
+        cid, doc_id, text = rec.text("id"), rec.text("doc_id"), rec.text("text")
+        version = rec.text("version", required=False)
+        if cid is None or doc_id is None or text is None:
+            continue
+        if cid in first_line:
+            rec.problem(f"duplicate chunk id (first at line {first_line[cid]})", "id")
+            continue
+        first_line[cid] = raw.line
+        chunks.append(Chunk(id=cid, doc_id=doc_id, text=text, version=version))
+    return chunks
+
+
+def _load_corpus(path: Path, problems: list[str]) -> list[Chunk] | None:
+    """The corpus chunks, or None when the file itself cannot be read or parsed."""
+    text = _read_text(path, "corpus", problems)
+    if text is None:
+        return None
+    if path.suffix.lower() in YAML_SUFFIXES:
+        parsed, value = _parse_yaml(text, path, problems)
+        if not parsed:
+            return None
+        if not isinstance(value, list):
+            problems.append(
+                f"{path}: a YAML corpus must be a list of chunks, not {_type_name(value)}"
+            )
+            return None
+        records = value
+    else:
+        records = _parse_jsonl(text, path, problems)
+    chunks = _chunks(records, path, problems)
+    if not chunks and not records:
+        problems.append(f"{path}: corpus has no chunks")
+    return chunks
+
+
+def _question(
+    raw: Any, index: int, file: Path, parent_line: int, problems: list[str]
+) -> GoldenQuestion | None:
+    if not isinstance(raw, _Located):
+        problems.append(
+            f"{file}:{parent_line}: questions[{index}]: expected a mapping, not {_type_name(raw)}"
+        )
+        return None
+    rec = _Record(raw, file, _subject_id(raw, f"questions[{index}]", "question"), problems)
+    for key in raw:
+        if key not in QUESTION_FIELDS:
+            rec.problem(
+                f"unknown field '{key}' (expected one of {', '.join(QUESTION_FIELDS)})", key
+            )
+    qid, text = rec.text("id"), rec.text("question")
+    reference = rec.text("reference_answer", required=False)
+    gold = rec.strings(
+        "gold_chunk_ids", required=True, hint=" (use [] for an unanswerable question)"
+    )
+    tags = rec.strings("tags")
+    for gid in dict.fromkeys(g for g in gold if gold.count(g) > 1):
+        rec.problem(f"gold chunk '{gid}' is listed twice", "gold_chunk_ids")
+    if qid is None or text is None:
+        return None
+    return GoldenQuestion(
+        id=qid,
+        question=text,
+        reference_answer=reference,
+        gold_chunk_ids=tuple(dict.fromkeys(gold)),
+        tags=tuple(dict.fromkeys(tags)),
+    )
+
+
+def _questions(
+    raw: Any, top: _Located, file: Path, problems: list[str]
+) -> list[tuple[GoldenQuestion, _Located]]:
+    line = top.line_of("questions")
+    if not isinstance(raw, list):
+        problems.append(f"{file}:{line}: 'questions' must be a list, not {_type_name(raw)}")
+        return []
+    if not raw:
+        problems.append(f"{file}:{line}: 'questions' is empty")
+    found: list[tuple[GoldenQuestion, _Located]] = []
+    first_line: dict[str, int] = {}
+    for i, item in enumerate(raw):
+        q = _question(item, i, file, line, problems)
+        if q is None:
+            continue
+        if q.id in first_line:
+            problems.append(
+                f"{file}:{item.line_of('id')}: question {q.id}: "
+                f"duplicate question id (first at line {first_line[q.id]})"
+            )
+            continue
+        first_line[q.id] = item.line_of("id")
+        found.append((q, item))
+    return found
+
+
+def load_dataset(path: str | os.PathLike[str]) -> GoldenDataset:
+    """Read, validate and hash a golden dataset; raise one DatasetError listing every problem."""
+    path = Path(path)
+    problems: list[str] = []
+    text = _read_text(path, "dataset", problems)
+    parsed, top = (False, None) if text is None else _parse_yaml(text, path, problems)
+    if not parsed:
+        raise DatasetError(f"{path}: cannot load golden dataset", problems)
+    if not isinstance(top, _Located):
+        what = "the file is empty" if top is None else f"found {_type_name(top)}"
+        problems.append(f"{path}: expected a mapping with name, version, corpus, questions; {what}")
+        raise DatasetError(f"{path}: invalid golden dataset", problems)
+
+    rec = _Record(top, path, "dataset", problems)
+    name, version, corpus_ref = rec.text("name"), rec.text("version"), rec.text("corpus")
+    corpus_path = path.parent / corpus_ref if corpus_ref else None
+    corpus = _load_corpus(corpus_path, problems) if corpus_path else None
+    if "questions" in top:
+        questions = _questions(top["questions"], top, path, problems)
+    else:
+        rec.problem("missing field 'questions'")
+        questions = []
+
+    if corpus is not None:
+        known = {c.id for c in corpus}
+        for q, raw in questions:
+            for gid in q.gold_chunk_ids:
+                if gid not in known:
+                    problems.append(
+                        f"{path}:{raw.line_of('gold_chunk_ids')}: question {q.id}: "
+                        f"gold chunk '{gid}' is not in the corpus ({corpus_path})"
+                    )
+    if problems or name is None or version is None or corpus is None:
+        raise DatasetError(f"{path}: invalid golden dataset", problems)
+    qs = tuple(q for q, _ in questions)
+    return GoldenDataset(
+        name=name,
+        version=version,
+        path=str(path),
+        questions=qs,
+        corpus=tuple(corpus),
+        sha256=dataset_sha256(name, version, qs, corpus),
+    )
+
+
+# ---------------------------------------------------------------------------- hashing
+
+
+def canonical_form(
+    name: str, version: str, questions: Iterable[GoldenQuestion], corpus: Iterable[Chunk]
+) -> dict[str, Any]:
+    """The content a dataset version is made of, in a fixed order.
+
+    Questions and chunks are sorted by id and gold ids and tags are sorted, because their
+    order carries no meaning; everything else (every text, every id) is kept verbatim.
+    """
+    return {
+        "name": name,
+        "version": version,
+        "questions": [
+            {
+                "id": q.id,
+                "question": q.question,
+                "reference_answer": q.reference_answer,
+                "gold_chunk_ids": sorted(q.gold_chunk_ids),
+                "tags": sorted(q.tags),
+            }
+            for q in sorted(questions, key=lambda q: q.id)
+        ],
+        "corpus": [
+            {"id": c.id, "doc_id": c.doc_id, "text": c.text, "version": c.version}
+            for c in sorted(corpus, key=lambda c: c.id)
+        ],
+    }
+
+
+def dataset_sha256(
+    name: str, version: str, questions: Iterable[GoldenQuestion], corpus: Iterable[Chunk]
+) -> str:
+    """sha256 of the canonical JSON form: blind to YAML layout, key order and comments."""
+    form = canonical_form(name, version, questions, corpus)
+    data = json.dumps(form, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(data.encode("utf-8")).hexdigest()
+
+
+# ---------------------------------------------------------------------------- writing
+
+
+def _chunk_dict(c: Chunk) -> dict[str, Any]:
+    d = {"id": c.id, "doc_id": c.doc_id, "text": c.text}
+    return d if c.version is None else {**d, "version": c.version}
+
+
+def _question_dict(q: GoldenQuestion) -> dict[str, Any]:
+    return {
+        "id": q.id,
+        "question": q.question,
+        "reference_answer": q.reference_answer,
+        "gold_chunk_ids": list(q.gold_chunk_ids),
+        "tags": list(q.tags),
+    }
+
+
+def write_dataset(
+    out_dir: str | os.PathLike[str],
+    name: str,
+    version: str,
+    questions: Iterable[GoldenQuestion],
+    corpus: Iterable[Chunk],
+    *,
+    overwrite: bool = False,
+) -> Path:
+    """Write `corpus.jsonl`, then `dataset.yaml`, each atomically; return the dataset path.
+
+    The corpus goes first so a dataset file never names a corpus that is not there yet.
+    An existing dataset is kept unless `overwrite`, because golden sets are curated by hand.
+    """
+    out = Path(out_dir)
+    target = out / DATASET_FILE
+    if target.exists() and not overwrite:
+        raise ConfigError(f"{target} already exists; use --force to replace it")
+    corpus_text = "".join(json.dumps(_chunk_dict(c), ensure_ascii=False) + "\n" for c in corpus)
+    doc = {
+        "name": name,
+        "version": version,
+        "corpus": CORPUS_FILE,
+        "questions": [_question_dict(q) for q in questions],
+    }
+    try:
+        atomic_write_bytes(out / CORPUS_FILE, corpus_text.encode("utf-8"))
+        atomic_write_bytes(
+            target,
+            yaml.safe_dump(
+                doc, sort_keys=False, allow_unicode=True, default_flow_style=None
+            ).encode("utf-8"),
+        )
+    except OSError as exc:
+        raise ConfigError(f"cannot write the dataset to {out}: {exc.strerror or exc}") from exc
+    return target
+
+
+# ---------------------------------------------------------------------------- SQuAD v2
+
+
+def slugify(text: str) -> str:
+    """ASCII letters and digits in lower case joined by '-': `Sky_(Genève)` -> `sky-geneve`."""
+    ascii_text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
+    return re.sub(r"[^a-z0-9]+", "-", ascii_text.lower()).strip("-") or "doc"
+
+
+def _unique_slug(title: str, taken: set[str]) -> str:
+    base = slug = slugify(title)
+    n = 2
+    while slug in taken:
+        slug, n = f"{base}-{n}", n + 1
+    taken.add(slug)
+    return slug
+
+
+def _field(obj: Any, key: str, kind: type) -> Any:
+    """obj[key] when obj is an object and the value has the expected type, else None."""
+    value = obj.get(key) if isinstance(obj, dict) else None
+    return value if isinstance(value, kind) else None
+
+
+def _squad_question(
+    qa: Any, chunk_id: str, where: str, problems: list[str]
+) -> GoldenQuestion | None:
+    qid, text = _field(qa, "id", str), _field(qa, "question", str)
+    if not qid or not text or not text.strip():
+        problems.append(f"{where}: a question needs non-empty 'id' and 'question' strings")
+        return None
+    if qa.get("is_impossible") is True:
+        return GoldenQuestion(qid, text, None, (), ("squad", "unanswerable"))
+    answers = _field(qa, "answers", list)
+    answer = _field(answers[0], "text", str) if answers else None
+    if answer is None:
+        problems.append(f"{where}: question {qid}: an answerable question needs 'answers'")
+        return None
+    return GoldenQuestion(qid, text, answer, (chunk_id,), ("squad",))
+
+
+def _from_squad(
+    data: Any, path: Path, problems: list[str]
+) -> tuple[list[GoldenQuestion], list[Chunk]]:
+    """Paragraphs become chunks `<title slug>#<paragraph index>`; each question keeps its id."""
+    articles = _field(data, "data", list)
+    if articles is None:
+        problems.append(f"{path}: expected a JSON object with a 'data' list of articles")
+        return [], []
+    questions: list[GoldenQuestion] = []
+    corpus: list[Chunk] = []
+    slugs: set[str] = set()
+    seen: set[str] = set()
+    for a, article in enumerate(articles):
+        title, paragraphs = _field(article, "title", str), _field(article, "paragraphs", list)
+        if title is None or paragraphs is None:
+            problems.append(f"{path}: data[{a}]: an article needs 'title' and 'paragraphs'")
+            continue
+        doc_id = _unique_slug(title, slugs)
+        for p, para in enumerate(paragraphs):
+            where = f"{path}: data[{a}].paragraphs[{p}]"
+            context, qas = _field(para, "context", str), _field(para, "qas", list)
+            if context is None or qas is None:
+                problems.append(f"{where}: a paragraph needs 'context' and 'qas'")
+                continue
+            chunk_id = f"{doc_id}#{p}"
+            corpus.append(Chunk(id=chunk_id, doc_id=doc_id, text=context))
+            for k, qa in enumerate(qas):
+                q = _squad_question(qa, chunk_id, f"{where}.qas[{k}]", problems)
+                if q is not None and q.id in seen:
+                    problems.append(f"{where}.qas[{k}]: duplicate question id {q.id}")
+                elif q is not None:
+                    seen.add(q.id)
+                    questions.append(q)
+    return questions, corpus
+
+
+def import_squad(
+    json_path: str | os.PathLike[str],
+    out_dir: str | os.PathLike[str],
+    *,
+    name: str | None = None,
+    overwrite: bool = False,
+) -> Path:
+    """Turn a SQuAD v2 (or v1.1) JSON file into `dataset.yaml` + `corpus.jsonl` in out_dir.
+
+    Impossible questions become unanswerable (no gold, no reference answer, tag
+    `unanswerable`); the others take their first answer as reference and their paragraph
+    as the gold chunk. Returns the path of the written `dataset.yaml`.
+    """
+    path = Path(json_path)
+    problems: list[str] = []
+    text = _read_text(path, "SQuAD file", problems)
+    if text is not None:
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            problems.append(f"{path}:{exc.lineno}:{exc.colno}: invalid JSON: {exc.msg}")
+        else:
+            questions, corpus = _from_squad(data, path, problems)
+    if problems:
+        raise DatasetError(f"{path}: cannot import SQuAD", problems)
+    return write_dataset(
+        out_dir, name or slugify(path.stem), "1", questions, corpus, overwrite=overwrite
+    )
