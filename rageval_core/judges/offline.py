@@ -133,7 +133,9 @@ class OfflineJudge:
         return cls(threshold=float(threshold))
 
     def describe(self) -> JudgeRef:
-        return JudgeRef(kind="offline", model=f"overlap>={self.threshold:g}", version=OFFLINE_VERSION)
+        return JudgeRef(
+            kind="offline", model=f"overlap>={self.threshold:g}", version=OFFLINE_VERSION
+        )
 
     def judge(self, inp: JudgeInput) -> Judgement:
         claims, refused = extract_claims(inp.answer)

@@ -98,7 +98,7 @@ def stem(word: str) -> str:
 
 
 def _norm_number(token: str) -> str:
-    """"1,200" and "1200" are the same number; a trailing "." or "," is punctuation."""
+    """ "1,200" and "1200" are the same number; a trailing "." or "," is punctuation."""
     return token.replace(",", "").rstrip(".:/-")
 
 
@@ -163,9 +163,7 @@ def sentence_terms(text: str) -> tuple[tuple[str, frozenset[str]], ...]:
     only content words, so a claim's name that happens to be a stopword-looking word still
     counts as found.
     """
-    return tuple(
-        (s, frozenset(_normal(t) for t in raw_tokens(s))) for s in split_sentences(text)
-    )
+    return tuple((s, frozenset(_normal(t) for t in raw_tokens(s))) for s in split_sentences(text))
 
 
 def is_refusal(sentence: str) -> bool:
