@@ -9,13 +9,13 @@ This module never imports the dashboard and never writes outside the folder it i
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
 import re
 import unicodedata
 from collections.abc import Iterable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -61,6 +61,21 @@ class _Located(dict):
         return self.key_lines.get(key, self.line)
 
 
+class _Items(list):
+    """A list read from a file that remembers the line of each item."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lines: list[int] = []
+
+    def add(self, value: Any, line: int) -> None:
+        self.append(value)
+        self.lines.append(line)
+
+    def line_of(self, value: Any, default: int) -> int:
+        return self.lines[self.index(value)] if value in self else default
+
+
 class _Loader(_BaseLoader):  # type: ignore[misc, valid-type]
     """Safe YAML whose mappings know their line numbers; plain scalars stay strings."""
 
@@ -86,7 +101,15 @@ def _construct_mapping(loader: yaml.SafeLoader, node: yaml.MappingNode) -> _Loca
     return mapping
 
 
+def _construct_sequence(loader: yaml.SafeLoader, node: yaml.SequenceNode) -> _Items:
+    items = _Items()
+    for item in node.value:
+        items.add(loader.construct_object(item, deep=True), item.start_mark.line + 1)
+    return items
+
+
 _Loader.add_constructor("tag:yaml.org,2002:map", _construct_mapping)
+_Loader.add_constructor("tag:yaml.org,2002:seq", _construct_sequence)
 
 
 def _read_text(path: Path, what: str, problems: list[str]) -> str | None:
@@ -127,40 +150,26 @@ def _parse_yaml(text: str, path: Path, problems: list[str]) -> tuple[bool, Any]:
     return False, None
 
 
-def _json_object(pairs: list[tuple[str, Any]]) -> _Located:
-    obj = _Located(0)
+def _json_object(pairs: list[tuple[str, Any]], line: int) -> _Located:
+    obj = _Located(line)
     for key, value in pairs:
-        obj.put(key, value, 0)
+        obj.put(key, value, line)
     return obj
 
 
-def _parse_jsonl(text: str, path: Path, problems: list[str]) -> list[Any]:
-    """One value per non-blank line, each mapping tagged with its line number."""
-    records = []
+def _parse_jsonl(text: str, path: Path, problems: list[str]) -> _Items:
+    """One value per non-blank line; objects and items know their line numbers."""
+    records = _Items()
     for n, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
         try:
-            value = json.loads(line, object_pairs_hook=_json_object)
+            value = json.loads(line, object_pairs_hook=functools.partial(_json_object, line=n))
         except json.JSONDecodeError as exc:
             problems.append(f"{path}:{n}: invalid JSON: {exc.msg} (column {exc.colno})")
             continue
-        if isinstance(value, _Located):
-            value.line = n
-            value.key_lines = dict.fromkeys(value, n)
-            value.repeated = [(k, n) for k, _ in value.repeated]
-        else:
-            value = _NotAMapping(value, n)
-        records.append(value)
+        records.add(value, n)
     return records
-
-
-@dataclass(frozen=True)
-class _NotAMapping:
-    """A JSONL line that parsed but is not an object; kept to report it with its line."""
-
-    value: Any
-    line: int
 
 
 # ---------------------------------------------------------------------------- validation
@@ -225,18 +234,15 @@ def _subject_id(record: Any, fallback: str, kind: str) -> str:
     return f"{kind} {raw}" if isinstance(raw, str) and raw.strip() else fallback
 
 
-def _chunks(records: list[Any], file: Path, problems: list[str]) -> list[Chunk]:
+def _chunks(records: _Items, file: Path, problems: list[str]) -> list[Chunk]:
     """Validated chunks; a duplicate id is a problem (the first chunk is kept)."""
     chunks: list[Chunk] = []
     first_line: dict[str, int] = {}
-    for i, raw in enumerate(records):
+    for raw, line in zip(records, records.lines, strict=True):
         if not isinstance(raw, _Located):
-            line = getattr(raw, "line", 0)
-            value = raw.value if isinstance(raw, _NotAMapping) else raw
-            where = f"{file}:{line}" if line else f"{file}"
-            problems.append(f"{where}: chunk #{i + 1}: expected a mapping, not {_type_name(value)}")
+            problems.append(f"{file}:{line}: chunk: expected a mapping, not {_type_name(raw)}")
             continue
-        rec = _Record(raw, file, _subject_id(raw, f"chunk #{i + 1}", "chunk"), problems)
+        rec = _Record(raw, file, _subject_id(raw, "chunk", "chunk"), problems)
         cid, doc_id, text = rec.text("id"), rec.text("doc_id"), rec.text("text")
         version = rec.text("version", required=False)
         if cid is None or doc_id is None or text is None:
@@ -258,7 +264,7 @@ def _load_corpus(path: Path, problems: list[str]) -> list[Chunk] | None:
         parsed, value = _parse_yaml(text, path, problems)
         if not parsed:
             return None
-        if not isinstance(value, list):
+        if not isinstance(value, _Items):
             problems.append(
                 f"{path}: a YAML corpus must be a list of chunks, not {_type_name(value)}"
             )
@@ -273,11 +279,11 @@ def _load_corpus(path: Path, problems: list[str]) -> list[Chunk] | None:
 
 
 def _question(
-    raw: Any, index: int, file: Path, parent_line: int, problems: list[str]
+    raw: Any, index: int, file: Path, line: int, problems: list[str]
 ) -> GoldenQuestion | None:
     if not isinstance(raw, _Located):
         problems.append(
-            f"{file}:{parent_line}: questions[{index}]: expected a mapping, not {_type_name(raw)}"
+            f"{file}:{line}: questions[{index}]: expected a mapping, not {_type_name(raw)}"
         )
         return None
     rec = _Record(raw, file, _subject_id(raw, f"questions[{index}]", "question"), problems)
@@ -309,15 +315,15 @@ def _questions(
     raw: Any, top: _Located, file: Path, problems: list[str]
 ) -> list[tuple[GoldenQuestion, _Located]]:
     line = top.line_of("questions")
-    if not isinstance(raw, list):
+    if not isinstance(raw, _Items):
         problems.append(f"{file}:{line}: 'questions' must be a list, not {_type_name(raw)}")
         return []
     if not raw:
         problems.append(f"{file}:{line}: 'questions' is empty")
     found: list[tuple[GoldenQuestion, _Located]] = []
     first_line: dict[str, int] = {}
-    for i, item in enumerate(raw):
-        q = _question(item, i, file, line, problems)
+    for i, (item, item_line) in enumerate(zip(raw, raw.lines, strict=True)):
+        q = _question(item, i, file, item_line, problems)
         if q is None:
             continue
         if q.id in first_line:
@@ -329,6 +335,13 @@ def _questions(
         first_line[q.id] = item.line_of("id")
         found.append((q, item))
     return found
+
+
+def _gold_line(raw: _Located, gid: str) -> int:
+    """The line of one gold id: its own line in a block list, else the field's line."""
+    items = raw.get("gold_chunk_ids")
+    default = raw.line_of("gold_chunk_ids")
+    return items.line_of(gid, default) if isinstance(items, _Items) else default
 
 
 def load_dataset(path: str | os.PathLike[str]) -> GoldenDataset:
@@ -360,7 +373,7 @@ def load_dataset(path: str | os.PathLike[str]) -> GoldenDataset:
             for gid in q.gold_chunk_ids:
                 if gid not in known:
                     problems.append(
-                        f"{path}:{raw.line_of('gold_chunk_ids')}: question {q.id}: "
+                        f"{path}:{_gold_line(raw, gid)}: question {q.id}: "
                         f"gold chunk '{gid}' is not in the corpus ({corpus_path})"
                     )
     if problems or name is None or version is None or corpus is None:
