@@ -175,15 +175,21 @@ def _parse_jsonl(text: str, path: Path, problems: list[str]) -> _Items:
 # ---------------------------------------------------------------------------- validation
 
 
-_TYPE_NAMES = {type(None): "null", str: "a string", list: "a list", bool: "a boolean"}
+_TYPE_NAMES: tuple[tuple[type | tuple[type, ...], str], ...] = (
+    (bool, "a boolean"),  # before int: bool is a subclass of int
+    ((int, float), "a number"),
+    (str, "a string"),
+    (list, "a list"),
+    (dict, "a mapping"),
+)
 
 
 def _type_name(value: Any) -> str:
-    if isinstance(value, dict):
-        return "a mapping"
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return "a number"
-    return _TYPE_NAMES.get(type(value), type(value).__name__)
+    """How a problem names a value's type: the YAML/JSON word, not the Python class."""
+    for kind, name in _TYPE_NAMES:
+        if isinstance(value, kind):
+            return name
+    return "null" if value is None else type(value).__name__
 
 
 class _Record:
