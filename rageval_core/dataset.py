@@ -160,7 +160,9 @@ def _json_object(pairs: list[tuple[str, Any]], line: int) -> _Located:
 def _parse_jsonl(text: str, path: Path, problems: list[str]) -> _Items:
     """One value per non-blank line; objects and items know their line numbers."""
     records = _Items()
-    for n, line in enumerate(text.splitlines(), start=1):
+    # split on "\n" only: str.splitlines would also split on U+2028 etc., which JSON
+    # leaves unescaped inside strings.
+    for n, line in enumerate(text.split("\n"), start=1):
         if not line.strip():
             continue
         try:
