@@ -68,7 +68,7 @@ def load_text(yaml_text: str, jsonl: str) -> str:
         return load_dataset(Path(tmp) / "dataset.yaml").sha256
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(datasets(), st.data())
 def test_layout_and_order_do_not_change_the_hash(ds, data: st.DataObject) -> None:
     name, version, questions, corpus = ds

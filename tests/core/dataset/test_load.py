@@ -202,3 +202,17 @@ def test_duplicate_json_key_in_corpus(valid_dataset: Path) -> None:
     with corpus.open("a") as fh:
         fh.write('{"id": "n#0", "doc_id": "n", "text": "a", "text": "b"}\n')
     assert problems_of(valid_dataset) == [f"{corpus}:4: chunk n#0: field 'text' is given twice"]
+
+
+def test_other_os_errors_are_reported_with_their_reason(valid_dataset: Path) -> None:
+    text = valid_dataset.read_text().replace("corpus: corpus.jsonl", "corpus: corpus.jsonl/x")
+    valid_dataset.write_text(text)
+    corpus = valid_dataset.parent / "corpus.jsonl" / "x"
+    assert problems_of(valid_dataset) == [f"{corpus}: cannot read corpus: Not a directory"]
+
+
+def test_byte_order_mark_and_crlf_are_accepted(valid_dataset: Path) -> None:
+    corpus = valid_dataset.parent / "corpus.jsonl"
+    corpus.write_bytes(b"\xef\xbb\xbf" + corpus.read_bytes().replace(b"\n", b"\r\n"))
+    valid_dataset.write_bytes(b"\xef\xbb\xbf" + valid_dataset.read_bytes().replace(b"\n", b"\r\n"))
+    assert len(load_dataset(valid_dataset).corpus) == 3
