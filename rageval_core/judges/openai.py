@@ -1,0 +1,314 @@
+"""The OpenAI-compatible LLM judge: one chat-completions call per question over httpx.
+
+Works with any endpoint that speaks `POST {base_url}/chat/completions` (hosted APIs, vLLM,
+Ollama, llama.cpp server). What it guarantees:
+
+- temperature 0 and `response_format: {"type": "json_object"}` on every call;
+- retries with exponential backoff and full jitter on 429, 5xx, timeouts and connection
+  errors, waiting at least `Retry-After` seconds when the server sends it;
+- one repair call for a reply that breaks the schema (judges/reply.py), then a judge
+  error for the question — never a guessed verdict;
+- at most `concurrency` calls in flight across all runner threads;
+- replies cached on disk (judges/cache.py); a cached reply costs nothing;
+- the API key is read once from the environment variable the config names and lives
+  only in the HTTP client's headers: it is never logged, cached, put in an error or a repr.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import random
+import re
+import threading
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from rageval_core.errors import ConfigError, JudgeError
+from rageval_core.judges.cache import ReplyCache, cache_key
+from rageval_core.judges.options import Options
+from rageval_core.judges.prompt import (
+    PROMPT_VERSION,
+    REPAIR_INSTRUCTION,
+    SCEPTICAL_PROMPT,
+    SYSTEM_PROMPT,
+    prompt_hash,
+    user_message,
+)
+from rageval_core.judges.reply import Reply, ReplyError, decode, parse_reply, stricter
+from rageval_core.models import JudgeInput, Judgement, JudgeRef
+
+log = logging.getLogger(__name__)
+
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_RETRY_STATUS = frozenset({408, 409, 429}) | frozenset(range(500, 600))
+# Never sleep longer than this between attempts, whatever the server or the maths says.
+MAX_WAIT_S = 120.0
+
+
+@dataclass(frozen=True)
+class Prices:
+    """USD per 1,000 tokens; usage × prices is the judge cost."""
+
+    input_per_1k_tokens: float = 0.0
+    output_per_1k_tokens: float = 0.0
+
+    def cost(self, usage: Mapping[str, int]) -> float:
+        return (
+            usage.get("prompt_tokens", 0) * self.input_per_1k_tokens
+            + usage.get("completion_tokens", 0) * self.output_per_1k_tokens
+        ) / 1000
+
+
+@dataclass(frozen=True)
+class OpenAISettings:
+    """The `judge:` mapping of kind openai, validated (docs/judges.md lists the keys)."""
+
+    base_url: str
+    model: str
+    api_key_env: str | None = None
+    concurrency: int = 4
+    timeout_s: float = 60.0
+    max_retries: int = 4
+    backoff_base_s: float = 1.0
+    prices: Prices = field(default_factory=Prices)
+    conservative: bool = False
+
+    @classmethod
+    def from_config(cls, config: Mapping[str, Any]) -> OpenAISettings:
+        if "api_key" in config:
+            # The value is not echoed: it is probably the key itself.
+            raise ConfigError(
+                "judge.api_key is not allowed: put the key in an environment variable "
+                "and name that variable in judge.api_key_env"
+            )
+        o = Options(config, "openai")
+        base_url = o.get("base_url", str)
+        if isinstance(base_url, str) and not re.match(r"^https?://[^/\s]+", base_url):
+            o.problems.append("judge.base_url must be an http:// or https:// URL")
+        env = o.get("api_key_env", str, None)
+        if env is not None and not _ENV_NAME.match(env):
+            o.problems.append("judge.api_key_env must be the NAME of an environment variable")
+        raw_prices = o.get("prices", dict, {})
+        prices = Prices()
+        if isinstance(raw_prices, dict):
+            p = Options(raw_prices, "openai")
+            prices = Prices(
+                input_per_1k_tokens=p.get("input_per_1k_tokens", (int, float), 0.0, minimum=0),
+                output_per_1k_tokens=p.get("output_per_1k_tokens", (int, float), 0.0, minimum=0),
+            )
+            unknown = sorted(
+                set(map(str, raw_prices)) - {"input_per_1k_tokens", "output_per_1k_tokens"}
+            )
+            o.problems += [f"judge.prices.{msg[len('judge.') :]}" for msg in p.problems]
+            o.problems += [f"judge.prices.{k} is not a price key" for k in unknown]
+        settings = cls(
+            base_url=(base_url or "").rstrip("/"),
+            model=o.get("model", str),
+            api_key_env=env,
+            concurrency=o.get("concurrency", int, 4, minimum=1, maximum=256),
+            timeout_s=o.get("timeout_s", (int, float), 60.0, minimum=0.001),
+            max_retries=o.get("max_retries", int, 4, minimum=0, maximum=20),
+            backoff_base_s=o.get("backoff_base_s", (int, float), 1.0, minimum=0),
+            prices=prices,
+            conservative=o.get("conservative", bool, False),
+        )
+        o.finish()
+        return settings
+
+
+class _Failure(JudgeError):
+    """One question's judging failed; the message goes into Judgement.error."""
+
+
+@dataclass
+class _Tally:
+    """Money spent on one question, kept even when the question ends in an error."""
+
+    prices: Prices
+    usd: float = 0.0
+    usage: dict[str, int] = field(default_factory=dict)
+
+    def add(self, usage: Any) -> dict[str, int]:
+        counts = {
+            k: int(usage[k])
+            for k in ("prompt_tokens", "completion_tokens")
+            if isinstance(usage, dict) and isinstance(usage.get(k), int)
+        }
+        self.usd += self.prices.cost(counts)
+        return counts
+
+
+def _retry_after(value: str | None) -> float | None:
+    """Seconds from a `Retry-After` header; the HTTP-date form falls back to backoff."""
+    try:
+        return min(max(float(value), 0.0), MAX_WAIT_S) if value else None
+    except ValueError:
+        return None
+
+
+class OpenAIJudge:
+    """LLM judge over an OpenAI-compatible endpoint (module docstring). Thread-safe."""
+
+    def __init__(self, settings: OpenAISettings, cache_dir: Path | None = None):
+        self.settings = settings
+        headers = {"Content-Type": "application/json"}
+        self._secret: str | None = None
+        if settings.api_key_env:
+            self._secret = os.environ.get(settings.api_key_env) or None
+            if self._secret is None:
+                raise ConfigError(
+                    f"environment variable {settings.api_key_env} is not set "
+                    f"(judge.api_key_env); it must hold the judge's API key"
+                )
+            headers["Authorization"] = f"Bearer {self._secret}"
+        self._client = httpx.Client(
+            base_url=settings.base_url + "/",
+            headers=headers,
+            timeout=settings.timeout_s,
+            limits=httpx.Limits(
+                max_connections=settings.concurrency,
+                max_keepalive_connections=settings.concurrency,
+            ),
+        )
+        self._slots = threading.BoundedSemaphore(settings.concurrency)
+        self._cache = ReplyCache(cache_dir) if cache_dir is not None else None
+        self._prompts = (
+            (SYSTEM_PROMPT, SCEPTICAL_PROMPT) if settings.conservative else (SYSTEM_PROMPT,)
+        )
+
+    @classmethod
+    def from_config(cls, config: Mapping[str, Any], cache_dir: Path | None = None) -> OpenAIJudge:
+        return cls(OpenAISettings.from_config(config), cache_dir=cache_dir)
+
+    def describe(self) -> JudgeRef:
+        version = PROMPT_VERSION + ("+conservative" if self.settings.conservative else "")
+        return JudgeRef(
+            kind="openai",
+            model=self.settings.model,
+            version=version,
+            prompt_hash=prompt_hash(*self._prompts),
+        )
+
+    def judge(self, inp: JudgeInput) -> Judgement:
+        tally = _Tally(self.settings.prices)
+        try:
+            replies = [self._ask(system, inp, tally) for system in self._prompts]
+        except _Failure as exc:
+            return Judgement(
+                claims=(),
+                refused=False,
+                answer_correctness=None,
+                cost_usd=tally.usd,
+                error=self._scrub(str(exc)),
+            )
+        reply = replies[0] if len(replies) == 1 else stricter(*replies)
+        correctness = reply.answer_correctness if inp.reference_answer else None
+        return Judgement(reply.claims, reply.refused, correctness, cost_usd=tally.usd)
+
+    def close(self) -> None:
+        self._client.close()
+
+    def __repr__(self) -> str:
+        s = self.settings
+        return f"OpenAIJudge(base_url={s.base_url!r}, model={s.model!r}, key_env={s.api_key_env!r})"
+
+    # ------------------------------------------------------------------ one phrasing
+
+    def _body(self, messages: list[dict[str, str]]) -> dict[str, Any]:
+        return {
+            "model": self.settings.model,
+            "temperature": 0,
+            "response_format": {"type": "json_object"},
+            "messages": messages,
+        }
+
+    def _ask(self, system: str, inp: JudgeInput, tally: _Tally) -> Reply:
+        """A valid reply for one system prompt: from the cache, the call, or its repair."""
+        chunk_ids = {c.id for c in inp.retrieved}
+        messages = [
+            {"role": "system", "content": system},
+            {"role": "user", "content": user_message(inp)},
+        ]
+        body = self._body(messages)
+        key = cache_key(self.settings.model, PROMPT_VERSION, body)
+        if self._cache is not None and (entry := self._cache.get(key)) is not None:
+            try:
+                return parse_reply(entry["reply"], chunk_ids)
+            except ReplyError:
+                log.warning("judge cache entry %s no longer valid; asking again", key[:12])
+        text, usage = self._call(body, tally)
+        try:
+            raw = decode(text)
+            reply = parse_reply(raw, chunk_ids)
+        except ReplyError as first:
+            log.info("judge reply malformed (%s); sending one repair request", first)
+            repair = messages + [
+                {"role": "assistant", "content": text},
+                {"role": "user", "content": REPAIR_INSTRUCTION.format(problem=first)},
+            ]
+            text, more = self._call(self._body(repair), tally)
+            usage = {k: usage.get(k, 0) + more.get(k, 0) for k in usage.keys() | more.keys()}
+            try:
+                raw = decode(text)
+                reply = parse_reply(raw, chunk_ids)
+            except ReplyError as second:
+                raise _Failure(f"malformed judge reply after one repair retry: {second}") from None
+        if self._cache is not None:
+            self._cache.put(key, raw, usage)
+        return reply
+
+    # ------------------------------------------------------------------ transport
+
+    def _call(self, body: dict[str, Any], tally: _Tally) -> tuple[str, dict[str, int]]:
+        """The reply text and usage of one chat-completions request, after retries."""
+        s = self.settings
+        attempts = s.max_retries + 1
+        for attempt in range(attempts):
+            wait: float | None = None
+            try:
+                with self._slots:
+                    resp = self._client.post("chat/completions", json=body)
+            except httpx.TimeoutException:
+                problem = f"timed out after {s.timeout_s:g} s"
+            except httpx.TransportError as exc:
+                problem = f"connection failed ({type(exc).__name__})"
+            else:
+                if resp.status_code == 200:
+                    return self._content(resp, tally)
+                problem = f"HTTP {resp.status_code}"
+                if resp.status_code not in _RETRY_STATUS:
+                    raise _Failure(f"judge endpoint answered {problem}: {resp.text[:200]}")
+                wait = _retry_after(resp.headers.get("retry-after"))
+            if attempt + 1 == attempts:
+                break
+            if wait is None:
+                wait = random.uniform(0, min(MAX_WAIT_S, s.backoff_base_s * 2**attempt))
+            log.info(
+                "judge call %s; retry %d/%d in %.2f s", problem, attempt + 1, s.max_retries, wait
+            )
+            time.sleep(wait)
+        raise _Failure(f"judge endpoint gave up after {attempts} attempt(s): {problem}")
+
+    @staticmethod
+    def _content(resp: httpx.Response, tally: _Tally) -> tuple[str, dict[str, int]]:
+        """Message text and usage of a 200 reply; a broken envelope counts as malformed."""
+        try:
+            envelope = resp.json()
+        except ValueError:
+            return resp.text, {}
+        usage = tally.add(envelope.get("usage") if isinstance(envelope, dict) else None)
+        try:
+            text = envelope["choices"][0]["message"]["content"]
+        except (KeyError, IndexError, TypeError):
+            return "", usage
+        return (text if isinstance(text, str) else ""), usage
+
+    def _scrub(self, message: str) -> str:
+        """Remove the key from a message, in case a server echoed it back in an error."""
+        return message.replace(self._secret, "***") if self._secret else message

@@ -1,0 +1,125 @@
+"""A real, scripted chat-completions server on 127.0.0.1 for the HTTP judge's tests.
+
+Each test hands it a script: a list of `Step`s (one per request, the last repeats) or a
+function of (request number, Request). It records every request (path, headers, JSON
+body) and the most requests it ever had in flight at once, so tests assert on what
+actually went over the wire, not on a mocked client.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Step:
+    """One scripted response. `content` is the assistant message: a dict is JSON-encoded,
+    a str is sent verbatim (for malformed replies). `raw` replaces the whole body."""
+
+    status: int = 200
+    content: dict[str, Any] | str | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+    delay_s: float = 0.0
+    usage: tuple[int, int] = (100, 20)
+    raw: str | None = None
+
+    def body(self) -> bytes:
+        if self.raw is not None:
+            return self.raw.encode()
+        if self.status != 200:
+            return json.dumps({"error": {"message": f"scripted {self.status}"}}).encode()
+        content = self.content if isinstance(self.content, str) else json.dumps(self.content)
+        envelope = {
+            "id": "chatcmpl-test",
+            "object": "chat.completion",
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": content}}],
+            "usage": {"prompt_tokens": self.usage[0], "completion_tokens": self.usage[1]},
+        }
+        return json.dumps(envelope).encode()
+
+
+@dataclass(frozen=True)
+class Request:
+    path: str
+    headers: dict[str, str]
+    body: dict[str, Any]
+
+
+Script = list[Step] | Callable[[int, Request], Step]
+
+
+class ChatServer:
+    """Start with `with ChatServer(script) as srv:`; `srv.base_url` ends in /v1."""
+
+    def __init__(self, script: Script):
+        self.script = script
+        self.requests: list[Request] = []
+        self.in_flight = 0
+        self.max_in_flight = 0
+        self._lock = threading.Lock()
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                raw = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+                body = json.loads(raw or b"{}")
+                request = Request(self.path, dict(self.headers), body)
+                with server._lock:
+                    n = len(server.requests)
+                    server.requests.append(request)
+                    server.in_flight += 1
+                    server.max_in_flight = max(server.max_in_flight, server.in_flight)
+                step = server._step(n, request)
+                if self.path != "/v1/chat/completions":
+                    step = Step(status=404)
+                time.sleep(step.delay_s)
+                with server._lock:
+                    server.in_flight -= 1
+                payload = step.body()
+                try:
+                    self.send_response(step.status)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(payload)))
+                    for k, v in step.headers.items():
+                        self.send_header(k, v)
+                    self.end_headers()
+                    self.wfile.write(payload)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the client timed out and left, as scripted
+
+            def log_message(self, *args: Any) -> None:
+                """Quiet: test output is not the place for access logs."""
+
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._httpd.daemon_threads = True
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
+        )
+
+    def _step(self, n: int, request: Request) -> Step:
+        if callable(self.script):
+            return self.script(n, request)
+        return self.script[min(n, len(self.script) - 1)]
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self._httpd.server_address[1]}/v1"
+
+    @property
+    def calls(self) -> int:
+        with self._lock:
+            return len(self.requests)
+
+    def __enter__(self) -> ChatServer:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._httpd.shutdown()
+        self._httpd.server_close()
