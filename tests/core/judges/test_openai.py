@@ -290,3 +290,35 @@ def test_no_key_variable_sends_no_authorization(chat, sample_input):
     with chat.ChatServer([chat.Step(content=GOOD)]) as srv:
         judge_for(srv, api_key_env=None).judge(sample_input)
     assert "Authorization" not in srv.requests[0].headers
+
+
+def test_config_errors_are_listed_together(monkeypatch):
+    with pytest.raises(ConfigError) as err:
+        make_judge(
+            {
+                "kind": "openai",
+                "base_url": "ftp://x",
+                "concurrency": True,
+                "prices": {"input_per_1k_tokens": -1, "per_call": 2},
+                "temperature": 0.3,
+            }
+        )
+    text = str(err.value)
+    for problem in (
+        "judge.model is required",
+        "judge.base_url must be an http",
+        "judge.concurrency must be int",
+        "judge.prices.input_per_1k_tokens must be >= 0",
+        "judge.prices.per_call is not a price key",
+        "judge.temperature is not a setting",
+    ):
+        assert problem in text
+
+
+def test_a_key_written_into_the_config_is_refused_without_echo():
+    with pytest.raises(ConfigError) as err:
+        make_judge({"kind": "openai", "base_url": "http://x", "model": "m", "api_key": SECRET})
+    assert "api_key_env" in str(err.value) and SECRET not in str(err.value)
+    with pytest.raises(ConfigError) as err:
+        make_judge({"kind": "openai", "base_url": "http://x", "model": "m", "api_key_env": SECRET})
+    assert "NAME of an environment variable" in str(err.value) and SECRET not in str(err.value)
