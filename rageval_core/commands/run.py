@@ -1,0 +1,60 @@
+"""`rageval run CONFIG.yaml`: evaluate a pipeline on a golden dataset and write the run."""
+
+from __future__ import annotations
+
+import argparse
+
+from rageval_core.results import results_location
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "run",
+        help="evaluate a pipeline on a golden dataset",
+        description="Run the pipeline of CONFIG over its golden dataset, judge every answer "
+        "and write the run to the results directory (crash-safe; resumable with --resume).",
+    )
+    p.add_argument("config", metavar="CONFIG.yaml", help="run config (SPEC §3)")
+    p.add_argument(
+        "--results", metavar="DIR", help="results directory (default: $RAGEVAL_RESULTS or results/)"
+    )
+    p.add_argument("--run-id", metavar="ID", help="run id (default: <UTC time>-<config name>)")
+    p.add_argument(
+        "--concurrency", metavar="N", type=int, help="questions in flight (overrides the config)"
+    )
+    p.add_argument(
+        "--resume", metavar="ID", help="finish an interrupted run: skip questions already done"
+    )
+    p.add_argument(
+        "--shard",
+        metavar="K/N",
+        help="run only shard K of N (stable split by question id); needs --run-id or --resume",
+    )
+    p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    p.set_defaults(func=_run)
+
+
+def _run(args: argparse.Namespace) -> int:
+    # Imported here so `rageval --help` does not load the judges and the query layer.
+    from rageval_core.config import load_config
+    from rageval_core.runner import RunOptions, Shard, run
+
+    config = load_config(args.config)
+    result = run(
+        config,
+        RunOptions(
+            results=results_location(args.results),
+            run_id=args.run_id,
+            resume=args.resume,
+            concurrency=args.concurrency,
+            shard=Shard.parse(args.shard) if args.shard else None,
+            progress=not args.no_progress,
+        ),
+    )
+    t = result.totals
+    print(
+        f"{result.status}: {result.run_id} — {t['n_questions']} questions, {t['n_errors']} errors, "
+        f"{t['n_judge_errors']} judge errors, cost ${t['cost_usd']:.4f} "
+        f"(+ judge ${t['judge_cost_usd']:.4f}), {t['duration_s']:.1f} s → {result.path}",
+    )
+    return 0

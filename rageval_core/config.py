@@ -1,0 +1,249 @@
+"""Run configs (SPEC §3): read a YAML file into a typed, validated `RunConfig`.
+
+Every problem in a config is collected and raised as one ConfigError naming the file, so
+a user fixes a config in one pass. Paths inside a config are relative to the config file,
+never to the working directory, so a config means the same thing wherever it is run from.
+This module reads the config file only: it does not load the dataset or import the
+pipeline (the runner does, with their own errors).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from rageval_core.errors import ConfigError
+from rageval_core.metrics.failure import FailureThresholds
+from rageval_core.redact import env_names
+from rageval_core.results import DEFAULT_KS
+
+FACTORY_RE = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
+PRICE_KEYS = ("input_per_1k_tokens", "output_per_1k_tokens")
+DEFAULT_CONCURRENCY = 4
+KNOWN_KEYS = (
+    "name",
+    "dataset",
+    "pipeline",
+    "judge",
+    "prices",
+    "concurrency",
+    "tags",
+    "thresholds",
+    "ks",
+    "failure_thresholds",
+)
+
+
+@dataclass(frozen=True)
+class Prices:
+    """USD per 1,000 tokens; cost of a question = tokens × these."""
+
+    input_per_1k_tokens: float = 0.0
+    output_per_1k_tokens: float = 0.0
+
+    def cost(self, input_tokens: int | None, output_tokens: int | None) -> float | None:
+        """None when the pipeline reported no token counts at all (unknown, not free)."""
+        if input_tokens is None and output_tokens is None:
+            return None
+        return (input_tokens or 0) * self.input_per_1k_tokens / 1000 + (
+            output_tokens or 0
+        ) * self.output_per_1k_tokens / 1000
+
+
+@dataclass(frozen=True)
+class PipelineSpec:
+    """`module:function` and the keyword arguments the function is called with."""
+
+    factory: str
+    params: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """A validated run config. `dataset_path` is resolved against the config's folder."""
+
+    name: str
+    path: Path
+    dataset: str
+    pipeline: PipelineSpec
+    judge: Mapping[str, Any] | None = None
+    prices: Prices = Prices()
+    concurrency: int = DEFAULT_CONCURRENCY
+    tags: tuple[str, ...] = ()
+    thresholds: Mapping[str, Any] = field(default_factory=dict)
+    ks: tuple[int, ...] = DEFAULT_KS
+    failure_thresholds: FailureThresholds = FailureThresholds()
+
+    @property
+    def folder(self) -> Path:
+        return self.path.parent
+
+    @property
+    def dataset_path(self) -> Path:
+        return (self.folder / self.dataset).resolve()
+
+    def secret_env_names(self) -> list[str]:
+        """Environment variables whose values must never reach a file (every `*_env`)."""
+        return env_names({"judge": self.judge or {}, "params": self.pipeline.params})
+
+    def to_manifest(self) -> dict[str, Any]:
+        """The config as recorded in a manifest (before redaction, which the runner applies)."""
+        return {
+            "name": self.name,
+            "dataset": self.dataset,
+            "pipeline": {"factory": self.pipeline.factory, "params": dict(self.pipeline.params)},
+            "judge": dict(self.judge or {"kind": "offline"}),
+            "prices": {k: getattr(self.prices, k) for k in PRICE_KEYS},
+            "concurrency": self.concurrency,
+            "ks": list(self.ks),
+            "failure_thresholds": {
+                k: getattr(self.failure_thresholds, k)
+                for k in FailureThresholds.__dataclass_fields__
+            },
+            "thresholds": dict(self.thresholds),
+        }
+
+
+def _is_int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _is_number(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+class _Reader:
+    """Typed field access that records a problem instead of raising on the first one."""
+
+    def __init__(self, raw: Mapping[str, Any]):
+        self.raw = raw
+        self.problems: list[str] = [
+            f"unknown key {k!r} (expected one of: {', '.join(KNOWN_KEYS)})"
+            for k in raw
+            if k not in KNOWN_KEYS
+        ]
+
+    def text(self, key: str) -> str:
+        v = self.raw.get(key)
+        if not isinstance(v, str) or not v.strip():
+            self.problems.append(f"{key} is required and must be a non-empty string")
+            return ""
+        return v
+
+    def mapping(self, key: str) -> Mapping[str, Any] | None:
+        v = self.raw.get(key)
+        if v is None:
+            return None
+        if not isinstance(v, Mapping):
+            self.problems.append(f"{key} must be a mapping, got {type(v).__name__}")
+            return None
+        return v
+
+    def pipeline(self) -> PipelineSpec:
+        p = self.mapping("pipeline")
+        if p is None:
+            self.problems.append("pipeline is required: {factory: module:function, params: {}}")
+            return PipelineSpec("")
+        factory, params = p.get("factory"), p.get("params") or {}
+        if not isinstance(factory, str) or not FACTORY_RE.fullmatch(factory):
+            self.problems.append(
+                f"pipeline.factory must look like 'package.module:function', got {factory!r}"
+            )
+            factory = ""
+        if not isinstance(params, Mapping):
+            self.problems.append(f"pipeline.params must be a mapping, got {type(params).__name__}")
+            params = {}
+        for k in p:
+            if k not in ("factory", "params"):
+                self.problems.append(f"unknown key pipeline.{k} (expected factory, params)")
+        return PipelineSpec(factory, dict(params))
+
+    def prices(self) -> Prices:
+        p = self.mapping("prices") or {}
+        values = {}
+        for k, v in p.items():
+            if k not in PRICE_KEYS:
+                self.problems.append(f"unknown key prices.{k} (expected {', '.join(PRICE_KEYS)})")
+            elif not _is_number(v) or v < 0:
+                self.problems.append(f"prices.{k} must be a number >= 0, got {v!r}")
+            else:
+                values[k] = float(v)
+        return Prices(**values)
+
+    def concurrency(self) -> int:
+        v = self.raw.get("concurrency", DEFAULT_CONCURRENCY)
+        if not _is_int(v) or v < 1:
+            self.problems.append(f"concurrency must be an integer >= 1, got {v!r}")
+            return DEFAULT_CONCURRENCY
+        return v
+
+    def tags(self) -> tuple[str, ...]:
+        v = self.raw.get("tags") or []
+        if not isinstance(v, list) or not all(isinstance(t, str) for t in v):
+            self.problems.append(f"tags must be a list of strings, got {v!r}")
+            return ()
+        return tuple(v)
+
+    def ks(self) -> tuple[int, ...]:
+        v = self.raw.get("ks") or []
+        if not isinstance(v, list) or not all(_is_int(k) and k >= 1 for k in v):
+            self.problems.append(f"ks must be a list of integers >= 1, got {v!r}")
+            v = []
+        # The pinned columns (SPEC §4) are always filled; configured ks add to them.
+        return tuple(sorted(set(DEFAULT_KS) | set(v)))
+
+    def failure_thresholds(self) -> FailureThresholds:
+        v = self.raw.get("failure_thresholds")
+        if v is None:
+            return FailureThresholds()
+        try:
+            return FailureThresholds.from_mapping(v)
+        except ConfigError as exc:
+            self.problems += [f"failure_thresholds: {p}" for p in exc.problems or [exc.message]]
+            return FailureThresholds()
+
+
+def parse_config(raw: Any, path: Path) -> RunConfig:
+    """Validate a parsed config mapping; `path` is the file it came from (for paths, errors)."""
+    if not isinstance(raw, Mapping):
+        what = "the file is empty" if raw is None else f"found {type(raw).__name__}"
+        raise ConfigError(f"{path}: invalid run config", [f"expected a mapping; {what}"])
+    r = _Reader(raw)
+    judge = r.mapping("judge")
+    thresholds = r.mapping("thresholds") or {}
+    config = RunConfig(
+        name=r.text("name"),
+        path=path,
+        dataset=r.text("dataset"),
+        pipeline=r.pipeline(),
+        judge=dict(judge) if judge is not None else None,
+        prices=r.prices(),
+        concurrency=r.concurrency(),
+        tags=r.tags(),
+        thresholds=dict(thresholds),
+        ks=r.ks(),
+        failure_thresholds=r.failure_thresholds(),
+    )
+    if r.problems:
+        raise ConfigError(f"{path}: invalid run config", r.problems)
+    return config
+
+
+def load_config(path: str | os.PathLike[str]) -> RunConfig:
+    """Read and validate a run config file; one ConfigError lists every problem."""
+    path = Path(path).resolve()
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read run config ({exc.strerror or exc})") from exc
+    try:
+        raw = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{path}: run config is not valid YAML", [str(exc)]) from exc
+    return parse_config(raw, path)

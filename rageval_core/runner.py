@@ -1,0 +1,624 @@
+"""Run a pipeline over a golden dataset and write the run (SPEC §4), crash-safe.
+
+Order of writes, which is what makes a run survive `kill -9`:
+
+1. `manifest.json` with status `running` (created only if absent when sharded, so
+   concurrent shard workers never clobber each other's manifest);
+2. one journal line per finished question, flushed and fsynced before the next is
+   recorded — a killed run keeps every question whose line completed;
+3. at the end the typed Parquet (rows in dataset order), then the journal is removed (the
+   Parquet holds the same rows), `summary.json`, and the manifest as `complete`.
+
+`--resume RUN_ID` reads the journal back, skips the question ids already there and
+finishes the rest. Ctrl-C stops submitting questions, records the ones in flight, marks
+the run `failed` (resumable) and re-raises KeyboardInterrupt, which the CLI turns into
+exit 130. Every string written goes through the run's `Redactor` first.
+
+The pipeline is the user's code: anything it raises for one question becomes that row's
+`error` (`Type: message`, failure type `error`) and the run goes on.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterable, Mapping
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass, replace
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from tqdm import tqdm
+
+from rageval_core import results
+from rageval_core.config import PipelineSpec, RunConfig
+from rageval_core.dataset import load_dataset
+from rageval_core.errors import ConfigError, PipelineError, ResultsError
+from rageval_core.judges import Judge, make_judge
+from rageval_core.metrics.failure import classify_failure
+from rageval_core.metrics.retrieval import gold_ranks, retrieval_metrics
+from rageval_core.models import (
+    DatasetRef,
+    GoldenDataset,
+    GoldenQuestion,
+    JudgeInput,
+    Judgement,
+    PipelineOutput,
+    RunManifest,
+)
+from rageval_core.query.summary import summarize_run
+from rageval_core.redact import Redactor
+
+Pipeline = Callable[[str], Any]
+JUDGE_CACHE = ".rageval/judge-cache"
+
+
+@dataclass(frozen=True)
+class Shard:
+    """Worker `index` of `count`: owns the questions whose stable id hash lands on it."""
+
+    index: int
+    count: int
+
+    @classmethod
+    def parse(cls, text: str) -> Shard:
+        """`K/N` with 0 <= K < N, e.g. `0/2`; ConfigError otherwise."""
+        k, sep, n = text.partition("/")
+        if not (sep and k.isdigit() and n.isdigit() and 0 <= int(k) < int(n)):
+            raise ConfigError(f"--shard must be K/N with 0 <= K < N (e.g. 0/2), got {text!r}")
+        return cls(int(k), int(n))
+
+    def owns(self, question_id: str) -> bool:
+        # sha256, not hash(): Python salts str hashes per process, workers must agree.
+        digest = hashlib.sha256(question_id.encode("utf-8")).digest()
+        return int.from_bytes(digest[:8], "big") % self.count == self.index
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """How to run, beyond the config. `pinned_time` is replay mode (used by the demo):
+    the run is dated `pinned_time`, its duration and `finished_at` follow from the
+    pipeline's own reported timings, and no git commit is recorded, so the same inputs
+    give byte-identical manifests and rows."""
+
+    results: str = "results"
+    run_id: str | None = None
+    resume: str | None = None
+    concurrency: int | None = None
+    shard: Shard | None = None
+    progress: bool = True
+    pinned_time: datetime | None = None
+
+
+@dataclass(frozen=True)
+class RunResult:
+    run_id: str
+    path: Path
+    status: str
+    totals: Mapping[str, Any]
+
+
+# ---------------------------------------------------------------------------- pipeline
+
+
+def load_pipeline(spec: PipelineSpec, config_folder: Path) -> Pipeline:
+    """Import `module:function` (config folder and cwd importable), call it with params."""
+    for folder in (str(config_folder), os.getcwd()):
+        if folder not in sys.path:
+            sys.path.insert(0, folder)
+    module_name, _, func_name = spec.factory.partition(":")
+    try:
+        module = importlib.import_module(module_name)
+    except Exception as exc:  # an import runs user code: any error is a load failure
+        raise PipelineError(
+            f"cannot import pipeline module {module_name!r} "
+            f"(searched {config_folder} and {os.getcwd()}): {type(exc).__name__}: {exc}"
+        ) from exc
+    factory = getattr(module, func_name, None)
+    if not callable(factory):
+        raise PipelineError(f"{module_name!r} has no function {func_name!r}")
+    try:
+        pipeline = factory(**spec.params)
+    except Exception as exc:
+        raise PipelineError(
+            f"{spec.factory}(**params) failed: {type(exc).__name__}: {exc}"
+        ) from exc
+    if not callable(pipeline):
+        raise PipelineError(
+            f"{spec.factory} returned {type(pipeline).__name__}; expected a callable(question)"
+        )
+    return pipeline
+
+
+# ---------------------------------------------------------------------------- one question
+
+
+@dataclass(frozen=True)
+class _Context:
+    run_id: str
+    config: RunConfig
+    pipeline: Pipeline
+    judge: Judge
+    redactor: Redactor
+
+
+def _timings(out: PipelineOutput, wall_ms: float) -> dict[str, float | None]:
+    """Stage timings: the pipeline's own figures, else measured wall time.
+
+    The runner sees only the whole call, so without a figure from the pipeline the
+    unreported stage gets the wall time not accounted for (all of it when neither stage
+    is reported, in which case `retrieval_ms` stays NULL: it cannot be told apart).
+    """
+    r, g = out.retrieval_ms, out.generation_ms
+    if r is not None and g is not None:
+        total = r + g  # fully reported: independent of this machine's speed
+    else:
+        total = wall_ms
+        if r is not None:
+            g = max(0.0, wall_ms - r)
+        elif g is not None:
+            r = max(0.0, wall_ms - g)
+        else:
+            g = wall_ms
+    return {
+        "retrieval_ms": r,
+        "generation_ms": g,
+        "ttft_ms": out.ttft_ms if out.ttft_ms is not None else g,
+        "total_ms": total,
+    }
+
+
+def _judge(judge: Judge, q: GoldenQuestion, out: PipelineOutput) -> Judgement:
+    inp = JudgeInput(q.question, out.answer, out.retrieved, q.reference_answer)
+    try:
+        return judge.judge(inp)
+    except Exception as exc:  # a judge bug must cost one row, not the run
+        return Judgement((), False, None, error=f"{type(exc).__name__}: {exc}")
+
+
+def evaluate_question(ctx: _Context, q: GoldenQuestion) -> dict[str, Any]:
+    """The result row of one question (schema `results.question_schema`), redacted.
+
+    answer_correctness of an unanswerable question is 1.0 when the pipeline declined and
+    0.0 when it answered: declining is its reference answer.
+    """
+    start = time.perf_counter()
+    try:
+        out: PipelineOutput | None = PipelineOutput.from_value(ctx.pipeline(q.question))
+        error = None
+    except Exception as exc:
+        out, error = None, f"{type(exc).__name__}: {exc}"
+    wall_ms = (time.perf_counter() - start) * 1000
+    ks = ctx.config.ks
+    row: dict[str, Any] = {
+        "run_id": ctx.run_id,
+        "question_id": q.id,
+        "question": q.question,
+        "reference_answer": q.reference_answer,
+        "answerable": q.answerable,
+        "tags": list(q.tags),
+        "gold_ids": list(q.gold_chunk_ids),
+        "error": error,
+        "judge_error": None,
+    }
+    if out is None:
+        row.update(
+            dict.fromkeys(results.retrieval_columns(ks)),
+            failure_type="error",
+            claims=[],
+            unsupported_claims=[],
+            retrieved_ids=[],
+            retrieved_texts=[],
+            retrieved_scores=[],
+            gold_ranks=[None] * len(q.gold_chunk_ids),
+            total_ms=wall_ms,
+        )
+        return ctx.redactor.row(row)
+
+    ids = [c.id for c in out.retrieved]
+    judgement = _judge(ctx.judge, q, out)
+    refused = None if judgement.error else judgement.refused
+    correctness = judgement.answer_correctness
+    if not q.answerable and refused is not None:
+        correctness = 1.0 if refused else 0.0
+    ranks = gold_ranks(ids, q.gold_chunk_ids)
+    row.update(retrieval_metrics(ids, q.gold_chunk_ids, ks))
+    row.update(_timings(out, wall_ms))
+    row.update(
+        answer=out.answer,
+        retrieved_ids=ids,
+        retrieved_texts=[c.text for c in out.retrieved],
+        retrieved_scores=[c.score for c in out.retrieved],
+        gold_ranks=ranks,
+        claims=[c.to_dict() for c in judgement.claims],
+        unsupported_claims=list(judgement.unsupported_claims),
+        faithfulness=judgement.faithfulness,
+        answer_correctness=correctness,
+        refused=refused,
+        input_tokens=out.input_tokens,
+        output_tokens=out.output_tokens,
+        cost_usd=ctx.config.prices.cost(out.input_tokens, out.output_tokens),
+        judge_cost_usd=judgement.cost_usd,
+        judge_error=judgement.error,
+        failure_type=classify_failure(
+            error=None,
+            answerable=q.answerable,
+            # An unknown refusal (judge error) is judged on retrieval alone, not as declined.
+            refused=bool(refused),
+            gold_ranks=ranks,
+            faithfulness=judgement.faithfulness,
+            answer_correctness=correctness,
+            thresholds=ctx.config.failure_thresholds,
+        ),
+    )
+    return ctx.redactor.row(row)
+
+
+# ---------------------------------------------------------------------------- the run folder
+
+
+def git_commit(cwd: Path | None = None) -> str | None:
+    """HEAD of the git repository around `cwd`, or None (not a repo, no git, any failure)."""
+    try:
+        done = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=cwd, capture_output=True, text=True, timeout=5
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return done.stdout.strip() or None if done.returncode == 0 else None
+
+
+def _create_json_if_absent(path: Path, value: Any) -> bool:
+    """Write `value` to `path` atomically unless it exists; False when another won.
+
+    A hard link of a complete temporary file is atomic and fails if the name is taken, so
+    two shard workers starting together cannot both write (or half-write) the manifest.
+    """
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    results.atomic_write_json(tmp, value)
+    try:
+        os.link(tmp, path)
+        return True
+    except FileExistsError:
+        return False
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def _totals(rows: Iterable[Mapping[str, Any]], duration_s: float) -> dict[str, Any]:
+    rows = list(rows)
+
+    def total(col: str) -> float:
+        return round(sum(r.get(col) or 0.0 for r in rows), 8)
+
+    return {
+        "n_questions": len(rows),
+        "n_errors": sum(1 for r in rows if r.get("error")),
+        "n_judge_errors": sum(1 for r in rows if r.get("judge_error")),
+        "cost_usd": total("cost_usd"),
+        "judge_cost_usd": total("judge_cost_usd"),
+        "duration_s": round(duration_s, 3),
+    }
+
+
+def _relative(path: Path) -> str:
+    """A path as the user would type it: relative to cwd when below it."""
+    try:
+        return str(path.relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)
+
+
+class _RunFolder:
+    """Paths and writes of one run folder (or of one shard of it)."""
+
+    def __init__(self, results_dir: str, run_id: str, shard: Shard | None):
+        if results.is_remote(results_dir):
+            raise ConfigError(f"--results {results_dir}: runs are written to a local folder")
+        self.path = Path(results_dir) / results.validate_run_id(run_id)
+        self.run_id = run_id
+        self.shard = shard
+        k = shard.index if shard else None
+        self.journal = self.path / results.journal_name(k)
+        self.parquet = self.path / results.parquet_name(k)
+        self.manifest = self.path / results.MANIFEST
+        self.shard_status = self.path / f"shard-{k}.json" if shard else None
+
+    def read_manifest(self) -> RunManifest | None:
+        if not self.manifest.exists():
+            return None
+        try:
+            data = json.loads(self.manifest.read_text(encoding="utf-8"))
+        except ValueError as exc:
+            raise ResultsError(f"{self.manifest}: not valid JSON ({exc})") from exc
+        return results.manifest_from_dict(data, str(self.manifest))
+
+    def write_manifest(self, manifest: RunManifest) -> None:
+        results.atomic_write_json(self.manifest, results.manifest_to_dict(manifest))
+
+    def done_rows(self) -> list[dict[str, Any]]:
+        """Rows already recorded for this shard: final Parquet, else the journal."""
+        if self.parquet.exists():
+            import pyarrow.parquet as pq
+
+            return pq.read_table(self.parquet).to_pylist()
+        if not self.journal.exists():
+            return []
+        rows, problems = results.read_journal(str(self.journal))
+        for p in problems:
+            print(f"rageval run: warning: {p} (that question will be run again)", file=sys.stderr)
+        return rows
+
+
+# ---------------------------------------------------------------------------- the run
+
+
+class Runner:
+    """One run (or one shard of one) of a config; `run()` does the whole job."""
+
+    def __init__(self, config: RunConfig, options: RunOptions):
+        self.config = config
+        self.options = options
+        self.concurrency = options.concurrency or config.concurrency
+        if self.concurrency < 1:
+            raise ConfigError(f"--concurrency must be >= 1, got {self.concurrency}")
+        self.redactor = Redactor.for_env(config.secret_env_names())
+        self.pinned = options.pinned_time
+        self.started = time.monotonic()
+
+    def log(self, message: str) -> None:
+        print(f"rageval run: {self.redactor.text(message)}", file=sys.stderr, flush=True)
+
+    def now(self) -> datetime:
+        return self.pinned or results.utc_now()
+
+    # -- set-up
+
+    def _run_id(self) -> str:
+        if self.options.resume:
+            if self.options.run_id and self.options.run_id != self.options.resume:
+                raise ConfigError("--run-id and --resume name different runs; give one")
+            return results.validate_run_id(self.options.resume)
+        if self.options.run_id:
+            return results.validate_run_id(self.options.run_id)
+        if self.options.shard:
+            raise ConfigError("--shard needs --run-id so every worker writes the same run")
+        return results.default_run_id(self.config.name, self.now())
+
+    def _new_manifest(self, run_id: str, dataset: GoldenDataset, judge: Judge) -> RunManifest:
+        config = self.config.to_manifest()
+        config["concurrency"] = self.concurrency
+        return RunManifest(
+            run_id=run_id,
+            status="running",
+            created_at=results.iso(self.now()),
+            config=self.redactor.value(config),
+            dataset=DatasetRef(
+                name=dataset.name,
+                version=dataset.version,
+                sha256=dataset.sha256,
+                n_questions=len(dataset.questions),
+                path=_relative(Path(dataset.path)),
+            ),
+            judge=judge.describe(),
+            git_commit=None if self.pinned else git_commit(Path.cwd()),
+            tags=self.config.tags,
+            shards=self.options.shard.count if self.options.shard else 1,
+        )
+
+    def _check_same_run(self, old: RunManifest, new: RunManifest) -> None:
+        """A resumed run or a second shard must evaluate exactly what the first started."""
+        problems = []
+        if old.dataset.sha256 != new.dataset.sha256:
+            problems.append("the dataset changed (sha256 differs)")
+        strip = ("concurrency",)
+        a = {k: v for k, v in old.config.items() if k not in strip}
+        b = json.loads(json.dumps({k: v for k, v in new.config.items() if k not in strip}))
+        if a != b:
+            problems.append("the run config differs (pipeline, judge, prices, ks or thresholds)")
+        if old.shards != new.shards:
+            problems.append(f"the run has {old.shards} shard(s), this worker says {new.shards}")
+        if problems:
+            raise ConfigError(f"run {old.run_id} was started with other settings", problems)
+
+    def _open(self, folder: _RunFolder, manifest: RunManifest) -> RunManifest:
+        """Create or re-open the run folder; the manifest the run continues under."""
+        existing = folder.read_manifest()
+        if self.options.resume:
+            if existing is None:
+                raise ResultsError(f"cannot resume {folder.run_id}: {folder.manifest} not found")
+            self._check_same_run(existing, manifest)
+            manifest = replace(existing, status="running", finished_at=None)
+            if folder.shard_status is not None:
+                folder.shard_status.unlink(missing_ok=True)  # back to running
+            else:
+                folder.write_manifest(manifest)
+            return manifest
+        if self.options.shard:
+            if folder.journal.exists() or folder.parquet.exists():
+                raise ResultsError(
+                    f"shard {self.options.shard.index} of {folder.run_id} already started; "
+                    f"use --resume {folder.run_id}"
+                )
+            folder.path.mkdir(parents=True, exist_ok=True)
+            if not _create_json_if_absent(folder.manifest, results.manifest_to_dict(manifest)):
+                # Another shard created it first: continue under its manifest.
+                existing = folder.read_manifest() or manifest
+                self._check_same_run(existing, manifest)
+                return existing
+            return manifest
+        if existing is not None:
+            raise ResultsError(
+                f"run {folder.run_id} already exists in {folder.path.parent}; "
+                f"use --resume {folder.run_id} or another --run-id"
+            )
+        folder.write_manifest(manifest)
+        return manifest
+
+    # -- the work
+
+    def _duration(self, rows: list[dict[str, Any]], previous: float) -> float:
+        if self.pinned:
+            # Replay: as long as the pipeline says the questions took, spread over workers.
+            return sum(r.get("total_ms") or 0.0 for r in rows) / 1000 / self.concurrency
+        return previous + time.monotonic() - self.started
+
+    def _evaluate_all(
+        self, ctx: _Context, todo: list[GoldenQuestion], done: int, journal: results.Journal
+    ) -> list[dict[str, Any]]:
+        """Run `todo` on a bounded pool; journal each row as it finishes. Ctrl-C: stop
+        submitting, record what is in flight, then re-raise."""
+        new_rows: list[dict[str, Any]] = []
+        bar = tqdm(
+            total=done + len(todo),
+            initial=done,
+            desc=ctx.run_id[:40],
+            unit="q",
+            file=sys.stderr,
+            disable=not self.options.progress,
+            dynamic_ncols=True,
+        )
+
+        def record(futures: Iterable[Future[dict[str, Any]]]) -> None:
+            for f in futures:
+                row = f.result()
+                journal.append(row)
+                new_rows.append(row)
+                bar.update(1)
+
+        pool = ThreadPoolExecutor(self.concurrency, thread_name_prefix="rageval")
+        pending: set[Future[dict[str, Any]]] = set()
+        queue = iter(todo)
+        try:
+            while True:
+                # A short queue keeps memory flat and lets Ctrl-C stop quickly.
+                for q in queue:
+                    pending.add(pool.submit(evaluate_question, ctx, q))
+                    if len(pending) >= 2 * self.concurrency:
+                        break
+                if not pending:
+                    break
+                finished, pending = wait(pending, return_when=FIRST_COMPLETED)
+                record(finished)
+        except KeyboardInterrupt:
+            for f in pending:
+                f.cancel()
+            self.log("interrupted: finishing the questions in flight (Ctrl-C again to abandon)")
+            record(f for f in wait(pending)[0] if not f.cancelled())
+            raise
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)
+            bar.close()
+        return new_rows
+
+    def run(self) -> RunResult:
+        dataset = load_dataset(self.config.dataset_path)
+        run_id = self._run_id()
+        folder = _RunFolder(self.options.results, run_id, self.options.shard)
+        judge = make_judge(self.config.judge, cache_dir=Path(self.options.results) / JUDGE_CACHE)
+        try:
+            try:
+                pipeline = load_pipeline(self.config.pipeline, self.config.folder)
+            except PipelineError as exc:  # user code's message may echo a secret
+                raise PipelineError(self.redactor.text(exc.message)) from None
+            manifest = self._open(folder, self._new_manifest(run_id, dataset, judge))
+            done_rows = folder.done_rows()
+            done_ids = {r["question_id"] for r in done_rows}
+            mine = [
+                q
+                for q in dataset.questions
+                if self.options.shard is None or self.options.shard.owns(q.id)
+            ]
+            todo = [q for q in mine if q.id not in done_ids]
+            if done_rows:
+                self.log(f"resuming {run_id}: {len(mine) - len(todo)} of {len(mine)} done")
+            ctx = _Context(run_id, self.config, pipeline, judge, self.redactor)
+            previous = float(manifest.totals.get("duration_s") or 0.0)
+            with results.Journal(folder.journal) as journal:
+                try:
+                    new_rows = self._evaluate_all(ctx, todo, len(mine) - len(todo), journal)
+                except BaseException:
+                    self._finish(folder, manifest, dataset, [], previous, failed=True)
+                    raise
+            rows = done_rows + new_rows
+            return self._finish(folder, manifest, dataset, rows, previous, failed=False)
+        finally:
+            judge.close()
+
+    # -- the end
+
+    def _finish(
+        self,
+        folder: _RunFolder,
+        manifest: RunManifest,
+        dataset: GoldenDataset,
+        rows: list[dict[str, Any]],
+        previous: float,
+        failed: bool,
+    ) -> RunResult:
+        if failed:
+            # Rows stay in the journal; totals count what it holds so far.
+            rows = folder.done_rows()
+        order = {q.id: i for i, q in enumerate(dataset.questions)}
+        rows = sorted(rows, key=lambda r: order.get(r["question_id"], len(order)))
+        totals = _totals(rows, self._duration(rows, previous))
+        status = "failed" if failed else "complete"
+        finished_at = results.iso(
+            self.pinned + timedelta(seconds=totals["duration_s"]) if self.pinned else self.now()
+        )
+        if not failed:
+            table = results.rows_to_table(rows, results.question_schema(self.config.ks))
+            results.write_parquet(folder.parquet, table)
+            folder.journal.unlink(missing_ok=True)
+        if folder.shard_status is not None:
+            results.atomic_write_json(
+                folder.shard_status,
+                {"status": status, "finished_at": finished_at, "totals": totals},
+            )
+            if failed or not self._all_shards_complete(folder, manifest.shards):
+                return RunResult(folder.run_id, folder.path, status, totals)
+            totals = self._shard_totals(folder, manifest.shards)
+        final = replace(manifest, status=status, finished_at=finished_at, totals=totals)
+        if not failed:
+            info = results.inspect_run(str(folder.path.parent), folder.run_id)
+            info.status, info.manifest = "complete", final
+            results.atomic_write_json(folder.path / results.SUMMARY, summarize_run(info))
+        folder.write_manifest(final)
+        return RunResult(folder.run_id, folder.path, status, totals)
+
+    @staticmethod
+    def _shard_statuses(folder: _RunFolder, count: int) -> list[dict[str, Any] | None]:
+        out = []
+        for k in range(count):
+            p = folder.path / f"shard-{k}.json"
+            try:
+                out.append(json.loads(p.read_text(encoding="utf-8")))
+            except (OSError, ValueError):
+                out.append(None)
+        return out
+
+    def _all_shards_complete(self, folder: _RunFolder, count: int) -> bool:
+        return all(
+            s is not None and s.get("status") == "complete"
+            for s in self._shard_statuses(folder, count)
+        )
+
+    def _shard_totals(self, folder: _RunFolder, count: int) -> dict[str, Any]:
+        parts = [s["totals"] for s in self._shard_statuses(folder, count) if s]
+        summed = {k: sum(p.get(k) or 0 for p in parts) for k in parts[0]}
+        # Shards run side by side: the run took as long as its slowest shard.
+        summed["duration_s"] = max(p.get("duration_s") or 0 for p in parts)
+        summed["cost_usd"] = round(summed["cost_usd"], 8)
+        summed["judge_cost_usd"] = round(summed["judge_cost_usd"], 8)
+        return summed
+
+
+def run(config: RunConfig, options: RunOptions = RunOptions()) -> RunResult:
+    """Run `config` and write the run under `options.results`; see the module docstring."""
+    return Runner(config, options).run()
