@@ -1,0 +1,103 @@
+"""The query layer: every question the dashboard and the CLI ask of a results location.
+
+Open a `ResultsStore` once (it holds the DuckDB connection and the derived cache), then call
+one typed function per question. Per-run views read that run's own files by path; cross-run
+views read the derived cache (`run_summary.parquet`, a narrow `metrics.parquet`) which is
+updated run by run. Nothing here writes into a run folder, and nothing imports streamlit.
+
+    store = ResultsStore("results/")              # or "s3://bucket/prefix", read_only=True
+    runs_overview(store, tags=["nightly"])        # DataFrame, newest first
+    question_rows(store, run_id, QuestionFilter(failure_types=("unfaithful",)), limit=50)
+    compare_runs(store, [baseline, candidate])    # Comparison
+
+Public API (all functions take the store first; identifiers are checked against whitelists
+and raise `ConfigError`, run ids raise `ResultsError`):
+
+- ResultsStore(location=None, *, read_only=False, cache_dir=None); .refresh(), .runs(),
+  .run_info(run_id), .problems -> list[RunProblem], .fingerprint(), .close()
+- summarize_run(info) -> dict            the run's aggregates (keys: SUMMARY_KEYS)
+- runs_overview(store, *, tags, config, dataset, dataset_version, status) -> DataFrame
+- metric_trend(store, metric, *, config, dataset, dataset_version, tags) -> DataFrame
+- question_rows(store, run_id, filters, *, sort, descending, limit, offset) -> QuestionPage
+- bottom_questions(store, run_id, metric, *, pct=10) -> DataFrame
+- rerank_candidates(store, run_id, *, lo=6, hi=20) -> DataFrame
+- recall_curve(store, run_ids=None) -> DataFrame            (run_id, k, recall)
+- cost_quality(store, *, quality, run_ids) -> DataFrame      Pareto flags included
+- question_detail(store, run_id, question_id) -> QuestionDetail
+- question_history(store, question_id, *, dataset) -> DataFrame
+- flaky_questions(store, *, dataset, dataset_version, correctness_threshold) -> DataFrame
+- failure_counts(store, run_ids=None) -> DataFrame           (run_id, failure_type, n, share)
+- metric_distribution(store, run_id, metric) -> DataFrame    (question_id, value)
+- compare_runs(store, run_ids, *, metrics, tolerance, n_resamples, seed) -> Comparison
+- load_thresholds(path) / check_run(store, run_id, *, baseline, thresholds) -> CheckResult
+"""
+
+from rageval_core.query.check import (
+    CheckResult,
+    CheckRow,
+    Threshold,
+    check_run,
+    load_thresholds,
+    parse_thresholds,
+    resolve_baseline,
+)
+from rageval_core.query.compare import Comparison, compare_runs
+from rageval_core.query.store import ResultsStore, RunProblem
+from rageval_core.query.summary import QUALITY_METRICS, SUMMARY_KEYS, summarize_run
+from rageval_core.query.views import (
+    QUESTION_METRICS,
+    SORT_KEYS,
+    TREND_METRICS,
+    QuestionDetail,
+    QuestionFilter,
+    QuestionPage,
+    RetrievedRow,
+    bottom_questions,
+    cost_quality,
+    failure_counts,
+    flaky_questions,
+    metric_distribution,
+    metric_trend,
+    question_detail,
+    question_history,
+    question_rows,
+    recall_curve,
+    rerank_candidates,
+    runs_overview,
+)
+
+__all__ = [
+    "QUALITY_METRICS",
+    "QUESTION_METRICS",
+    "SORT_KEYS",
+    "SUMMARY_KEYS",
+    "TREND_METRICS",
+    "CheckResult",
+    "CheckRow",
+    "Comparison",
+    "QuestionDetail",
+    "QuestionFilter",
+    "QuestionPage",
+    "ResultsStore",
+    "RetrievedRow",
+    "RunProblem",
+    "Threshold",
+    "bottom_questions",
+    "check_run",
+    "compare_runs",
+    "cost_quality",
+    "failure_counts",
+    "flaky_questions",
+    "load_thresholds",
+    "metric_distribution",
+    "metric_trend",
+    "parse_thresholds",
+    "question_detail",
+    "question_history",
+    "question_rows",
+    "recall_curve",
+    "rerank_candidates",
+    "resolve_baseline",
+    "runs_overview",
+    "summarize_run",
+]

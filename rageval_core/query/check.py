@@ -1,0 +1,271 @@
+"""`rageval check`: a run's figures against thresholds and a baseline (the CI gate).
+
+A thresholds file is YAML: a run config with a `thresholds:` key, or a bare mapping of
+metric → {min, max, max_drop, max_rise}. A metric is any run-level figure of
+`SUMMARY_KEYS`: `recall_at_5` is the mean, `recall_at_5_p10` the 10th percentile.
+`max_drop` is how far the figure may fall below the baseline's; `max_rise` how far it may
+climb (for latency and cost). Figures are computed from each run's own files.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import yaml
+
+from rageval_core.errors import ConfigError, ResultsError
+from rageval_core.query.store import ResultsStore
+from rageval_core.query.summary import SUMMARY_KEYS, summarize_run
+from rageval_core.results import validate_run_id
+
+CHECK_METRICS: tuple[str, ...] = SUMMARY_KEYS
+DEFAULT_CHECK_METRICS: tuple[str, ...] = (
+    "recall_at_5",
+    "recall_at_20",
+    "mrr",
+    "faithfulness",
+    "faithfulness_p10",
+    "answer_correctness",
+)
+_BOUNDS = ("min", "max", "max_drop", "max_rise")
+
+
+@dataclass(frozen=True)
+class Threshold:
+    """Limits on one run-level figure; None = not checked."""
+
+    metric: str
+    min: float | None = None
+    max: float | None = None
+    max_drop: float | None = None
+    max_rise: float | None = None
+
+
+@dataclass(frozen=True)
+class CheckRow:
+    """One figure of the run, its baseline value and the limits it broke (if any)."""
+
+    metric: str
+    value: float | None
+    baseline: float | None
+    threshold: Threshold | None
+    breaches: tuple[str, ...]
+
+    @property
+    def delta(self) -> float | None:
+        if self.value is None or self.baseline is None:
+            return None
+        return self.value - self.baseline
+
+    @property
+    def breached(self) -> bool:
+        return bool(self.breaches)
+
+    @property
+    def label(self) -> str:
+        return metric_label(self.metric)
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    run_id: str
+    baseline: str | None
+    rows: tuple[CheckRow, ...]
+    notes: tuple[str, ...] = ()
+
+    @property
+    def passed(self) -> bool:
+        return not any(r.breached for r in self.rows)
+
+    @property
+    def exit_code(self) -> int:
+        return 0 if self.passed else 1
+
+
+def metric_label(metric: str) -> str:
+    """`recall_at_5` → `recall@5`, `faithfulness_p10` → `faithfulness p10`."""
+    label = metric
+    for kind in ("recall", "precision", "hit"):
+        label = label.replace(f"{kind}_at_", f"{kind}@")
+    label = label.replace("ndcg_at_", "ndcg@")
+    if label.endswith("_p10"):
+        label = label[: -len("_p10")] + " p10"
+    return label
+
+
+def _num(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
+
+def parse_thresholds(data: Any, source: str = "thresholds") -> tuple[Threshold, ...]:
+    """Thresholds from a parsed YAML value; ConfigError listing every problem."""
+    if isinstance(data, Mapping) and "thresholds" in data:
+        data = data["thresholds"]
+    if data is None:
+        return ()
+    if not isinstance(data, Mapping):
+        raise ConfigError(f"{source}: thresholds must be a mapping of metric -> limits")
+    problems, out = [], []
+    for metric, limits in data.items():
+        if metric not in CHECK_METRICS:
+            problems.append(f"unknown metric {str(metric)[:60]!r}")
+            continue
+        if not isinstance(limits, Mapping) or not limits:
+            problems.append(f"{metric}: expected a mapping such as {{min: 0.7, max_drop: 0.03}}")
+            continue
+        bad = [str(k) for k in limits if k not in _BOUNDS]
+        if bad:
+            problems.append(f"{metric}: unknown key(s) {', '.join(bad)}; use {', '.join(_BOUNDS)}")
+            continue
+        nonnum = [k for k, v in limits.items() if not _num(v)]
+        if nonnum:
+            problems.append(f"{metric}: {', '.join(nonnum)} must be numbers")
+            continue
+        if any(limits.get(k, 0) < 0 for k in ("max_drop", "max_rise")):
+            problems.append(f"{metric}: max_drop/max_rise must not be negative")
+            continue
+        out.append(Threshold(metric, **{k: float(v) for k, v in limits.items()}))
+    if problems:
+        raise ConfigError(f"{source}: invalid thresholds", problems)
+    return tuple(out)
+
+
+def load_thresholds(path: str | os.PathLike[str]) -> tuple[Threshold, ...]:
+    """Read a thresholds YAML file (run config or bare mapping)."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            data = yaml.safe_load(fh)
+    except FileNotFoundError as exc:
+        raise ConfigError(f"{path}: thresholds file not found") from exc
+    except (OSError, yaml.YAMLError) as exc:
+        raise ConfigError(f"{path}: cannot read thresholds ({exc})") from exc
+    return parse_thresholds(data, str(path))
+
+
+def resolve_baseline(store: ResultsStore, run_id: str, baseline: str | None) -> str | None:
+    """`latest` → the newest complete run other than `run_id` (None if there is none)."""
+    if baseline is None:
+        return None
+    if baseline != "latest":
+        return store.run_info(baseline).run_id
+    from rageval_core.query.views import runs_overview
+
+    runs = runs_overview(store, status="complete")
+    others = runs[runs["run_id"] != run_id]
+    return None if others.empty else str(others["run_id"].iloc[0])
+
+
+def check_run(
+    store: ResultsStore,
+    run_id: str,
+    *,
+    baseline: str | None = None,
+    thresholds: Sequence[Threshold] = (),
+) -> CheckResult:
+    """Compare `run_id`'s figures with `thresholds` and, for drops, with `baseline`.
+
+    `baseline` may be a run id, `latest`, or None. Without thresholds the result lists a
+    default set of figures and passes. A limit on a figure the run lacks (e.g. no
+    faithfulness because every answer was a refusal) is a breach: the gate cannot vouch
+    for it.
+    """
+    validate_run_id(run_id)
+    info = store.run_info(run_id)
+    notes: list[str] = []
+    base_id = resolve_baseline(store, run_id, baseline)
+    if baseline == "latest" and base_id is None:
+        notes.append("no other complete run to use as baseline; drop limits not checked")
+    values = summarize_run(info, con=store.con, fs=store.fs, to_url=store.to_url)
+    notes += values.pop("problems")
+    if info.status != "complete":
+        notes.append(f"run {run_id} is {info.status}")
+    base_values: dict[str, Any] = {}
+    if base_id is not None:
+        if base_id == run_id:
+            raise ConfigError("baseline is the run being checked")
+        bi = store.run_info(base_id)
+        base_values = summarize_run(bi, con=store.con, fs=store.fs, to_url=store.to_url)
+    by_metric = {t.metric: t for t in thresholds}
+    metrics = list(by_metric) or list(DEFAULT_CHECK_METRICS)
+    if values.get("n_questions", 0) == 0:
+        raise ResultsError(f"run {run_id!r} has no readable question rows")
+    rows = []
+    for m in metrics:
+        t = by_metric.get(m)
+        v, b = values.get(m), base_values.get(m)
+        breaches: list[str] = []
+        if t is not None:
+            if v is None and (t.min is not None or t.max is not None):
+                breaches.append("no value")
+            if v is not None and t.min is not None and v < t.min - 1e-12:
+                breaches.append(f"below min {t.min:g}")
+            if v is not None and t.max is not None and v > t.max + 1e-12:
+                breaches.append(f"above max {t.max:g}")
+            if v is not None and b is not None:
+                if t.max_drop is not None and b - v > t.max_drop + 1e-12:
+                    breaches.append(f"dropped {b - v:.4g} > max_drop {t.max_drop:g}")
+                if t.max_rise is not None and v - b > t.max_rise + 1e-12:
+                    breaches.append(f"rose {v - b:.4g} > max_rise {t.max_rise:g}")
+            elif base_id is None and (t.max_drop is not None or t.max_rise is not None):
+                note = "no baseline: max_drop/max_rise not checked"
+                if note not in notes:
+                    notes.append(note)
+        rows.append(CheckRow(m, v, b, t, tuple(breaches)))
+    return CheckResult(run_id, base_id, tuple(rows), tuple(notes))
+
+
+def _fmt(v: float | None) -> str:
+    return "—" if v is None else f"{v:.4g}" if abs(v) >= 10 else f"{v:.2f}"
+
+
+def _fmt_delta(d: float | None) -> str:
+    return "" if d is None else f"{d:+.2f}" if abs(d) < 10 else f"{d:+.4g}"
+
+
+def format_check(result: CheckResult, fmt: str = "text") -> str:
+    """The delta table: `recall@5  0.78  (was 0.71)  +0.07`, ✗ on a breach."""
+    if fmt == "markdown":
+        head = f"### rageval check: `{result.run_id}`"
+        head += f" vs `{result.baseline}`" if result.baseline else ""
+        lines = [
+            head,
+            "",
+            "| | metric | value | baseline | delta | limits |",
+            "|---|---|---:|---:|---:|---|",
+        ]
+        for r in result.rows:
+            mark = "✗" if r.breached else "✓"
+            why = "; ".join(r.breaches)
+            lines.append(
+                f"| {mark} | {r.label} | {_fmt(r.value)} | {_fmt(r.baseline)} | "
+                f"{_fmt_delta(r.delta)} | {why} |"
+            )
+        lines.append("")
+        lines.append(
+            "**passed**"
+            if result.passed
+            else f"**failed**: {sum(r.breached for r in result.rows)} breach(es)"
+        )
+        lines += [f"- {n}" for n in result.notes]
+        return "\n".join(lines) + "\n"
+    width = max([len(r.label) for r in result.rows] + [6])
+    lines = [
+        f"rageval check {result.run_id}"
+        + (f" (baseline {result.baseline})" if result.baseline else "")
+    ]
+    for r in result.rows:
+        was = f"(was {_fmt(r.baseline)})" if r.baseline is not None else ""
+        mark = "✗" if r.breached else " "
+        line = f"{mark} {r.label:<{width}}  {_fmt(r.value):>6}  {was:<12}  {_fmt_delta(r.delta):>6}"
+        if r.breaches:
+            line += "  " + "; ".join(r.breaches)
+        lines.append(line.rstrip())
+    lines += [f"note: {n}" for n in result.notes]
+    lines.append(
+        "PASSED" if result.passed else f"FAILED: {sum(r.breached for r in result.rows)} breach(es)"
+    )
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,295 @@
+"""Comparison of two or more runs joined on question_id (dashboard Compare page, CLI).
+
+The first run is the baseline. Per metric: each run's mean, the paired delta against the
+baseline with a paired-bootstrap 95% interval (fixed seed: the same inputs always give the
+same interval), and per question the regressions, improvements and ok↔not-ok flips.
+Rows are read by path, one run at a time; the join and the means run in DuckDB, only the
+bootstrap (a resampling of a few thousand paired differences) runs in numpy.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from rageval_core.errors import ConfigError
+from rageval_core.query import sql
+from rageval_core.query.source import bind
+from rageval_core.query.store import ResultsStore
+from rageval_core.query.views import _LOWER_IS_BETTER, QUESTION_METRICS, _check
+from rageval_core.results import RunInfo, validate_run_id
+
+DEFAULT_COMPARE_METRICS: tuple[str, ...] = (
+    "recall_at_5",
+    "recall_at_20",
+    "mrr",
+    "ndcg_at_10",
+    "faithfulness",
+    "answer_correctness",
+)
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Result of `compare_runs`; DataFrames are small (one row per metric/question change).
+
+    - `config_diff`: key, one column per run id, `differs` (differing keys first)
+    - `metrics`: metric, run_id, mean, n, delta, ci_low, ci_high, n_pairs, significant
+      (baseline rows have delta 0 and no interval)
+    - `changes`: run_id, question_id, question, metric, kind (regression | improvement),
+      base, value, delta, base_failure_type, failure_type — metric `failure_type` marks a
+      flip between ok and not ok
+    - `warnings`: dataset mismatches, unpaired questions, unfinished runs
+    """
+
+    run_ids: tuple[str, ...]
+    baseline: str
+    config_diff: pd.DataFrame
+    metrics: pd.DataFrame
+    changes: pd.DataFrame
+    warnings: tuple[str, ...]
+    tolerance: float
+
+    @property
+    def flips(self) -> pd.DataFrame:
+        return self.changes[self.changes["metric"] == "failure_type"].reset_index(drop=True)
+
+    @property
+    def regressions(self) -> pd.DataFrame:
+        return self.changes[self.changes["kind"] == "regression"].reset_index(drop=True)
+
+    @property
+    def improvements(self) -> pd.DataFrame:
+        return self.changes[self.changes["kind"] == "improvement"].reset_index(drop=True)
+
+
+def flatten(value: Any, prefix: str = "") -> dict[str, str]:
+    """Nested mappings as dotted keys; leaves rendered as compact JSON."""
+    if isinstance(value, Mapping) and value:
+        out: dict[str, str] = {}
+        for k in sorted(value, key=str):
+            out.update(flatten(value[k], f"{prefix}.{k}" if prefix else str(k)))
+        return out
+    return {prefix: json.dumps(value, sort_keys=True, default=str)}
+
+
+def _manifest_view(info: RunInfo) -> dict[str, Any]:
+    m = info.manifest
+    if m is None:
+        return {}
+    return {
+        "config": dict(m.config),
+        "dataset": {
+            "name": m.dataset.name,
+            "version": m.dataset.version,
+            "sha256": m.dataset.sha256,
+        },
+        "judge": {
+            "kind": m.judge.kind,
+            "model": m.judge.model,
+            "version": m.judge.version,
+            "prompt_hash": m.judge.prompt_hash,
+        },
+        "tags": list(m.tags),
+        "git_commit": m.git_commit,
+    }
+
+
+def config_diff(infos: Sequence[RunInfo]) -> pd.DataFrame:
+    flat = [flatten(_manifest_view(i)) for i in infos]
+    keys = sorted(set().union(*flat))
+    rows = []
+    for k in keys:
+        vals = [f.get(k) for f in flat]
+        rows.append(
+            {
+                "key": k,
+                **{i.run_id: v for i, v in zip(infos, vals, strict=True)},
+                "differs": len(set(vals)) > 1,
+            }
+        )
+    df = pd.DataFrame(rows, columns=["key", *[i.run_id for i in infos], "differs"])
+    return df.sort_values(["differs", "key"], ascending=[False, True], kind="stable").reset_index(
+        drop=True
+    )
+
+
+def paired_bootstrap(
+    diffs: np.ndarray, n_resamples: int = 2000, seed: int = 0
+) -> tuple[float, float]:
+    """95% percentile interval of the mean of paired differences (resampling questions)."""
+    n = len(diffs)
+    if n == 0:
+        return (float("nan"), float("nan"))
+    rng = np.random.default_rng(seed)
+    idx = rng.integers(0, n, size=(n_resamples, n))
+    means = diffs[idx].mean(axis=1)
+    lo, hi = np.percentile(means, [2.5, 97.5])
+    return float(lo), float(hi)
+
+
+def compare_runs(
+    store: ResultsStore,
+    run_ids: Iterable[str],
+    *,
+    metrics: Iterable[str] | None = None,
+    tolerance: float = 0.05,
+    n_resamples: int = 2000,
+    seed: int = 0,
+) -> Comparison:
+    """Compare runs against the first; see `Comparison` for what comes back.
+
+    A question regresses on a metric when its value drops by more than `tolerance`
+    (rises, for latency and cost); it flips when failure_type goes between `ok` and any
+    other type. Deltas and intervals use questions present, with a value, in both runs.
+    """
+    ids = [validate_run_id(r) for r in run_ids]
+    if len(ids) < 2 or len(set(ids)) != len(ids):
+        raise ConfigError("compare needs at least two different run ids")
+    mets = [_check(m, QUESTION_METRICS, "metric") for m in (metrics or DEFAULT_COMPARE_METRICS)]
+    if not isinstance(tolerance, (int, float)) or tolerance < 0:
+        raise ConfigError("tolerance must be a non-negative number")
+    infos = [store.run_info(r) for r in ids]
+    warnings: list[str] = []
+    base = infos[0]
+    for i in infos[1:]:
+        bm, cm = base.manifest, i.manifest
+        if (
+            bm
+            and cm
+            and (bm.dataset.sha256 != cm.dataset.sha256 or bm.dataset.version != cm.dataset.version)
+        ):
+            warnings.append(
+                f"{i.run_id} used dataset {cm.dataset.name} v{cm.dataset.version} "
+                f"({cm.dataset.sha256[:12]}), baseline {base.run_id} used "
+                f"{bm.dataset.name} v{bm.dataset.version} ({bm.dataset.sha256[:12]}): "
+                "deltas mix question-set changes with pipeline changes"
+            )
+    for i in infos:
+        if i.status != "complete":
+            warnings.append(f"{i.run_id} is {i.status}: figures cover the questions so far")
+        warnings += [f"{i.run_id}: {p}" for p in i.problems]
+
+    cols = ", ".join(f'avg("{m}") AS "{m}", count("{m}") AS "n_{m}"' for m in mets)
+    pairs = ", ".join(f'b."{m}" AS "base_{m}", c."{m}" AS "{m}"' for m in mets)
+    metric_rows: list[dict[str, Any]] = []
+    change_frames: list[pd.DataFrame] = []
+    cur = store.cursor()
+    try:
+        means: dict[str, dict[str, Any]] = {}
+        for info in infos:
+            with store.run_source(cur, info.run_id) as src:
+                q = sql.RUN_MEANS.format(cols=cols, src=src.sql)
+                rel = cur.execute(q, bind(q, src.params))
+                names = [d[0] for d in rel.description]
+                means[info.run_id] = dict(zip(names, rel.fetchone(), strict=True))
+        for m in mets:
+            metric_rows.append(
+                {
+                    "metric": m,
+                    "run_id": base.run_id,
+                    "mean": means[base.run_id][m],
+                    "n": means[base.run_id][f"n_{m}"],
+                    "delta": 0.0,
+                    "ci_low": None,
+                    "ci_high": None,
+                    "n_pairs": None,
+                    "significant": False,
+                }
+            )
+        for info in infos[1:]:
+            with (
+                store.run_source(cur, base.run_id, alias="base") as bsrc,
+                store.run_source(cur, info.run_id, alias="cand") as csrc,
+            ):
+                q = sql.PAIRED_ROWS.format(pairs=pairs, base=bsrc.sql, cand=csrc.sql)
+                df = cur.execute(q, bind(q, {**bsrc.params, **csrc.params})).df()
+            n_base = means[base.run_id]["n_questions"]
+            n_cand = means[info.run_id]["n_questions"]
+            if len(df) < max(n_base, n_cand):
+                warnings.append(
+                    f"{info.run_id}: {len(df)} questions in common with {base.run_id} "
+                    f"({n_cand} vs {n_base}); unpaired questions are left out of deltas"
+                )
+            for m in mets:
+                b = df[f"base_{m}"].to_numpy(dtype=float, na_value=np.nan)
+                c = df[m].to_numpy(dtype=float, na_value=np.nan)
+                ok = ~(np.isnan(b) | np.isnan(c))
+                d = c[ok] - b[ok]
+                lo, hi = paired_bootstrap(d, n_resamples, seed)
+                metric_rows.append(
+                    {
+                        "metric": m,
+                        "run_id": info.run_id,
+                        "mean": means[info.run_id][m],
+                        "n": means[info.run_id][f"n_{m}"],
+                        "delta": float(d.mean()) if len(d) else None,
+                        "ci_low": lo if len(d) else None,
+                        "ci_high": hi if len(d) else None,
+                        "n_pairs": int(len(d)),
+                        "significant": bool(len(d) and (lo > 0 or hi < 0)),
+                    }
+                )
+                delta = c - b
+                worse = delta > tolerance if m in _LOWER_IS_BETTER else delta < -tolerance
+                better = delta < -tolerance if m in _LOWER_IS_BETTER else delta > tolerance
+                for kind, mask in (("regression", worse & ok), ("improvement", better & ok)):
+                    if mask.any():
+                        sub = df.loc[
+                            mask, ["question_id", "question", "base_failure_type", "failure_type"]
+                        ].copy()
+                        sub["metric"], sub["kind"] = m, kind
+                        sub["base"], sub["value"], sub["delta"] = b[mask], c[mask], delta[mask]
+                        sub["run_id"] = info.run_id
+                        change_frames.append(sub)
+            bft, cft = df["base_failure_type"], df["failure_type"]
+            known = bft.notna() & cft.notna()
+            for kind, mask in (
+                ("regression", known & (bft == "ok") & (cft != "ok")),
+                ("improvement", known & (bft != "ok") & (cft == "ok")),
+            ):
+                if mask.any():
+                    sub = df.loc[
+                        mask, ["question_id", "question", "base_failure_type", "failure_type"]
+                    ].copy()
+                    sub["metric"], sub["kind"] = "failure_type", kind
+                    sub["base"], sub["value"], sub["delta"] = np.nan, np.nan, np.nan
+                    sub["run_id"] = info.run_id
+                    change_frames.append(sub)
+    finally:
+        cur.close()
+    change_cols = [
+        "run_id",
+        "question_id",
+        "question",
+        "metric",
+        "kind",
+        "base",
+        "value",
+        "delta",
+        "base_failure_type",
+        "failure_type",
+    ]
+    changes = (
+        pd.concat(change_frames, ignore_index=True)[change_cols]
+        if change_frames
+        else pd.DataFrame(columns=change_cols)
+    )
+    if not changes.empty:
+        changes = changes.sort_values(
+            ["run_id", "kind", "metric", "delta", "question_id"], kind="stable"
+        ).reset_index(drop=True)
+    return Comparison(
+        run_ids=tuple(ids),
+        baseline=ids[0],
+        config_diff=config_diff(infos),
+        metrics=pd.DataFrame(metric_rows),
+        changes=changes,
+        warnings=tuple(dict.fromkeys(warnings)),
+        tolerance=float(tolerance),
+    )

@@ -1,0 +1,158 @@
+"""Open one run's rows in DuckDB by path: its Parquet shard(s), else its journal(s).
+
+A run is always read from its own files (never a glob filtered by run id), so a per-run
+view costs the same at 10 runs or 10,000. Columns an older run lacks become typed NULLs;
+a corrupt shard is reported and its journal used when there is one. Nothing here writes.
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+import duckdb
+import fsspec
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from rageval_core.results import (
+    DEFAULT_KS,
+    RunInfo,
+    question_schema,
+    read_journal,
+    rows_to_table,
+)
+
+_K_COL = re.compile(r"^(?:recall|precision|hit)_at_(\d+)$")
+_PARAM = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)")
+
+
+def duck_type(t: pa.DataType) -> str:
+    """DuckDB spelling of the Arrow types used by the row schema."""
+    if pa.types.is_string(t) or pa.types.is_large_string(t):
+        return "VARCHAR"
+    if pa.types.is_float64(t) or pa.types.is_float32(t):
+        return "DOUBLE"
+    if pa.types.is_boolean(t):
+        return "BOOLEAN"
+    if pa.types.is_int64(t):
+        return "BIGINT"
+    if pa.types.is_int32(t):
+        return "INTEGER"
+    if pa.types.is_list(t) or pa.types.is_large_list(t):
+        return duck_type(t.value_type) + "[]"
+    if pa.types.is_struct(t):
+        inner = ", ".join(f'"{f.name}" {duck_type(f.type)}' for f in t)
+        return f"STRUCT({inner})"
+    raise TypeError(f"unsupported type {t}")
+
+
+def extra_ks(names: Any) -> set[int]:
+    """The K values of retrieval columns present in `names`."""
+    return {int(m.group(1)) for n in names if (m := _K_COL.match(n))}
+
+
+def projection(present: set[str], schema: pa.Schema) -> str:
+    """SELECT list mapping a file's columns onto `schema`; absent columns become NULLs.
+
+    Identifiers come only from `schema` (our own row schema), never from a caller.
+    """
+    out = []
+    for f in schema:
+        t = duck_type(f.type)
+        if f.name not in present:
+            out.append(f'CAST(NULL AS {t}) AS "{f.name}"')
+        elif pa.types.is_list(f.type) or pa.types.is_struct(f.type):
+            out.append(f'"{f.name}"')
+        else:
+            # scalars cast so an all-NULL column written with another type still unions
+            out.append(f'TRY_CAST("{f.name}" AS {t}) AS "{f.name}"')
+    return ", ".join(out)
+
+
+def bind(sql: str, params: Mapping[str, Any]) -> dict[str, Any]:
+    """Only the named parameters `sql` uses (DuckDB rejects extra ones)."""
+    used = set(_PARAM.findall(sql))
+    return {k: v for k, v in params.items() if k in used}
+
+
+@dataclass
+class RunSource:
+    """SQL text for a FROM clause reading one run, its parameters, and what went wrong."""
+
+    sql: str
+    params: dict[str, Any] = field(default_factory=dict)
+    problems: list[str] = field(default_factory=list)
+    empty: bool = False
+
+
+def _journal_stem(path: str) -> str:
+    return path.rsplit("/", 1)[-1].rsplit(".", 1)[0]
+
+
+@contextmanager
+def open_run(
+    cur: duckdb.DuckDBPyConnection,
+    info: RunInfo,
+    fs: fsspec.AbstractFileSystem | None = None,
+    to_url: Callable[[str], str] = lambda p: p,
+    columns: tuple[str, ...] | None = None,
+    alias: str = "run",
+) -> Iterator[RunSource]:
+    """Yield a `RunSource` over the run's rows on `cur`; journals are registered as Arrow.
+
+    `columns` limits the projection (the narrow cache needs far fewer columns than a
+    question page); names must come from the row schema. `alias` names the path
+    parameter so two runs can be read in one statement.
+    """
+    fs = fs or fsspec.filesystem("file")
+    problems: list[str] = []
+    good: list[str] = []
+    present: set[str] = set()
+    for p in info.parquet_files:
+        try:
+            with fs.open(p, "rb") as fh:
+                names = pq.read_schema(fh).names
+            good.append(p)
+            present |= set(names)
+        except Exception as exc:  # pyarrow raises several types for a damaged footer
+            problems.append(f"{p}: unreadable Parquet ({type(exc).__name__}: {exc})")
+    done = {_journal_stem(p) for p in good}
+    tables: list[pa.Table] = []
+    for j in info.journal_files:
+        if _journal_stem(j) in done:
+            continue
+        rows, jp = read_journal(j, fs)
+        problems += jp
+        if rows:
+            t = rows_to_table(rows)
+            tables.append(t)
+            present |= set(t.column_names)
+    schema = question_schema(DEFAULT_KS + tuple(sorted(extra_ks(present))))
+    if columns is not None:
+        schema = pa.schema([schema.field(c) for c in columns if c in schema.names])
+    proj = projection(present, schema)
+    parts: list[str] = []
+    params: dict[str, Any] = {}
+    registered: list[str] = []
+    if good:
+        params[f"{alias}_paths"] = [to_url(p) for p in good]
+        parts.append(f"SELECT {proj} FROM read_parquet(${alias}_paths, union_by_name=true)")
+    for t in tables:
+        name = f"journal_{uuid.uuid4().hex}"
+        cur.register(name, t)
+        registered.append(name)
+        cols = set(t.column_names)
+        parts.append(f"SELECT {projection(cols, schema)} FROM {name}")
+    empty = not parts
+    if empty:
+        parts.append(f"SELECT {projection(set(), schema)} WHERE false")
+    try:
+        yield RunSource("(" + " UNION ALL ".join(parts) + ")", params, problems, empty)
+    finally:
+        for name in registered:
+            cur.unregister(name)

@@ -1,0 +1,206 @@
+"""Named SQL of the query layer.
+
+`{src}`-style placeholders are filled only with FROM-clause text built in this package
+(a run's files, the cache files) or identifiers from a whitelist; every user value is a
+`$name` bound parameter.
+"""
+
+# ---- cache maintenance -------------------------------------------------------------------
+
+# The narrow per-question rows kept for cross-run views (history, flakiness, failures).
+NARROW_FROM_RUN = """
+SELECT $run_id::VARCHAR AS run_id, {cols}
+FROM {src}
+"""
+
+# ---- runs overview -----------------------------------------------------------------------
+
+RUNS_OVERVIEW = """
+SELECT *
+FROM {summary}
+WHERE ($status IS NULL OR status = $status)
+  AND ($config IS NULL OR config_name = $config)
+  AND ($dataset IS NULL OR dataset_name = $dataset)
+  AND ($dataset_version IS NULL OR dataset_version = $dataset_version)
+  AND (len($tags) = 0 OR list_has_all(tags, $tags))
+ORDER BY created_at DESC, run_id DESC
+"""
+
+METRIC_TREND = """
+SELECT run_id, created_at, config_name, dataset_name, dataset_version, status,
+       "{metric}" AS value, {p10} AS p10
+FROM {summary}
+WHERE ($config IS NULL OR config_name = $config)
+  AND ($dataset IS NULL OR dataset_name = $dataset)
+  AND ($dataset_version IS NULL OR dataset_version = $dataset_version)
+  AND (len($tags) = 0 OR list_has_all(tags, $tags))
+ORDER BY created_at, run_id
+"""
+
+RECALL_CURVE = """
+SELECT s.run_id, s.created_at, s.config_name, k.k,
+       CASE k.k {cases} END AS recall
+FROM {summary} s, (SELECT unnest($ks) AS k) k
+WHERE len($run_ids) = 0 OR list_contains($run_ids, s.run_id)
+ORDER BY s.created_at, s.run_id, k.k
+"""
+
+COST_QUALITY = """
+WITH s AS (
+  SELECT run_id, created_at, config_name, dataset_name, dataset_version,
+         "{quality}" AS quality,
+         total_ms_p95 AS latency_p95_ms,
+         total_cost_per_question AS cost_per_question,
+         retrieval_ms_p95, generation_ms_p95, ttft_ms_p95
+  FROM {summary}
+  WHERE (len($run_ids) = 0 OR list_contains($run_ids, run_id))
+    AND "{quality}" IS NOT NULL
+)
+SELECT s.*,
+  EXISTS (SELECT 1 FROM s o WHERE o.quality >= s.quality
+          AND o.latency_p95_ms <= s.latency_p95_ms
+          AND (o.quality > s.quality OR o.latency_p95_ms < s.latency_p95_ms)
+  ) AS dominated_latency,
+  EXISTS (SELECT 1 FROM s o WHERE o.quality >= s.quality
+          AND o.cost_per_question <= s.cost_per_question
+          AND (o.quality > s.quality OR o.cost_per_question < s.cost_per_question)
+  ) AS dominated_cost,
+  EXISTS (SELECT 1 FROM s o WHERE o.quality >= s.quality
+          AND o.latency_p95_ms <= s.latency_p95_ms
+          AND o.cost_per_question <= s.cost_per_question
+          AND (o.quality > s.quality OR o.latency_p95_ms < s.latency_p95_ms
+               OR o.cost_per_question < s.cost_per_question)
+  ) AS dominated
+FROM s
+ORDER BY quality DESC, run_id
+"""
+
+FAILURE_COUNTS = """
+SELECT s.run_id, s.created_at, f.failure_type,
+       CASE f.failure_type {cases} END AS n,
+       CASE f.failure_type {cases} END / nullif(s.n_questions, 0) AS share
+FROM {summary} s, (SELECT unnest($types) AS failure_type) f
+WHERE len($run_ids) = 0 OR list_contains($run_ids, s.run_id)
+ORDER BY s.created_at DESC, s.run_id, f.failure_type
+"""
+
+# ---- one run, by path ---------------------------------------------------------------------
+
+QUESTION_WHERE = """
+  ($no_ft OR list_contains($failure_types, failure_type))
+  AND (len($tags) = 0 OR list_has_any(tags, $tags))
+  AND ($answerable IS NULL OR answerable = $answerable)
+  AND ($search IS NULL
+       OR question ILIKE $search ESCAPE '\\'
+       OR answer ILIKE $search ESCAPE '\\')
+"""
+
+QUESTION_COUNT = """
+SELECT count(*) FROM {src} WHERE {where}
+"""
+
+QUESTION_PAGE = """
+SELECT run_id, question_id, question, answer, answerable, tags, failure_type, refused,
+       {metric_cols}, retrieval_ms, generation_ms, ttft_ms, total_ms,
+       cost_usd, judge_cost_usd, error,
+       len(unsupported_claims) AS n_unsupported_claims
+FROM {src}
+WHERE {where}
+ORDER BY {order}, question_id
+LIMIT $limit OFFSET $offset
+"""
+
+BOTTOM_QUESTIONS = """
+WITH r AS (SELECT * FROM {src} WHERE "{metric}" IS NOT NULL),
+cut AS (SELECT quantile_cont("{metric}", $q) AS threshold FROM r)
+SELECT r.question_id, r.question, r.answer, r.failure_type, r.tags,
+       r."{metric}" AS value, cut.threshold
+FROM r, cut
+WHERE r."{metric}" <= cut.threshold
+ORDER BY value, question_id
+"""
+
+RERANK_CANDIDATES = """
+WITH r AS (
+  SELECT question_id, question, failure_type, gold_ids, retrieved_ids,
+         recall_at_5, recall_at_20, mrr,
+         list_min(list_transform(list_distinct(gold_ids),
+                                 lambda g: list_position(retrieved_ids, g))) AS first_gold_rank
+  FROM {src}
+  WHERE answerable
+)
+SELECT question_id, question, failure_type, first_gold_rank, recall_at_5, recall_at_20, mrr
+FROM r
+WHERE first_gold_rank BETWEEN $lo AND $hi
+ORDER BY first_gold_rank, question_id
+"""
+
+QUESTION_ONE = """
+SELECT * FROM {src} WHERE question_id = $question_id LIMIT 1
+"""
+
+DISTRIBUTION = """
+SELECT question_id, "{metric}" AS value
+FROM {src}
+WHERE "{metric}" IS NOT NULL
+ORDER BY value, question_id
+"""
+
+# ---- cross-run, from the narrow cache ----------------------------------------------------
+
+QUESTION_HISTORY = """
+SELECT m.run_id, s.created_at, s.config_name, s.dataset_name, s.dataset_version, s.status,
+       m.* EXCLUDE (run_id)
+FROM {metrics} m JOIN {summary} s USING (run_id)
+WHERE m.question_id = $question_id
+  AND ($dataset IS NULL OR s.dataset_name = $dataset)
+ORDER BY s.created_at, m.run_id
+"""
+
+FLAKY_QUESTIONS = """
+WITH h AS (
+  SELECT m.question_id, m.run_id, s.created_at, m.failure_type, m.answer_correctness,
+         (m.failure_type = 'ok') AS is_ok,
+         (m.answer_correctness >= $threshold) AS is_correct
+  FROM {metrics} m JOIN {summary} s USING (run_id)
+  WHERE s.dataset_name = $dataset
+    AND ($dataset_version IS NULL OR s.dataset_version = $dataset_version)
+),
+t AS (
+  SELECT *,
+    lag(is_ok) OVER w AS prev_ok,
+    lag(is_correct) OVER w AS prev_correct
+  FROM h
+  WINDOW w AS (PARTITION BY question_id ORDER BY created_at, run_id)
+)
+SELECT question_id,
+       count(*) AS n_runs,
+       count(*) FILTER (WHERE is_ok) AS n_ok,
+       count(DISTINCT failure_type) AS n_failure_types,
+       count(*) FILTER (WHERE is_ok IS DISTINCT FROM prev_ok AND prev_ok IS NOT NULL
+                        AND is_ok IS NOT NULL) AS verdict_flips,
+       count(*) FILTER (WHERE is_correct IS DISTINCT FROM prev_correct
+                        AND prev_correct IS NOT NULL AND is_correct IS NOT NULL)
+         AS correctness_flips,
+       min(answer_correctness) AS correctness_min,
+       max(answer_correctness) AS correctness_max,
+       list(failure_type ORDER BY created_at, run_id) AS failure_types
+FROM t
+GROUP BY question_id
+HAVING count(*) >= $min_runs AND (verdict_flips > 0 OR correctness_flips > 0)
+ORDER BY verdict_flips + correctness_flips DESC, question_id
+"""
+
+# ---- comparison ----------------------------------------------------------------------------
+
+PAIRED_ROWS = """
+SELECT b.question_id, b.question,
+       b.failure_type AS base_failure_type, c.failure_type AS failure_type,
+       {pairs}
+FROM {base} b JOIN {cand} c USING (question_id)
+ORDER BY b.question_id
+"""
+
+RUN_MEANS = """
+SELECT count(*) AS n_questions, {cols} FROM {src}
+"""

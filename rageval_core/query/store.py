@@ -1,0 +1,506 @@
+"""`ResultsStore`: a results location, its DuckDB connection and its derived cache.
+
+The run folders are the source of truth. The cache holds, for every finished run (complete
+or failed), one summary row (`run_summary.parquet`: manifest fields + `summarize_run`) and
+its narrow per-question rows (`metrics/seg-*.parquet`: ids, metrics, failure type, tags,
+latency, cost). A finished run does not change, so the cache is keyed by run id plus a
+fingerprint of its files (names, sizes, mtimes) and updated run by run: new runs go into a
+new segment, segments are merged when there are too many, and the summary file is swapped
+in with a rename. Running runs are summarised from their journals at every refresh and
+never cached. Any broken run becomes a `RunProblem`; nothing here raises for one.
+
+The cache lives in `<results>/.rageval/` for a local, writable location (unless
+`read_only=True`), else under `$XDG_CACHE_HOME/rageval/<hash of location>/`. In read-only
+mode nothing is ever written into the results location.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from rageval_core.errors import ResultsError
+from rageval_core.query import sql
+from rageval_core.query.source import bind, open_run
+from rageval_core.query.summary import (
+    COST_COLUMNS,
+    LATENCY_COLUMNS,
+    QUALITY_METRICS,
+    SUMMARY_KEYS,
+    summarize_run,
+)
+from rageval_core.results import (
+    SCHEMA_VERSION,
+    RunInfo,
+    filesystem,
+    inspect_run,
+    is_remote,
+    list_runs,
+    results_location,
+    validate_run_id,
+    write_parquet,
+)
+
+CACHE_VERSION = 1
+MAX_SEGMENTS = 8  # more than this and the next update merges them into one file
+
+NARROW_COLUMNS: tuple[str, ...] = (
+    "question_id",
+    "answerable",
+    "tags",
+    "failure_type",
+    "refused",
+    *QUALITY_METRICS,
+    *LATENCY_COLUMNS,
+    *COST_COLUMNS,
+)
+
+_MANIFEST_FIELDS: list[tuple[str, pa.DataType]] = [
+    ("run_id", pa.string()),
+    ("created_at", pa.string()),
+    ("finished_at", pa.string()),
+    ("status", pa.string()),
+    ("config_name", pa.string()),
+    ("params", pa.string()),  # JSON of the pipeline parameters
+    ("config", pa.string()),  # JSON of the whole config
+    ("dataset_name", pa.string()),
+    ("dataset_version", pa.string()),
+    ("dataset_sha256", pa.string()),
+    ("dataset_n_questions", pa.int64()),
+    ("judge_kind", pa.string()),
+    ("judge_model", pa.string()),
+    ("judge_version", pa.string()),
+    ("git_commit", pa.string()),
+    ("tags", pa.list_(pa.string())),
+    ("schema_version", pa.int64()),
+]
+SUMMARY_SCHEMA = pa.schema(
+    _MANIFEST_FIELDS
+    + [(k, pa.int64() if k.startswith(("n_", "failure_")) else pa.float64()) for k in SUMMARY_KEYS]
+    + [
+        ("problems", pa.list_(pa.string())),
+        ("fingerprint", pa.string()),
+        ("segment", pa.string()),
+    ]
+)
+"""One row per run in `run_summary.parquet` (and the runs overview)."""
+
+
+@dataclass(frozen=True)
+class RunProblem:
+    """Something wrong with one run (or, with an empty run_id, with the cache)."""
+
+    run_id: str
+    message: str
+
+
+@dataclass(frozen=True)
+class _State:
+    summary_path: str | None
+    segments: tuple[str, ...]
+    live_summary: pa.Table
+    live_metrics: pa.Table
+    runs: tuple[RunInfo, ...]
+    problems: tuple[RunProblem, ...]
+    refreshed_at: float
+
+
+def _flat_params(config: dict[str, Any]) -> dict[str, Any]:
+    pipeline = config.get("pipeline")
+    if isinstance(config.get("params"), dict):
+        return config["params"]
+    if isinstance(pipeline, dict) and isinstance(pipeline.get("params"), dict):
+        return pipeline["params"]
+    return {}
+
+
+def manifest_row(info: RunInfo) -> dict[str, Any]:
+    """The manifest half of a summary row."""
+    m = info.manifest
+    if m is None:
+        return {"run_id": info.run_id, "status": info.status, "tags": []}
+    config = dict(m.config)
+    return {
+        "run_id": m.run_id,
+        "created_at": m.created_at,
+        "finished_at": m.finished_at,
+        "status": info.status,
+        "config_name": str(config.get("name") or ""),
+        "params": json.dumps(_flat_params(config), sort_keys=True, default=str),
+        "config": json.dumps(config, sort_keys=True, default=str),
+        "dataset_name": m.dataset.name,
+        "dataset_version": m.dataset.version,
+        "dataset_sha256": m.dataset.sha256,
+        "dataset_n_questions": m.dataset.n_questions,
+        "judge_kind": m.judge.kind,
+        "judge_model": m.judge.model,
+        "judge_version": m.judge.version,
+        "git_commit": m.git_commit,
+        "tags": list(m.tags),
+        "schema_version": m.schema_version,
+    }
+
+
+class ResultsStore:
+    """A results location opened for queries; share one per process, a cursor per query.
+
+    `refresh()` re-lists the runs, updates the cache for finished runs whose files changed
+    and re-reads running runs' journals. Query functions never refresh by themselves;
+    call `refresh()` (or `maybe_refresh(max_age)`) when new runs should appear.
+    """
+
+    def __init__(
+        self,
+        location: str | os.PathLike[str] | None = None,
+        *,
+        read_only: bool = False,
+        cache_dir: str | os.PathLike[str] | None = None,
+        refresh: bool = True,
+    ):
+        self.location = results_location(location)
+        self.read_only = read_only
+        self.fs, self.root = filesystem(self.location)
+        self.remote = is_remote(self.location)
+        self.con = duckdb.connect(":memory:")
+        if self.remote:
+            self.con.register_filesystem(self.fs)
+        self.cache_dir = Path(cache_dir) if cache_dir else self._pick_cache_dir()
+        self._lock = threading.Lock()
+        self._state = _State(None, (), _empty_summary(), _empty_metrics(), (), (), 0.0)
+        if refresh:
+            self.refresh()
+
+    # ------------------------------------------------------------------ plumbing
+
+    def _pick_cache_dir(self) -> Path:
+        if not self.remote and not self.read_only:
+            local = Path(self.root) / ".rageval"
+            try:
+                local.mkdir(parents=True, exist_ok=True)
+                if os.access(local, os.W_OK):
+                    return local
+            except OSError:
+                pass
+        key = self.location if self.remote else str(Path(self.root).resolve())
+        base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+        path = base / "rageval" / hashlib.sha256(key.encode()).hexdigest()[:16]
+        try:
+            path.mkdir(parents=True, exist_ok=True)
+        except OSError:
+            path = Path(tempfile.mkdtemp(prefix="rageval-cache-"))
+        return path
+
+    def to_url(self, path: str) -> str:
+        """The path DuckDB opens for a file of the location (a URL for object stores)."""
+        return self.fs.unstrip_protocol(path) if self.remote else path
+
+    def cursor(self) -> duckdb.DuckDBPyConnection:
+        """A fresh cursor: one per query, so dashboard sessions can share the store."""
+        return self.con.cursor()
+
+    def close(self) -> None:
+        self.con.close()
+
+    def __enter__(self) -> ResultsStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ------------------------------------------------------------------ runs
+
+    @property
+    def problems(self) -> list[RunProblem]:
+        """Every problem found at the last refresh, one per run and message."""
+        return list(self._state.problems)
+
+    def runs(self) -> list[RunInfo]:
+        """The runs seen at the last refresh, sorted by run id."""
+        return list(self._state.runs)
+
+    def run_info(self, run_id: str) -> RunInfo:
+        """A fresh look at one run folder (constant time); ResultsError when unreadable."""
+        validate_run_id(run_id)
+        info = inspect_run(self.location, run_id)
+        if not info.readable:
+            detail = "; ".join(info.problems) or "no questions file or journal"
+            raise ResultsError(f"run {run_id!r} cannot be read: {detail}")
+        return info
+
+    def fingerprint(self) -> str:
+        """A cheap key of the location's state (run folders + cache), for memoisation."""
+        st = self._state
+        h = hashlib.sha256()
+        for r in st.runs:
+            h.update(f"{r.run_id}:{r.status};".encode())
+        h.update(str(st.refreshed_at).encode())
+        return h.hexdigest()[:16]
+
+    @property
+    def refreshed_at(self) -> float:
+        return self._state.refreshed_at
+
+    def maybe_refresh(self, max_age_s: float = 10.0) -> bool:
+        """Refresh when the last refresh is older than `max_age_s`; True if it ran."""
+        if time.time() - self._state.refreshed_at < max_age_s:
+            return False
+        self.refresh()
+        return True
+
+    # ------------------------------------------------------------------ cache
+
+    def _run_fingerprint(self, info: RunInfo) -> str:
+        try:
+            entries = self.fs.ls(info.path, detail=True)
+        except OSError:
+            return ""
+        parts = []
+        for e in sorted(entries, key=lambda e: e["name"]):
+            name = e["name"].rstrip("/").rsplit("/", 1)[-1]
+            stamp = e.get("mtime") or e.get("LastModified") or e.get("ETag") or ""
+            parts.append(f"{name}:{e.get('size')}:{stamp}")
+        return hashlib.sha256("|".join(parts).encode()).hexdigest()[:20]
+
+    def _summary_file(self) -> Path:
+        return self.cache_dir / "run_summary.parquet"
+
+    def _load_cached(self) -> pa.Table:
+        path = self._summary_file()
+        try:
+            t = pq.read_table(path)
+            meta = t.schema.metadata or {}
+            if meta.get(b"rageval_cache_version") != str(CACHE_VERSION).encode():
+                return _empty_summary()
+            segs = {s for s in t.column("segment").to_pylist() if s}
+            if any(not (self.cache_dir / "metrics" / s).exists() for s in segs):
+                return _empty_summary()  # a segment went missing: rebuild
+            return t.cast(SUMMARY_SCHEMA)
+        except (OSError, pa.ArrowException, KeyError):
+            return _empty_summary()
+
+    def _narrow_rows(self, cur: duckdb.DuckDBPyConnection, info: RunInfo) -> pa.Table:
+        with open_run(cur, info, fs=self.fs, to_url=self.to_url, columns=NARROW_COLUMNS) as src:
+            q = sql.NARROW_FROM_RUN.format(cols="*", src=src.sql)
+            t = cur.sql(q, params=bind(q, {**src.params, "run_id": info.run_id})).to_arrow_table()
+        return t.cast(METRICS_SCHEMA)
+
+    def _summary_row(self, cur: duckdb.DuckDBPyConnection, info: RunInfo) -> dict[str, Any]:
+        agg = summarize_run(info, con=cur, fs=self.fs, to_url=self.to_url)
+        problems = list(dict.fromkeys(info.problems + agg.pop("problems")))
+        return {**manifest_row(info), **agg, "problems": problems}
+
+    def refresh(self) -> None:
+        """Re-list runs, bring the cache up to date, re-read running runs' journals."""
+        with self._lock:
+            self._state = self._refresh()
+
+    def _refresh(self) -> _State:
+        runs = list_runs(self.location)
+        problems: list[RunProblem] = []
+        finished: dict[str, tuple[RunInfo, str]] = {}
+        running: list[RunInfo] = []
+        for info in runs:
+            problems += [RunProblem(info.run_id, p) for p in info.problems]
+            m = info.manifest
+            if m is None or m.schema_version > SCHEMA_VERSION:
+                continue  # not a run we can describe; reported above
+            if info.status == "running":
+                running.append(info)
+            else:
+                finished[info.run_id] = (info, self._run_fingerprint(info))
+
+        cached = self._load_cached()
+        cached_fp = dict(
+            zip(
+                cached.column("run_id").to_pylist(),
+                cached.column("fingerprint").to_pylist(),
+                strict=True,
+            )
+        )
+        keep_ids = [r for r, fp in cached_fp.items() if r in finished and finished[r][1] == fp]
+        drop_ids = [r for r in cached_fp if r not in keep_ids]
+        add = [v for r, v in finished.items() if cached_fp.get(r) != v[1]]
+
+        cur = self.cursor()
+        try:
+            new_rows, new_tables = [], []
+            for info, fp in add:
+                row = self._summary_row(cur, info)
+                new_tables.append(self._narrow_rows(cur, info))
+                new_rows.append({**row, "fingerprint": fp})
+            summary = cached
+            if add or drop_ids:
+                summary = self._write_cache(cur, cached, keep_ids, drop_ids, new_rows, new_tables)
+            live_rows, live_tables = [], []
+            for info in running:
+                live_rows.append({**self._summary_row(cur, info), "fingerprint": "", "segment": ""})
+                live_tables.append(self._narrow_rows(cur, info))
+        finally:
+            cur.close()
+
+        for r in summary.to_pylist():
+            problems += [
+                RunProblem(r["run_id"], p)
+                for p in r["problems"] or ()
+                if p not in {q.message for q in problems if q.run_id == r["run_id"]}
+            ]
+        segs = sorted({s for s in summary.column("segment").to_pylist() if s})
+        live_summary = pa.Table.from_pylist(live_rows, schema=SUMMARY_SCHEMA)
+        for r in live_rows:
+            problems += [
+                RunProblem(r["run_id"], p)
+                for p in r["problems"]
+                if p not in {q.message for q in problems if q.run_id == r["run_id"]}
+            ]
+        return _State(
+            summary_path=str(self._summary_file()) if self._summary_file().exists() else None,
+            segments=tuple(str(self.cache_dir / "metrics" / s) for s in segs),
+            live_summary=live_summary,
+            live_metrics=pa.concat_tables([_empty_metrics(), *live_tables]),
+            runs=tuple(runs),
+            problems=tuple(problems),
+            refreshed_at=time.time(),
+        )
+
+    def _write_cache(
+        self,
+        cur: duckdb.DuckDBPyConnection,
+        cached: pa.Table,
+        keep_ids: list[str],
+        drop_ids: list[str],
+        new_rows: list[dict[str, Any]],
+        new_tables: list[pa.Table],
+    ) -> pa.Table:
+        seg_dir = self.cache_dir / "metrics"
+        seg_dir.mkdir(parents=True, exist_ok=True)
+        kept = [r for r in cached.to_pylist() if r["run_id"] in set(keep_ids)]
+        old_segments = {r["segment"] for r in cached.to_pylist() if r["segment"]}
+        seg_of = {r["run_id"]: r["segment"] for r in kept}
+        # segments holding a dropped run are rewritten without it
+        dirty = {r["segment"] for r in cached.to_pylist() if r["run_id"] in set(drop_ids)}
+        dirty.discard(None)
+        dirty.discard("")
+        live_segments = {s for s in seg_of.values()} - dirty
+        written: list[str] = []
+        try:
+            if dirty & {s for s in seg_of.values()}:
+                name = f"seg-{uuid.uuid4().hex}.parquet"
+                _merge_segments([seg_dir / s for s in sorted(dirty)], seg_dir / name, drop_ids)
+                written.append(name)
+                for rid, s in seg_of.items():
+                    if s in dirty:
+                        seg_of[rid] = name
+                live_segments.add(name)
+            if new_rows:
+                name = f"seg-{uuid.uuid4().hex}.parquet"
+                table = pa.concat_tables([_empty_metrics(), *new_tables])
+                write_parquet(seg_dir / name, table)
+                written.append(name)
+                live_segments.add(name)
+                for r in new_rows:
+                    r["segment"] = name
+            if len(live_segments) > MAX_SEGMENTS:
+                name = f"seg-{uuid.uuid4().hex}.parquet"
+                _merge_segments([seg_dir / s for s in sorted(live_segments)], seg_dir / name, [])
+                written.append(name)
+                live_segments = {name}
+                seg_of = dict.fromkeys(seg_of, name)
+                for r in new_rows:
+                    r["segment"] = name
+            for r in kept:
+                r["segment"] = seg_of[r["run_id"]]
+            table = pa.Table.from_pylist(kept + new_rows, schema=SUMMARY_SCHEMA)
+            table = table.replace_schema_metadata({"rageval_cache_version": str(CACHE_VERSION)})
+            write_parquet(self._summary_file(), table)
+        except BaseException:
+            for name in written:
+                (seg_dir / name).unlink(missing_ok=True)
+            raise
+        # Old segments are no longer referenced; a reader holding the old summary retries.
+        for s in old_segments - live_segments:
+            (seg_dir / s).unlink(missing_ok=True)
+        return table
+
+    # ------------------------------------------------------------------ sources for views
+
+    @contextmanager
+    def summary_source(self, cur: duckdb.DuckDBPyConnection) -> Iterator[tuple[str, dict]]:
+        """FROM text over every run's summary row (cached finished runs + live running)."""
+        st = self._state
+        parts, params = [], {}
+        if st.summary_path:
+            parts.append("SELECT * FROM read_parquet($summary_path)")
+            params["summary_path"] = st.summary_path
+        name = f"live_summary_{uuid.uuid4().hex}"
+        cur.register(name, st.live_summary)
+        parts.append(f"SELECT * FROM {name}")
+        try:
+            yield "(" + " UNION ALL BY NAME ".join(parts) + ")", params
+        finally:
+            cur.unregister(name)
+
+    @contextmanager
+    def metrics_source(self, cur: duckdb.DuckDBPyConnection) -> Iterator[tuple[str, dict]]:
+        """FROM text over the narrow per-question rows of every run."""
+        st = self._state
+        parts, params = [], {}
+        if st.segments:
+            parts.append("SELECT * FROM read_parquet($metric_paths)")
+            params["metric_paths"] = list(st.segments)
+        name = f"live_metrics_{uuid.uuid4().hex}"
+        cur.register(name, st.live_metrics)
+        parts.append(f"SELECT * FROM {name}")
+        try:
+            yield "(" + " UNION ALL BY NAME ".join(parts) + ")", params
+        finally:
+            cur.unregister(name)
+
+    @contextmanager
+    def run_source(self, cur: duckdb.DuckDBPyConnection, run_id: str, alias: str = "run"):
+        """FROM text over one run's rows, read from its own files by path."""
+        info = self.run_info(run_id)
+        with open_run(cur, info, fs=self.fs, to_url=self.to_url, alias=alias) as src:
+            yield src
+
+
+def _metrics_schema() -> pa.Schema:
+    from rageval_core.results import QUESTION_SCHEMA
+
+    return pa.schema([("run_id", pa.string())] + [QUESTION_SCHEMA.field(c) for c in NARROW_COLUMNS])
+
+
+METRICS_SCHEMA = _metrics_schema()
+"""Columns of the narrow cross-run table (`metrics/seg-*.parquet`)."""
+
+
+def _merge_segments(paths: list[Path], out: Path, drop: list[str]) -> None:
+    """Write the rows of `paths` minus the runs in `drop` into one new segment."""
+    table = pa.concat_tables(
+        [_empty_metrics(), *(pq.read_table(p).cast(METRICS_SCHEMA) for p in paths)]
+    )
+    if drop:
+        table = table.filter(pc.invert(pc.is_in(table.column("run_id"), pa.array(drop))))
+    write_parquet(out, table)
+
+
+def _empty_summary() -> pa.Table:
+    return SUMMARY_SCHEMA.empty_table()
+
+
+def _empty_metrics() -> pa.Table:
+    return METRICS_SCHEMA.empty_table()

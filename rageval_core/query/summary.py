@@ -1,0 +1,138 @@
+"""A run's aggregates (one row of the Runs table), computed in DuckDB over its own files.
+
+Key names double as metric names everywhere else: `<metric>` is the run-level mean,
+`<metric>_p10` the continuous 10th percentile (SPEC §5), so a threshold file can say
+`faithfulness_p10: {min: 0.5}` and mean exactly this value.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import duckdb
+import fsspec
+
+from rageval_core.models import FAILURE_TYPES
+from rageval_core.query.source import bind, open_run
+from rageval_core.results import DEFAULT_KS, RunInfo, retrieval_columns
+
+QUALITY_METRICS: tuple[str, ...] = (
+    *retrieval_columns(DEFAULT_KS),
+    "faithfulness",
+    "answer_correctness",
+)
+LATENCY_COLUMNS: tuple[str, ...] = ("retrieval_ms", "generation_ms", "ttft_ms", "total_ms")
+COST_COLUMNS: tuple[str, ...] = ("cost_usd", "judge_cost_usd")
+# Below these a question counts in the "share below threshold" figures (SPEC §5 uses 0.8
+# for unfaithful; 0.5 is the usual pass mark for a graded correctness score).
+DEFAULT_BELOW: Mapping[str, float] = {"faithfulness": 0.8, "answer_correctness": 0.5}
+
+
+def _summary_select() -> str:
+    # Built once from the fixed metric whitelist above; no caller-supplied identifier.
+    parts = [
+        "count(*) AS n_questions",
+        "count(*) FILTER (WHERE answerable) AS n_answerable",
+        "count(*) FILTER (WHERE answerable = false) AS n_unanswerable",
+        "count(*) FILTER (WHERE error IS NOT NULL OR failure_type = 'error') AS n_errors",
+    ]
+    for m in QUALITY_METRICS:
+        parts.append(f'avg("{m}") AS "{m}"')
+        parts.append(f'quantile_cont("{m}", 0.1) AS "{m}_p10"')
+    parts += [
+        "avg(CASE WHEN faithfulness IS NULL THEN NULL "
+        "WHEN faithfulness < $below_faithfulness THEN 1.0 ELSE 0.0 END) "
+        "AS faithfulness_below_threshold",
+        "avg(CASE WHEN answer_correctness IS NULL THEN NULL "
+        "WHEN answer_correctness < $below_correctness THEN 1.0 ELSE 0.0 END) "
+        "AS answer_correctness_below_threshold",
+        "avg(recall_at_5 - recall_at_20) AS recall_gap",
+        "avg(CASE WHEN answerable = false AND refused IS NOT NULL "
+        "THEN (NOT refused)::DOUBLE END) AS missed_refusal_rate",
+        "avg(CASE WHEN answerable AND refused IS NOT NULL "
+        "THEN refused::DOUBLE END) AS false_refusal_rate",
+    ]
+    for c in LATENCY_COLUMNS:
+        parts.append(f'quantile_cont("{c}", 0.5) AS "{c}_p50"')
+        parts.append(f'quantile_cont("{c}", 0.95) AS "{c}_p95"')
+    for c in COST_COLUMNS:
+        parts.append(f'avg(coalesce("{c}", 0)) AS "{c}_per_question"')
+        parts.append(f'coalesce(sum("{c}"), 0) AS "{c}_total"')
+    parts.append(
+        "avg(coalesce(cost_usd, 0) + coalesce(judge_cost_usd, 0)) AS total_cost_per_question"
+    )
+    for ft in FAILURE_TYPES:
+        parts.append(f"count(*) FILTER (WHERE failure_type = '{ft}') AS \"failure_{ft}\"")
+    return ",\n  ".join(parts)
+
+
+SUMMARY_SQL = "SELECT\n  " + _summary_select() + "\nFROM {src}"
+
+SUMMARY_KEYS: tuple[str, ...] = (
+    "n_questions",
+    "n_answerable",
+    "n_unanswerable",
+    "n_errors",
+    *(k for m in QUALITY_METRICS for k in (m, f"{m}_p10")),
+    "faithfulness_below_threshold",
+    "answer_correctness_below_threshold",
+    "recall_gap",
+    "missed_refusal_rate",
+    "false_refusal_rate",
+    *(f"{c}_{q}" for c in LATENCY_COLUMNS for q in ("p50", "p95")),
+    *(f"{c}_{s}" for c in COST_COLUMNS for s in ("per_question", "total")),
+    "total_cost_per_question",
+    *(f"failure_{ft}" for ft in FAILURE_TYPES),
+)
+"""Every key `summarize_run` returns, in order (counts are ints, the rest float or None)."""
+
+
+def summarize_run(
+    info: RunInfo,
+    *,
+    con: duckdb.DuckDBPyConnection | None = None,
+    fs: fsspec.AbstractFileSystem | None = None,
+    to_url: Any = None,
+    below: Mapping[str, float] | None = None,
+) -> dict[str, Any]:
+    """The run's aggregates, keyed by `SUMMARY_KEYS`, plus `problems` (list of str).
+
+    Reads the run's own Parquet shard(s) by path, or its journal(s) while running.
+    Retrieval means cover answerable questions only (their metrics are NULL otherwise);
+    missed_refusal_rate is over unanswerable questions, false_refusal_rate over
+    answerable ones; latency quantiles are continuous; costs treat a missing value as 0.
+    Never raises for a damaged run: what it could not read is listed in `problems`.
+    """
+    below = {**DEFAULT_BELOW, **(below or {})}
+    own = con is None
+    con = con or duckdb.connect()
+    cur = con.cursor()
+    try:
+        with open_run(cur, info, fs=fs, to_url=to_url or (lambda p: p)) as src:
+            sql = SUMMARY_SQL.format(src=src.sql)
+            params = {
+                **src.params,
+                "below_faithfulness": float(below["faithfulness"]),
+                "below_correctness": float(below["answer_correctness"]),
+            }
+            problems = list(src.problems)
+            try:
+                rel = cur.execute(sql, bind(sql, params))
+                names = [d[0] for d in rel.description]
+                row = rel.fetchone()
+                out = dict(zip(names, row, strict=True))
+            except duckdb.Error as exc:
+                problems.append(f"{info.path}: unreadable rows ({type(exc).__name__}: {exc})")
+                out = {k: (0 if k.startswith(("n_", "failure_")) else None) for k in SUMMARY_KEYS}
+    finally:
+        cur.close()
+        if own:
+            con.close()
+    for k, v in out.items():
+        if k.startswith(("n_", "failure_")):
+            out[k] = int(v or 0)
+        elif v is not None:
+            out[k] = float(v)
+    out["problems"] = problems
+    return out
