@@ -62,10 +62,6 @@ def _listed(words: frozenset[str] | set[str]) -> str:
     return ", ".join(shown) + (f" (+{more} more)" if more > 0 else "")
 
 
-def _has_digit(token: str) -> bool:
-    return any(ch.isdigit() for ch in token)
-
-
 def check_claim(
     text: str, t: Terms, retrieved: tuple[RetrievedChunk, ...], threshold: float
 ) -> Claim:
@@ -78,15 +74,14 @@ def check_claim(
     rival: tuple[float, str, str, frozenset[str]] | None = None
     words = t.content - t.numbers
     for chunk in retrieved:
-        for sentence, tokens in sentence_terms(chunk.text):
+        for sentence, tokens, numbers in sentence_terms(chunk.text):
             score = (t.key <= tokens, len(t.content & tokens) / n)
             if score > best:
                 best, best_at = score, (chunk.id, sentence, tokens)
-            if t.numbers and words and not t.numbers <= tokens:
+            if t.numbers and words and numbers and not t.numbers <= tokens:
                 share = len(words & tokens) / len(words)
                 if share >= threshold and (rival is None or share > rival[0]):
-                    if any(_has_digit(tok) for tok in tokens):
-                        rival = (share, chunk.id, sentence, tokens)
+                    rival = (share, chunk.id, sentence, numbers)
     keys_ok, share = best
     chunk_id, sentence, tokens = best_at
     if keys_ok and share >= threshold:
@@ -98,15 +93,14 @@ def check_claim(
             reason=f"{share:.0%} of content words found in {chunk_id}",
         )
     if rival is not None:
-        _, r_id, r_sentence, r_tokens = rival
-        theirs = {tok for tok in r_tokens if _has_digit(tok)} - t.numbers
+        _, r_id, r_sentence, r_numbers = rival
         return Claim(
             text,
             "contradicted",
             evidence_chunk_id=r_id,
             evidence=r_sentence,
-            reason=f"{r_id} says {_listed(theirs or r_tokens & t.numbers)} "
-            f"where the answer says {_listed(t.numbers - r_tokens)}",
+            reason=f"{r_id} says {_listed(r_numbers - t.numbers or r_numbers)} "
+            f"where the answer says {_listed(t.numbers - r_numbers)}",
         )
     missing_keys = t.key - tokens
     if missing_keys:

@@ -20,6 +20,7 @@ _CLAUSE_BREAK = re.compile(
     r"\s*;\s*|,\s+(?:and|but|while|whereas|although|though|so|yet)\s+|\s+but\s+|\s+whereas\s+"
 )
 # Numbers keep their inner separators ("1,200", "3.5", "10:30", "v2") so they match exactly.
+_DIGIT = re.compile(r"\d")
 _TOKEN = re.compile(r"[^\W_]*\d[^\W_]*(?:[.,:/-]\d+)*%?|[^\W\d_]+(?:['’][^\W\d_]+)?")
 
 STOPWORDS = frozenset(
@@ -126,8 +127,12 @@ class Terms:
         return self.numbers | self.names
 
 
+def has_digit(token: str) -> bool:
+    return _DIGIT.search(token) is not None
+
+
 def _normal(token: str) -> str:
-    if any(ch.isdigit() for ch in token):
+    if has_digit(token):
         return _norm_number(token.lower())
     return stem(token.lower().replace("’", "'"))
 
@@ -143,7 +148,7 @@ def terms(text: str, sentence_start: bool = True) -> Terms:
             continue
         norm = _normal(tok)
         content.add(norm)
-        if any(ch.isdigit() for ch in tok):
+        if has_digit(tok):
             numbers.add(norm)
         elif tok[0].isupper() and (i > 0 or not sentence_start or (len(tok) > 1 and tok.isupper())):
             names.add(norm)
@@ -155,15 +160,19 @@ def content_words(text: str) -> frozenset[str]:
 
 
 @lru_cache(maxsize=65536)
-def sentence_terms(text: str) -> tuple[tuple[str, frozenset[str]], ...]:
-    """(sentence, all its normalised tokens) for each sentence of a chunk.
+def sentence_terms(text: str) -> tuple[tuple[str, frozenset[str], frozenset[str]], ...]:
+    """(sentence, all its normalised tokens, its numbers) for each sentence of a chunk.
 
     Cached by chunk text: a run retrieves the same chunks for many questions, and this is
     where the offline judge spends its time. Evidence is matched against every token, not
     only content words, so a claim's name that happens to be a stopword-looking word still
     counts as found.
     """
-    return tuple((s, frozenset(_normal(t) for t in raw_tokens(s))) for s in split_sentences(text))
+    out = []
+    for sentence in split_sentences(text):
+        tokens = frozenset(_normal(t) for t in raw_tokens(sentence))
+        out.append((sentence, tokens, frozenset(t for t in tokens if has_digit(t))))
+    return tuple(out)
 
 
 def is_refusal(sentence: str) -> bool:
