@@ -20,7 +20,7 @@ import yaml
 from rageval_core.errors import ConfigError, ResultsError
 from rageval_core.query.store import ResultsStore
 from rageval_core.query.summary import SUMMARY_KEYS, summarize_run
-from rageval_core.results import validate_run_id
+from rageval_core.results import list_runs, validate_run_id
 
 CHECK_METRICS: tuple[str, ...] = SUMMARY_KEYS
 DEFAULT_CHECK_METRICS: tuple[str, ...] = (
@@ -152,11 +152,15 @@ def resolve_baseline(store: ResultsStore, run_id: str, baseline: str | None) -> 
         return None
     if baseline != "latest":
         return store.run_info(baseline).run_id
-    from rageval_core.query.views import runs_overview
-
-    runs = runs_overview(store, status="complete")
-    others = runs[runs["run_id"] != run_id]
-    return None if others.empty else str(others["run_id"].iloc[0])
+    # Manifests only: no run needs summarising to find the newest complete one.
+    done = [
+        r
+        for r in list_runs(store.location)
+        if r.run_id != run_id and r.status == "complete" and r.manifest and r.readable
+    ]
+    if not done:
+        return None
+    return max(done, key=lambda r: (r.manifest.created_at, r.run_id)).run_id
 
 
 def check_run(

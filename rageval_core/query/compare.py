@@ -281,9 +281,18 @@ def compare_runs(
         else pd.DataFrame(columns=change_cols)
     )
     if not changes.empty:
-        changes = changes.sort_values(
-            ["run_id", "kind", "metric", "delta", "question_id"], kind="stable"
-        ).reset_index(drop=True)
+        # flips first, then the largest changes
+        size = changes["delta"].abs().fillna(np.inf)
+        changes = (
+            changes.assign(_size=size)
+            .sort_values(
+                ["run_id", "kind", "_size", "question_id"],
+                ascending=[True, True, False, True],
+                kind="stable",
+            )
+            .drop(columns="_size")
+            .reset_index(drop=True)
+        )
     return Comparison(
         run_ids=tuple(ids),
         baseline=ids[0],
@@ -293,3 +302,79 @@ def compare_runs(
         warnings=tuple(dict.fromkeys(warnings)),
         tolerance=float(tolerance),
     )
+
+
+def _f(v: Any, digits: int = 3) -> str:
+    if v is None or (isinstance(v, float) and np.isnan(v)):
+        return "—"
+    return f"{v:.{digits}f}"
+
+
+def format_comparison(c: Comparison, fmt: str = "table", max_questions: int = 10) -> str:
+    """The comparison as a terminal table or Markdown (for a pull-request comment)."""
+    md = fmt == "markdown"
+    out: list[str] = []
+
+    def table(header: list[str], rows: list[list[str]]) -> None:
+        if md:
+            out.append("| " + " | ".join(header) + " |")
+            out.append("|" + "|".join("---" for _ in header) + "|")
+            out.extend("| " + " | ".join(r) + " |" for r in rows)
+        else:
+            widths = [max(len(x) for x in col) for col in zip(header, *rows, strict=True)]
+            for r in [header, *rows]:
+                out.append("  ".join(x.ljust(w) for x, w in zip(r, widths, strict=True)).rstrip())
+        out.append("")
+
+    title = f"Comparison against baseline {c.baseline}"
+    out += [f"### {title}" if md else title, ""]
+    for w in c.warnings:
+        out.append(f"- ⚠ {w}" if md else f"warning: {w}")
+    if c.warnings:
+        out.append("")
+    others = [r for r in c.run_ids if r != c.baseline]
+    m = c.metrics
+    header = ["metric", c.baseline, *[x for r in others for x in (r, "delta", "95% CI")]]
+    rows = []
+    for metric in dict.fromkeys(m["metric"]):
+        sub = m[m["metric"] == metric].set_index("run_id")
+        row = [metric, _f(sub.loc[c.baseline, "mean"])]
+        for r in others:
+            d, lo, hi = sub.loc[r, "delta"], sub.loc[r, "ci_low"], sub.loc[r, "ci_high"]
+            mark = " *" if sub.loc[r, "significant"] else ""
+            row += [
+                _f(sub.loc[r, "mean"]),
+                ("—" if d is None or np.isnan(d) else f"{d:+.3f}") + mark,
+                f"[{_f(lo)}, {_f(hi)}]",
+            ]
+        rows.append(row)
+    table(header, rows)
+    diff = c.config_diff[c.config_diff["differs"]]
+    if not diff.empty:
+        out += ["Config differences:" if not md else "**Config differences**", ""]
+        table(
+            ["key", *c.run_ids],
+            [
+                [k, *[str(v) for v in vals]]
+                for k, *vals in diff[["key", *c.run_ids]].itertuples(index=False)
+            ],
+        )
+    for kind in ("regression", "improvement"):
+        ch = c.changes[c.changes["kind"] == kind]
+        label = f"{kind.capitalize()}s ({len(ch)} question-metric pairs, tolerance {c.tolerance:g})"
+        out += [f"**{label}**" if md else label, ""]
+        if ch.empty:
+            continue
+        rows = [
+            [
+                r.run_id,
+                str(r.question_id),
+                r.metric,
+                f"{r.base_failure_type} → {r.failure_type}"
+                if r.metric == "failure_type"
+                else f"{_f(r.base)} → {_f(r.value)} ({r.delta:+.3f})",
+            ]
+            for r in ch.head(max_questions).itertuples(index=False)
+        ]
+        table(["run", "question", "metric", "change"], rows)
+    return "\n".join(out).rstrip() + "\n"

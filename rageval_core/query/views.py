@@ -185,7 +185,7 @@ def cost_quality(
 
 
 def failure_counts(store: ResultsStore, run_ids: Iterable[str] | None = None) -> pd.DataFrame:
-    """Questions per failure type per run, long form (run_id, created_at, failure_type, n, share)."""
+    """Questions per failure type per run, long form: run_id, created_at, failure_type, n, share."""
     ids = [validate_run_id(r) for r in run_ids or ()]
     cases = " ".join(f"WHEN '{ft}' THEN s.\"failure_{ft}\"" for ft in FAILURE_TYPES)
     cur = store.cursor()

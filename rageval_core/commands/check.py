@@ -1,0 +1,57 @@
+"""`rageval check RUN`: the CI gate — thresholds and drops vs a baseline; exit 1 on a breach."""
+
+from __future__ import annotations
+
+import argparse
+
+from rageval_core.results import results_location
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "check",
+        help="gate a run on thresholds (exit 1 on a breach)",
+        description="Check a run's figures against thresholds ({min, max, max_drop, "
+        "max_rise} per metric; `<metric>_p10` is the 10th percentile) and against a "
+        "baseline run. Prints `recall@5  0.78  (was 0.71)  +0.07` rows, ✗ on a breach. "
+        "Exit 0 = pass, 1 = breach, 2 = bad arguments or thresholds.",
+    )
+    p.add_argument("run", metavar="RUN", help="run id to check")
+    p.add_argument(
+        "--baseline",
+        metavar="RUN|latest",
+        help="run to compare with; `latest` = newest complete run other than RUN",
+    )
+    p.add_argument(
+        "--thresholds",
+        metavar="FILE",
+        help="YAML: a run config with `thresholds:` or a bare mapping (default: the run "
+        "config's thresholds recorded in the manifest, if any)",
+    )
+    p.add_argument("--format", choices=("text", "markdown"), default="text")
+    p.add_argument(
+        "--results",
+        metavar="DIR|URL",
+        help="results location (default: $RAGEVAL_RESULTS or results/)",
+    )
+    p.set_defaults(func=_check)
+
+
+def _check(args: argparse.Namespace) -> int:
+    from rageval_core.query import ResultsStore, check_run, load_thresholds, parse_thresholds
+    from rageval_core.query.check import format_check
+    from rageval_core.results import validate_run_id
+
+    validate_run_id(args.run)
+    if args.baseline and args.baseline != "latest":
+        validate_run_id(args.baseline)
+    with ResultsStore(results_location(args.results), read_only=True, refresh=False) as store:
+        if args.thresholds:
+            thresholds = load_thresholds(args.thresholds)
+        else:
+            m = store.run_info(args.run).manifest
+            recorded = (m.config.get("thresholds") if m else None) or None
+            thresholds = parse_thresholds(recorded, f"{args.run}/manifest.json") if recorded else ()
+        result = check_run(store, args.run, baseline=args.baseline, thresholds=thresholds)
+    print(format_check(result, args.format), end="")
+    return result.exit_code

@@ -1,0 +1,47 @@
+"""`rageval compare A B [C …]`: the dashboard's Compare page in the terminal."""
+
+from __future__ import annotations
+
+import argparse
+
+from rageval_core.results import results_location
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "compare",
+        help="compare runs against the first (baseline)",
+        description="Compare two or more runs question by question: config diff, metric "
+        "means with paired deltas and bootstrap 95%% intervals, regressions, improvements "
+        "and ok/not-ok flips. The first run is the baseline.",
+    )
+    p.add_argument("runs", nargs="+", metavar="RUN", help="run ids; the first is the baseline")
+    p.add_argument(
+        "--results",
+        metavar="DIR|URL",
+        help="results location (default: $RAGEVAL_RESULTS or results/)",
+    )
+    p.add_argument("--format", choices=("table", "markdown"), default="table")
+    p.add_argument("--metrics", metavar="M,M", help="comma-separated per-question metrics")
+    p.add_argument(
+        "--tolerance", type=float, default=0.05, help="per-question change counted (default 0.05)"
+    )
+    p.add_argument("--max-questions", type=int, default=10, help="questions listed per kind")
+    p.set_defaults(func=_compare)
+
+
+def _compare(args: argparse.Namespace) -> int:
+    from rageval_core.errors import ConfigError
+    from rageval_core.query import ResultsStore, compare_runs
+    from rageval_core.query.compare import format_comparison
+    from rageval_core.results import validate_run_id
+
+    if len(args.runs) < 2:
+        raise ConfigError("compare needs at least two run ids")
+    for r in args.runs:
+        validate_run_id(r)
+    metrics = [m.strip() for m in args.metrics.split(",") if m.strip()] if args.metrics else None
+    with ResultsStore(results_location(args.results), read_only=True, refresh=False) as store:
+        c = compare_runs(store, args.runs, metrics=metrics, tolerance=args.tolerance)
+    print(format_comparison(c, args.format, args.max_questions), end="")
+    return 0
