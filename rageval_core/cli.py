@@ -17,14 +17,12 @@ from rageval_core import __version__, commands
 from rageval_core.errors import RagevalError
 
 
-class _Parser(argparse.ArgumentParser):
-    """argparse exits 2 on bad flags already; keep its message to one line plus usage."""
-
-
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="rageval", description="Evaluate RAG pipelines and explore the results.")
+    parser = argparse.ArgumentParser(
+        prog="rageval", description="Evaluate RAG pipelines and explore the results."
+    )
     parser.add_argument("--version", action="version", version=f"rageval {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for mod in sorted(pkgutil.iter_modules(commands.__path__), key=lambda m: m.name):
         importlib.import_module(f"{commands.__name__}.{mod.name}").register(sub)
     return parser

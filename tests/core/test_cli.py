@@ -1,0 +1,52 @@
+"""The `rageval` entry point: exit codes and one-line errors, never a traceback."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from rageval_core.cli import build_parser, main
+
+
+def test_every_subcommand_has_help(capsys):
+    parser = build_parser()
+    names = sorted(parser._subparsers._group_actions[0].choices)  # noqa: SLF001
+    assert {"validate", "run", "demo", "check", "compare", "dashboard", "report"} <= set(names)
+    for name in names:
+        with pytest.raises(SystemExit) as exc:
+            main([name, "--help"])
+        assert exc.value.code == 0
+    assert "usage: rageval" in capsys.readouterr().out
+
+
+def test_no_command_prints_help_and_exits_2(capsys):
+    assert main([]) == 2
+    assert "usage: rageval" in capsys.readouterr().err
+
+
+def test_bad_flag_exits_2_with_one_message(capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["validate", "x.yaml", "--no-such-flag"])
+    assert exc.value.code == 2
+    assert "unrecognized arguments: --no-such-flag" in capsys.readouterr().err
+
+
+def test_user_mistake_is_one_line_not_a_traceback(tmp_path):
+    missing = tmp_path / "nope.yaml"
+    proc = subprocess.run(
+        [sys.executable, "-m", "rageval_core.cli", "validate", str(missing)],
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 1
+    assert "Traceback" not in proc.stderr
+    assert str(missing) in proc.stderr
+
+
+def test_invalid_run_id_is_a_clear_error(tmp_path, capsys):
+    code = main(["check", "../etc", "--results", str(tmp_path)])
+    assert code == 1
+    err = capsys.readouterr().err
+    assert "invalid run id '../etc'" in err and "Traceback" not in err
