@@ -187,7 +187,7 @@ def compare_runs(
                 q = sql.RUN_MEANS.format(cols=cols, src=src.sql)
                 rel = cur.execute(q, bind(q, src.params))
                 names = [d[0] for d in rel.description]
-                means[info.run_id] = dict(zip(names, rel.fetchone(), strict=True))
+                means[info.run_id] = dict(zip(names, rel.fetchall()[0], strict=True))
         for m in mets:
             metric_rows.append(
                 {

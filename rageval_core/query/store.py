@@ -432,7 +432,7 @@ class ResultsStore:
                 (seg_dir / name).unlink(missing_ok=True)
             raise
         # Old segments are no longer referenced; a reader holding the old summary retries.
-        for s in old_segments - live_segments:
+        for s in (old_segments | set(written)) - live_segments:
             (seg_dir / s).unlink(missing_ok=True)
         return table
 

@@ -120,7 +120,8 @@ def summarize_run(
             try:
                 rel = cur.execute(sql, bind(sql, params))
                 names = [d[0] for d in rel.description]
-                row = rel.fetchone()
+                rows_ = rel.fetchall()
+                row = rows_[0] if rows_ else None
                 out = dict(zip(names, row, strict=True))
             except duckdb.Error as exc:
                 problems.append(f"{info.path}: unreadable rows ({type(exc).__name__}: {exc})")

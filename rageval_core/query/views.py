@@ -395,7 +395,7 @@ def question_rows(
             )
             count_sql = sql.QUESTION_COUNT.format(src=src.sql, where=where)
             all_params = {**src.params, **params, "limit": limit, "offset": offset}
-            total = int(cur.execute(count_sql, bind(count_sql, all_params)).fetchone()[0])
+            total = int(cur.execute(count_sql, bind(count_sql, all_params)).fetchall()[0][0])
             rows = _df(cur, page_sql, all_params)
             return QuestionPage(rows, total, limit, offset, tuple(src.problems))
     finally:
@@ -517,7 +517,8 @@ def question_detail(store: ResultsStore, run_id: str, question_id: str) -> Quest
             q = sql.QUESTION_ONE.format(src=src.sql)
             rel = cur.execute(q, bind(q, {**src.params, "question_id": str(question_id)}))
             names = [d[0] for d in rel.description]
-            row = rel.fetchone()
+            rows_ = rel.fetchall()
+            row = rows_[0] if rows_ else None
             problems = tuple(src.problems)
     finally:
         cur.close()
