@@ -1,0 +1,252 @@
+"""The dashboard gate (dashboard/auth.py): nothing renders before sign-in, in every mode."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from streamlit import config
+from streamlit.testing.v1 import AppTest
+
+from dashboard import auth
+from rageval_core.passwords import hash_password, parse_hash, verify_password
+
+GATED = str(Path(__file__).with_name("gated_app.py"))
+SECRET_TEXT = "secret-run"
+# Fewer iterations than production keep the tests fast; the format is the same.
+PASSWORD = "correct horse battery staple"
+HASH = hash_password(PASSWORD, iterations=100_000)
+
+
+@pytest.fixture(autouse=True)
+def _clean(monkeypatch):
+    for var in (
+        "RAGEVAL_PASSWORD_HASH",
+        "RAGEVAL_ALLOWED_EMAILS",
+        "RAGEVAL_ALLOWED_DOMAINS",
+        "RAGEVAL_LOCKOUT_MINUTES",
+    ):
+        monkeypatch.delenv(var, raising=False)
+    auth._client_failures.clear()
+    yield
+    auth._client_failures.clear()
+
+
+def page_text(at: AppTest) -> str:
+    parts = [m.value for m in at.markdown] + [t.value for t in at.title]
+    parts += [e.value for e in at.error] + [w.value for w in at.warning]
+    return "\n".join(str(p) for p in parts)
+
+
+def shows_data(at: AppTest) -> bool:
+    return bool(at.dataframe) or bool(at.get("plotly_chart")) or SECRET_TEXT in page_text(at)
+
+
+def password_app(**secrets) -> AppTest:
+    at = AppTest.from_file(GATED, default_timeout=30)
+    at.secrets["rageval"] = {"password_hash": HASH, **secrets}
+    return at.run()
+
+
+def sign_in(at: AppTest, password: str) -> AppTest:
+    at.text_input(key="_rageval_password").input(password)
+    return at.button[0].click().run()
+
+
+# ---------------------------------------------------------------------------- hashing
+
+
+def test_hash_roundtrip_and_salt():
+    assert verify_password(PASSWORD, HASH)
+    assert not verify_password(PASSWORD + " ", HASH)
+    assert hash_password(PASSWORD, iterations=100_000) != HASH  # fresh salt
+    assert parse_hash(HASH)[0] == 100_000
+
+
+BAD_HASHES = ["", "plain", "md5$1$a$b", "pbkdf2_sha256$x$AA==$AA==", "pbkdf2_sha256$1$!!$AA=="]
+
+
+@pytest.mark.parametrize("bad", BAD_HASHES)
+def test_malformed_hash_is_a_config_error(bad):
+    from rageval_core.errors import ConfigError
+
+    with pytest.raises(ConfigError):
+        verify_password("x", bad)
+
+
+def test_hash_password_command(tmp_path):
+    import subprocess
+    import sys
+
+    out = subprocess.run(
+        [sys.executable, "-m", "rageval_core.cli", "hash-password", "--iterations", "100000"],
+        input="s3cret-pass\n",
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    encoded = out.stdout.strip()
+    assert verify_password("s3cret-pass", encoded)
+    assert "s3cret-pass" not in out.stdout + out.stderr
+
+
+# ---------------------------------------------------------------------------- shared password
+
+
+def test_password_gate_hides_everything_before_sign_in():
+    at = password_app()
+    assert not at.exception
+    assert not shows_data(at)
+    assert at.text_input(key="_rageval_password").proto.type == 1  # PASSWORD
+
+
+def test_wrong_password_shows_error_and_no_data():
+    at = sign_in(password_app(), "wrong")
+    assert not at.exception
+    assert "Wrong password" in page_text(at)
+    assert not shows_data(at)
+
+
+def test_right_password_shows_content():
+    at = sign_in(password_app(), PASSWORD)
+    assert not at.exception
+    assert shows_data(at)
+    assert at.dataframe and at.get("plotly_chart")
+    assert HASH not in page_text(at) and PASSWORD not in page_text(at)
+
+
+def test_password_hash_from_environment(monkeypatch):
+    monkeypatch.setenv("RAGEVAL_PASSWORD_HASH", HASH)
+    at = AppTest.from_file(GATED, default_timeout=30).run()
+    assert not shows_data(at)
+    assert shows_data(sign_in(at, PASSWORD))
+
+
+def test_lockout_after_five_failures_even_with_right_password():
+    at = password_app()
+    for _ in range(auth.MAX_FAILURES):
+        at = sign_in(at, "guess")
+    assert "Too many failed attempts" in page_text(at)
+    # Locked: the form is gone, so not even the right password can be tried.
+    at.run()
+    assert not at.text_input and not shows_data(at)
+    # A fresh session from the same client is locked too (process-wide counter).
+    fresh = password_app()
+    assert "Too many failed attempts" in page_text(fresh)
+    assert not fresh.text_input and not shows_data(fresh)
+
+
+def test_lockout_expires(monkeypatch):
+    at = password_app(lockout_minutes=0.01)  # 0.6 s
+    for _ in range(auth.MAX_FAILURES):
+        at = sign_in(at, "guess")
+    assert "Too many failed attempts" in page_text(at.run())
+    import time
+
+    time.sleep(0.7)
+    at = sign_in(at.run(), PASSWORD)
+    assert shows_data(at)
+
+
+def test_misconfigured_hash_fails_closed():
+    at = AppTest.from_file(GATED, default_timeout=30)
+    at.secrets["rageval"] = {"password_hash": "not-a-hash"}
+    at = sign_in(at.run(), "anything")
+    assert "misconfigured" in page_text(at)
+    assert not shows_data(at)
+
+
+# ---------------------------------------------------------------------------- OIDC
+
+OIDC = {
+    "redirect_uri": "http://localhost:8501/oauth2callback",
+    "cookie_secret": "test-cookie-secret",
+    "client_id": "rageval-test",
+    "client_secret": "test-client-secret",
+    "server_metadata_url": "http://127.0.0.1:9/.well-known/openid-configuration",
+}
+
+
+def oidc_app(user: dict, **allow) -> AppTest:
+    at = AppTest.from_file(GATED, default_timeout=30)
+    at.secrets["auth"] = OIDC
+    at.secrets["rageval"] = allow
+    at.user = user
+    return at.run()
+
+
+def test_oidc_logged_out_sees_sign_in_button_only():
+    at = oidc_app({"is_logged_in": False}, allowed_emails=["ann@example.com"])
+    assert not at.exception
+    assert [b.label for b in at.button] == ["Sign in"]
+    assert not shows_data(at)
+
+
+def test_oidc_named_providers_get_one_button_each():
+    at = AppTest.from_file(GATED, default_timeout=30)
+    at.secrets["auth"] = {
+        "redirect_uri": OIDC["redirect_uri"],
+        "cookie_secret": "x",
+        "google": {"client_id": "a"},
+        "microsoft": {"client_id": "b"},
+    }
+    at.user = {"is_logged_in": False}
+    at.run()
+    assert sorted(b.label for b in at.button) == ["Sign in with google", "Sign in with microsoft"]
+
+
+@pytest.mark.parametrize(
+    "email, allow, allowed",
+    [
+        ("ann@example.com", {"allowed_emails": ["Ann@Example.com"]}, True),
+        ("bob@example.com", {"allowed_emails": ["ann@example.com"]}, False),
+        ("bob@example.com", {"allowed_domains": ["example.com"]}, True),
+        ("bob@evil-example.com", {"allowed_domains": ["example.com"]}, False),
+        ("bob@example.com.evil.io", {"allowed_domains": ["example.com"]}, False),
+        ("ann@example.com", {}, False),  # no allow-list: nobody
+    ],
+)
+def test_oidc_allow_list(email, allow, allowed):
+    at = oidc_app({"is_logged_in": True, "email": email}, **allow)
+    assert not at.exception
+    assert shows_data(at) is allowed
+    if not allowed:
+        assert "Not allowed" in page_text(at)
+
+
+def test_oidc_unverified_email_is_refused():
+    user = {"is_logged_in": True, "email": "ann@example.com", "email_verified": False}
+    at = oidc_app(user, allowed_emails=["ann@example.com"])
+    assert not shows_data(at)
+
+
+def test_oidc_allow_list_from_environment(monkeypatch):
+    monkeypatch.setenv("RAGEVAL_ALLOWED_EMAILS", "ann@example.com, cy@example.org")
+    at = oidc_app({"is_logged_in": True, "email": "cy@example.org"})
+    assert shows_data(at)
+
+
+def test_oidc_secrets_never_rendered():
+    at = oidc_app(
+        {"is_logged_in": True, "email": "ann@example.com"}, allowed_emails=["ann@example.com"]
+    )
+    text = page_text(at) + "".join(str(c.value) for c in at.caption)
+    assert OIDC["client_secret"] not in text and OIDC["cookie_secret"] not in text
+
+
+# ---------------------------------------------------------------------------- no sign-in
+
+
+@pytest.mark.parametrize(
+    "address, warned", [(None, True), ("0.0.0.0", True), ("127.0.0.1", False), ("::1", False)]
+)
+def test_public_warning_unless_loopback(address, warned):
+    before = config.get_option("server.address")
+    config.set_option("server.address", address)
+    try:
+        at = AppTest.from_file(GATED, default_timeout=30).run()
+    finally:
+        config.set_option("server.address", before)
+    assert not at.exception
+    assert ("dashboard is public" in page_text(at)) is warned
+    assert shows_data(at)
