@@ -28,6 +28,7 @@ and raise `ConfigError`, run ids raise `ResultsError`):
 - flaky_questions(store, *, dataset, dataset_version, correctness_threshold) -> DataFrame
 - failure_counts(store, run_ids=None) -> DataFrame           (run_id, failure_type, n, share)
 - metric_distribution(store, run_id, metric) -> DataFrame    (question_id, value)
+- question_tags(store, run_id) -> list[str]                  distinct question tags, sorted
 - compare_runs(store, run_ids, *, metrics, tolerance, n_resamples, seed) -> Comparison
 - load_thresholds(path) / check_run(store, run_id, *, baseline, thresholds) -> CheckResult
 """
@@ -61,6 +62,7 @@ from rageval_core.query.views import (
     question_detail,
     question_history,
     question_rows,
+    question_tags,
     recall_curve,
     rerank_candidates,
     runs_overview,
@@ -95,6 +97,7 @@ __all__ = [
     "question_detail",
     "question_history",
     "question_rows",
+    "question_tags",
     "recall_curve",
     "rerank_candidates",
     "resolve_baseline",

@@ -139,6 +139,10 @@ QUESTION_ONE = """
 SELECT * FROM {src} WHERE question_id = $question_id LIMIT 1
 """
 
+QUESTION_TAGS = """
+SELECT DISTINCT unnest(tags) AS tag FROM {src} ORDER BY tag
+"""
+
 DISTRIBUTION = """
 SELECT question_id, "{metric}" AS value
 FROM {src}

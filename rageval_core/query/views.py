@@ -448,6 +448,17 @@ def rerank_candidates(
         cur.close()
 
 
+def question_tags(store: ResultsStore, run_id: str) -> list[str]:
+    """The distinct question tags of one run, sorted (options of a tag filter)."""
+    cur = store.cursor()
+    try:
+        with store.run_source(cur, run_id) as src:
+            q = sql.QUESTION_TAGS.format(src=src.sql)
+            return [str(t) for t in _df(cur, q, src.params)["tag"] if t is not None]
+    finally:
+        cur.close()
+
+
 def metric_distribution(store: ResultsStore, run_id: str, metric: str) -> pd.DataFrame:
     """Non-NULL values of `metric` in one run, ascending (question_id, value): histogram/ECDF."""
     _check(metric, QUESTION_METRICS, "metric")
