@@ -11,8 +11,9 @@ How it decides (docs/judges.md has the long version and where it is fooled):
    terms (numbers, names) and the largest share of its content words. `supported` when
    that share reaches `threshold`.
 4. `contradicted`: no sentence supports the claim, but one matches its words (numbers
-   aside) at the threshold and states a different number — "opened in 1999" against
-   "opened in 1998". Otherwise `unsupported`, with the missing words in the reason.
+   aside) at the threshold, lacks one of the claim's numbers and states a number the
+   claim does not — "opened in 1999" against "opened in 1998". Otherwise `unsupported`,
+   with the missing words in the reason.
 
 It must never do I/O and never depend on anything but its inputs.
 """
@@ -78,7 +79,7 @@ def check_claim(
             score = (t.key <= tokens, len(t.content & tokens) / n)
             if score > best:
                 best, best_at = score, (chunk.id, sentence, tokens)
-            if t.numbers and words and numbers and not t.numbers <= tokens:
+            if t.numbers and words and numbers - t.numbers and not t.numbers <= tokens:
                 share = len(words & tokens) / len(words)
                 if share >= threshold and (rival is None or share > rival[0]):
                     rival = (share, chunk.id, sentence, numbers)
@@ -99,7 +100,7 @@ def check_claim(
             "contradicted",
             evidence_chunk_id=r_id,
             evidence=r_sentence,
-            reason=f"{r_id} says {_listed(r_numbers - t.numbers or r_numbers)} "
+            reason=f"{r_id} says {_listed(r_numbers - t.numbers)} "
             f"where the answer says {_listed(t.numbers - r_numbers)}",
         )
     missing_keys = t.key - tokens

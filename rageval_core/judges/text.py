@@ -21,6 +21,9 @@ _CLAUSE_BREAK = re.compile(
 )
 # Numbers keep their inner separators ("1,200", "3.5", "10:30", "v2") so they match exactly.
 _DIGIT = re.compile(r"\d")
+# A quantity is all digits and separators ("1200", "3.5", "10:30", "50%"); tokens that mix
+# letters and digits ("PH1", "TT-400", "BM25") are identifiers and count as names.
+_QUANTITY = re.compile(r"\d+(?:[.:/-]\d+)*%?")
 _TOKEN = re.compile(r"[^\W_]*\d[^\W_]*(?:[.,:/-]\d+)*%?|[^\W\d_]+(?:['’][^\W\d_]+)?")
 
 STOPWORDS = frozenset(
@@ -113,8 +116,9 @@ class Terms:
     """What a piece of text says, reduced for matching.
 
     `content`: stemmed, lower-cased words and numbers that are not stopwords.
-    `numbers`: tokens with a digit, normalised ("1,200" → "1200").
-    `names`: lower-cased capitalised words not at the start of the sentence, and acronyms.
+    `numbers`: quantities, normalised ("1,200" → "1200").
+    `names`: lower-cased capitalised words not at the start of the sentence, acronyms,
+    and identifiers that mix letters and digits ("PH1").
     """
 
     content: frozenset[str]
@@ -129,6 +133,10 @@ class Terms:
 
 def has_digit(token: str) -> bool:
     return _DIGIT.search(token) is not None
+
+
+def is_quantity(token: str) -> bool:
+    return _QUANTITY.fullmatch(token) is not None
 
 
 def _normal(token: str) -> str:
@@ -148,8 +156,10 @@ def terms(text: str, sentence_start: bool = True) -> Terms:
             continue
         norm = _normal(tok)
         content.add(norm)
-        if has_digit(tok):
+        if is_quantity(norm):
             numbers.add(norm)
+        elif has_digit(tok):
+            names.add(norm)
         elif tok[0].isupper() and (i > 0 or not sentence_start or (len(tok) > 1 and tok.isupper())):
             names.add(norm)
     return Terms(frozenset(content), frozenset(numbers), frozenset(names))
@@ -161,7 +171,7 @@ def content_words(text: str) -> frozenset[str]:
 
 @lru_cache(maxsize=65536)
 def sentence_terms(text: str) -> tuple[tuple[str, frozenset[str], frozenset[str]], ...]:
-    """(sentence, all its normalised tokens, its numbers) for each sentence of a chunk.
+    """(sentence, all its normalised tokens, its quantities) for each sentence of a chunk.
 
     Cached by chunk text: a run retrieves the same chunks for many questions, and this is
     where the offline judge spends its time. Evidence is matched against every token, not
@@ -171,7 +181,7 @@ def sentence_terms(text: str) -> tuple[tuple[str, frozenset[str], frozenset[str]
     out = []
     for sentence in split_sentences(text):
         tokens = frozenset(_normal(t) for t in raw_tokens(sentence))
-        out.append((sentence, tokens, frozenset(t for t in tokens if has_digit(t))))
+        out.append((sentence, tokens, frozenset(filter(is_quantity, tokens))))
     return tuple(out)
 
 

@@ -52,6 +52,17 @@ def test_low_overlap_is_unsupported_and_names_the_missing_words():
     assert "restaurant" in claim.reason and "panoramic" in claim.reason
 
 
+def test_a_sentence_missing_a_number_without_stating_another_is_not_a_contradiction():
+    (claim,) = judged("The museum opened in 1998 in Lyon, it has 2 floors.").claims
+    assert claim.verdict == "unsupported"  # 1998 is there, 2 is simply missing
+
+
+def test_codes_with_digits_are_names_not_numbers():
+    chunk = (RetrievedChunk("c", "Pharma storage is sold as NCC-PH1 at 14.50 euros."),)
+    (claim,) = judged("Pharma storage is sold as NCC-PH2 at 14.50 euros.", chunk).claims
+    assert claim.verdict == "unsupported" and "ph2" in claim.reason
+
+
 def test_a_different_number_in_the_same_context_is_contradicted():
     (claim,) = judged("The building has 4 floors.").claims
     assert claim.verdict == "contradicted"
@@ -165,7 +176,8 @@ def test_sentence_starting_capital_is_not_a_required_name():
     assert not refused
     first, second = (t for _, t in claims)
     assert "hybrid" not in first.names
-    assert {"tuesday"} == second.names and {"bm25"} == second.numbers
+    assert second.names == {"tuesday", "bm25"}  # an identifier, not a quantity
+    assert second.numbers == frozenset()
 
 
 _words = st.sampled_from(
