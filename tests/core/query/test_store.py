@@ -15,11 +15,22 @@ from .conftest import row, write_run
 
 
 def _three(results):
-    write_run(results, "bm25-a", [row("q1"), row("q2")], created_at="2025-01-01T00:00:00Z",
-              tags=("nightly",), dataset=("qa", "1", "a" * 64))
-    write_run(results, "dense-b", [row("q1"), row("q2", recall_at_5=0.0)],
-              created_at="2025-01-02T00:00:00Z", tags=("nightly", "release"),
-              dataset=("qa", "2", "b" * 64))
+    write_run(
+        results,
+        "bm25-a",
+        [row("q1"), row("q2")],
+        created_at="2025-01-01T00:00:00Z",
+        tags=("nightly",),
+        dataset=("qa", "1", "a" * 64),
+    )
+    write_run(
+        results,
+        "dense-b",
+        [row("q1"), row("q2", recall_at_5=0.0)],
+        created_at="2025-01-02T00:00:00Z",
+        tags=("nightly", "release"),
+        dataset=("qa", "2", "b" * 64),
+    )
     write_run(results, "bm25-c", [row("q1")], created_at="2025-01-03T00:00:00Z")
 
 
@@ -50,8 +61,9 @@ def test_cache_is_incremental_and_swapped(results, monkeypatch):
 
     calls = []
     real = store_mod.summarize_run
-    monkeypatch.setattr(store_mod, "summarize_run", lambda info, **kw: calls.append(
-        info.run_id) or real(info, **kw))
+    monkeypatch.setattr(
+        store_mod, "summarize_run", lambda info, **kw: calls.append(info.run_id) or real(info, **kw)
+    )
     ResultsStore(results)
     assert calls == []
     write_run(results, "hybrid-d", [row("q1")], created_at="2025-01-04T00:00:00Z")
@@ -110,7 +122,8 @@ def test_running_run_read_from_journal_with_torn_line(results):
     store.refresh()
     assert runs_overview(store).set_index("run_id").loc["live", "n_questions"] == 3
     assert not (results / ".rageval" / "metrics").exists() or all(
-        "live" not in p.name for p in (results / ".rageval" / "metrics").iterdir())
+        "live" not in p.name for p in (results / ".rageval" / "metrics").iterdir()
+    )
     assert question_rows(store, "live").total == 3
 
 
@@ -120,11 +133,11 @@ def test_sharded_run_reads_every_shard(results):
     (d / "questions.parquet").unlink()
     m = json.loads((d / "manifest.json").read_text())
     atomic_write_json(d / "manifest.json", {**m, "shards": 2})
-    write_parquet(d / "questions-0.parquet",
-                  rows_to_table([{**row("q1"), "run_id": "sharded"}]))
-    write_parquet(d / "questions-1.parquet",
-                  rows_to_table([{**row("q2"), "run_id": "sharded"},
-                                 {**row("q3"), "run_id": "sharded"}]))
+    write_parquet(d / "questions-0.parquet", rows_to_table([{**row("q1"), "run_id": "sharded"}]))
+    write_parquet(
+        d / "questions-1.parquet",
+        rows_to_table([{**row("q2"), "run_id": "sharded"}, {**row("q3"), "run_id": "sharded"}]),
+    )
     for k in (0, 1):
         atomic_write_json(d / f"shard-{k}.json", {"status": "complete"})
     store = ResultsStore(results)
@@ -172,8 +185,11 @@ def test_corrupt_parquet_falls_back_to_journal(results):
 def test_older_schema_missing_columns_are_null(results):
     write_run(results, "old", [])
     t = rows_to_table([{**row("q1", ttft_ms=5.0, faithfulness=0.5), "run_id": "old"}])
-    keep = [c for c in t.column_names if c not in ("ttft_ms", "claims", "judge_cost_usd",
-                                                     "retrieved_scores", "total_ms")]
+    keep = [
+        c
+        for c in t.column_names
+        if c not in ("ttft_ms", "claims", "judge_cost_usd", "retrieved_scores", "total_ms")
+    ]
     write_parquet(results / "old" / "questions.parquet", t.select(keep))
     write_run(results, "new", [row("q1", ttft_ms=7.0)])
     store = ResultsStore(results)

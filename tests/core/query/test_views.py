@@ -48,10 +48,20 @@ def _run_rows():
                 failure_type=["ok", "unfaithful", "incorrect", "error", "ranking_miss"][i % 5],
                 total_ms=100.0 * (i + 1),
                 claims=[
-                    {"text": "claim a", "verdict": "supported", "evidence_chunk_id": f"c{i}-1",
-                     "evidence": "ev", "reason": "found"},
-                    {"text": "claim b", "verdict": "unsupported", "evidence_chunk_id": None,
-                     "evidence": None, "reason": "absent"},
+                    {
+                        "text": "claim a",
+                        "verdict": "supported",
+                        "evidence_chunk_id": f"c{i}-1",
+                        "evidence": "ev",
+                        "reason": "found",
+                    },
+                    {
+                        "text": "claim b",
+                        "verdict": "unsupported",
+                        "evidence_chunk_id": None,
+                        "evidence": None,
+                        "reason": "absent",
+                    },
                 ],
                 unsupported_claims=["claim b"],
             )
@@ -87,7 +97,9 @@ def test_question_rows_filters_sort_paging(store):
 
 def test_search_is_literal_text(store):
     def hits(text):
-        return set(question_rows(store, "base-run", QuestionFilter(search=text)).rows["question_id"])
+        return set(
+            question_rows(store, "base-run", QuestionFilter(search=text)).rows["question_id"]
+        )
 
     assert hits("%") == {"q0", "q4", "q8"}  # only questions containing a real %
     assert hits("_") == {"q1", "q5", "q9"}
@@ -132,7 +144,10 @@ def test_bottom_and_distribution(store):
 def test_rerank_candidates(store):
     r = rerank_candidates(store, "base-run")
     assert list(zip(r["question_id"], r["first_gold_rank"], strict=True)) == [
-        ("q6", 6), ("q1", 7), ("q4", 12), ("q3", 20)
+        ("q6", 6),
+        ("q1", 7),
+        ("q4", 12),
+        ("q3", 20),
     ]
 
 
@@ -152,11 +167,19 @@ def test_question_detail(store):
 def _history(results):
     # q1 ok → unfaithful → ok ; q2 always ok ; other dataset ignored
     for n, (ft1, c1) in enumerate([("ok", 0.9), ("unfaithful", 0.2), ("ok", 0.8)]):
-        write_run(results, f"h{n}", [row("q1", failure_type=ft1, answer_correctness=c1),
-                                     row("q2", answer_correctness=0.9)],
-                  created_at=f"2025-02-0{n + 1}T00:00:00Z")
-    write_run(results, "other", [row("q1", failure_type="error")], dataset=("zz", "1", "c" * 64),
-              created_at="2025-01-01T00:00:00Z")
+        write_run(
+            results,
+            f"h{n}",
+            [row("q1", failure_type=ft1, answer_correctness=c1), row("q2", answer_correctness=0.9)],
+            created_at=f"2025-02-0{n + 1}T00:00:00Z",
+        )
+    write_run(
+        results,
+        "other",
+        [row("q1", failure_type="error")],
+        dataset=("zz", "1", "c" * 64),
+        created_at="2025-01-01T00:00:00Z",
+    )
 
 
 def test_history_and_flaky(results):
@@ -165,7 +188,10 @@ def test_history_and_flaky(results):
     h = question_history(store, "q1")
     assert list(h["run_id"]) == ["other", "h0", "h1", "h2"]
     assert list(question_history(store, "q1", dataset="qa")["failure_type"]) == [
-        "ok", "unfaithful", "ok"]
+        "ok",
+        "unfaithful",
+        "ok",
+    ]
     f = flaky_questions(store)
     assert list(f["question_id"]) == ["q1"]
     r = f.iloc[0]
@@ -178,11 +204,22 @@ def test_cross_run_aggregates(results):
     # quality / latency / cost chosen so that B dominates C, A and B are on the frontier
     spec = {"a": (0.9, 900.0, 0.010), "b": (0.7, 100.0, 0.001), "c": (0.6, 200.0, 0.002)}
     for n, (run, (q, ms, cost)) in enumerate(spec.items()):
-        write_run(results, run, [row(f"q{i}", answer_correctness=q, total_ms=ms, cost_usd=cost,
-                                     failure_type="ok" if i else "incorrect",
-                                     recall_at_5=0.5 * i)
-                                 for i in range(2)],
-                  created_at=f"2025-03-0{n + 1}T00:00:00Z")
+        write_run(
+            results,
+            run,
+            [
+                row(
+                    f"q{i}",
+                    answer_correctness=q,
+                    total_ms=ms,
+                    cost_usd=cost,
+                    failure_type="ok" if i else "incorrect",
+                    recall_at_5=0.5 * i,
+                )
+                for i in range(2)
+            ],
+            created_at=f"2025-03-0{n + 1}T00:00:00Z",
+        )
     store = ResultsStore(results)
     cq = cost_quality(store).set_index("run_id")
     assert list(cq.index) == ["a", "b", "c"]
@@ -197,5 +234,6 @@ def test_cross_run_aggregates(results):
     assert fc["n"].sum() == 2
     t = metric_trend(store, "answer_correctness")
     assert list(t["run_id"]) == ["a", "b", "c"] and list(t["value"]) == pytest.approx(
-        [0.9, 0.7, 0.6])
+        [0.9, 0.7, 0.6]
+    )
     assert len(runs_overview(store)) == 3

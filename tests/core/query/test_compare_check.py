@@ -1,0 +1,174 @@
+"""compare_runs against numpy; `rageval compare` and `rageval check` exit codes and output."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from rageval_core.cli import main
+from rageval_core.errors import ConfigError
+from rageval_core.query import ResultsStore, compare_runs
+
+from .conftest import row, write_run
+
+BASE = [0.2, 0.4, 0.6, 0.8, 1.0, 0.5, 0.5, 0.9]
+CAND = [0.3, 0.4, 0.9, 0.8, 0.45, 0.6, 0.7, 1.0]
+
+
+def _pair(results, *, dataset_b=("qa", "1", "a" * 64)):
+    write_run(
+        results,
+        "base",
+        [
+            row(
+                f"q{i}",
+                answer_correctness=v,
+                recall_at_5=v,
+                failure_type="ok" if v >= 0.5 else "incorrect",
+            )
+            for i, v in enumerate(BASE)
+        ],
+        created_at="2025-01-01T00:00:00Z",
+        config={"name": "bm25", "pipeline": {"params": {"top_k": 5, "model": "m1"}}},
+    )
+    write_run(
+        results,
+        "cand",
+        [
+            row(
+                f"q{i}",
+                answer_correctness=v,
+                recall_at_5=v,
+                failure_type="ok" if v >= 0.5 else "incorrect",
+            )
+            for i, v in enumerate(CAND)
+        ]
+        + [row("extra")],
+        created_at="2025-01-02T00:00:00Z",
+        dataset=dataset_b,
+        config={"name": "bm25", "pipeline": {"params": {"top_k": 10, "model": "m1"}}},
+    )
+
+
+def test_compare_matches_numpy(results):
+    _pair(results)
+    store = ResultsStore(results)
+    c = compare_runs(store, ["base", "cand"], metrics=["answer_correctness"], tolerance=0.15)
+    m = c.metrics.set_index("run_id")
+    b, k = np.array(BASE), np.array(CAND)
+    assert m.loc["base", "mean"] == pytest.approx(b.mean())
+    assert m.loc["cand", "delta"] == pytest.approx((k - b).mean())
+    # the interval is the paired bootstrap of the differences, deterministic with the seed
+    rng = np.random.default_rng(0)
+    idx = rng.integers(0, 8, size=(2000, 8))
+    lo, hi = np.percentile((k - b)[idx].mean(axis=1), [2.5, 97.5])
+    assert (m.loc["cand", "ci_low"], m.loc["cand", "ci_high"]) == pytest.approx((lo, hi))
+    assert m.loc["cand", "n_pairs"] == 8
+    again = compare_runs(store, ["base", "cand"], metrics=["answer_correctness"], tolerance=0.15)
+    assert again.metrics.equals(c.metrics)
+    reg = c.regressions
+    assert set(reg[reg.metric == "answer_correctness"]["question_id"]) == {"q4"}  # 1.0 → 0.45
+    imp = c.improvements
+    assert set(imp[imp.metric == "answer_correctness"]["question_id"]) == {"q2", "q6"}
+    flips = c.flips  # ok iff value >= 0.5: only q4 goes ok → incorrect
+    assert list(flips["question_id"]) == ["q4"] and list(flips["kind"]) == ["regression"]
+    d = c.config_diff
+    assert d.iloc[0]["key"] == "config.pipeline.params.top_k" and d.iloc[0]["differs"]
+    assert not d.set_index("key").loc["config.pipeline.params.model", "differs"]
+    assert any("in common" in w for w in c.warnings)  # cand has an extra question
+
+
+def test_compare_warns_on_dataset_change(results):
+    _pair(results, dataset_b=("qa", "2", "b" * 64))
+    c = compare_runs(ResultsStore(results), ["base", "cand"])
+    assert any("dataset" in w and "v2" in w for w in c.warnings)
+
+
+def test_compare_rejects_bad_input(results):
+    _pair(results)
+    store = ResultsStore(results)
+    with pytest.raises(ConfigError):
+        compare_runs(store, ["base"])
+    with pytest.raises(ConfigError, match="unknown metric"):
+        compare_runs(store, ["base", "cand"], metrics=["mrr; DROP TABLE x"])
+
+
+def test_cli_compare(results, capsys):
+    _pair(results)
+    assert main(["compare", "base", "cand", "--results", str(results)]) == 0
+    out = capsys.readouterr().out
+    assert "answer_correctness" in out and f"{np.mean(np.array(CAND) - BASE):+.3f}" in out
+    assert main(["compare", "base", "cand", "--results", str(results), "--format", "markdown"]) == 0
+    assert "| metric |" in capsys.readouterr().out
+    assert main(["compare", "base", "x' OR 1=1 --", "--results", str(results)]) == 1
+    assert "invalid run id" in capsys.readouterr().err
+
+
+def _thresholds(tmp_path, text):
+    p = tmp_path / "t.yaml"
+    p.write_text(text)
+    return str(p)
+
+
+def test_cli_check_pass_breach_and_errors(results, tmp_path, capsys):
+    _pair(results)
+    r = ["--results", str(results)]
+    # means: base recall@5 = 0.6125, cand = 0.6 over 8 + extra (1.0) = 0.6444…
+    cand = (sum(CAND) + 1.0) / 9
+    ok = _thresholds(tmp_path, "recall_at_5: {min: 0.6, max_drop: 0.05}\n")
+    assert main(["check", "cand", "--baseline", "base", "--thresholds", ok, *r]) == 0
+    out = capsys.readouterr().out
+    line = next(x for x in out.splitlines() if "recall@5" in x).split()
+    assert line == [
+        "recall@5",
+        f"{cand:.2f}",
+        "(was",
+        f"{np.mean(BASE):.2f})",
+        f"{cand - np.mean(BASE):+.2f}",
+    ]
+    assert "✗" not in out and "PASSED" in out
+    bad = _thresholds(
+        tmp_path, "thresholds:\n  recall_at_5: {min: 0.7}\n  answer_correctness_p10: {min: 0.5}\n"
+    )
+    assert main(["check", "cand", "--baseline", "latest", "--thresholds", bad, *r]) == 1
+    out = capsys.readouterr().out
+    assert out.count("✗") == 2 and "answer_correctness p10" in out and "base" in out
+    drop = _thresholds(tmp_path, "recall_at_5: {max_drop: 0.0}\n")
+    assert main(["check", "base", "--baseline", "cand", "--thresholds", drop, *r]) == 1
+    assert (
+        main(
+            [
+                "check",
+                "base",
+                "--baseline",
+                "cand",
+                "--thresholds",
+                drop,
+                "--format",
+                "markdown",
+                *r,
+            ]
+        )
+        == 1
+    )
+    md = capsys.readouterr().out
+    assert "| ✗ | recall@5 |" in md and "**failed**" in md
+    unknown = _thresholds(tmp_path, "recall_at_5; DROP TABLE x: {min: 0.1}\n")
+    assert main(["check", "cand", "--thresholds", unknown, *r]) == 2
+    assert "recall_at_5; DROP TABLE x" in capsys.readouterr().err
+    badkey = _thresholds(tmp_path, "mrr: {minimum: 0.1}\n")
+    assert main(["check", "cand", "--thresholds", badkey, *r]) == 2
+    assert main(["check", "../etc", *r]) == 1
+    assert "invalid run id" in capsys.readouterr().err
+    assert main(["check", "cand", "--thresholds", str(tmp_path / "nope.yaml"), *r]) == 2
+
+
+def test_latest_baseline_skips_running_and_self(results):
+    from rageval_core.query import resolve_baseline
+
+    _pair(results)
+    write_run(results, "live", [row("q1")], status="running", created_at="2025-01-09T00:00:00Z")
+    store = ResultsStore(results, refresh=False)
+    assert resolve_baseline(store, "cand", "latest") == "base"
+    assert resolve_baseline(store, "base", "latest") == "cand"
+    assert resolve_baseline(store, "base", None) is None
