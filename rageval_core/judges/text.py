@@ -35,7 +35,7 @@ STOPWORDS = frozenset(
     theirs them themselves then there these they this those through to too under until up
     upon very was we were what when where which while who whom why will with would you your
     yours yourself yourselves may might must shall us via per within without across among
-    however therefore thus also etc e.g i.e according""".split()
+    however therefore thus also etc e.g i.e according every""".split()
 )
 
 # Wording that declines to answer; checked on the first sentence (see `is_refusal`).
