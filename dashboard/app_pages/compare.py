@@ -1,0 +1,108 @@
+"""Compare: two or more runs against a baseline — what changed in the config, which metrics
+moved (paired bootstrap intervals), and which questions regressed, improved or flipped."""
+
+import streamlit as st
+
+from dashboard import charts, data, ui
+from dashboard.shaping import default_compare, split_config_diff
+from rageval_core.errors import RagevalError
+
+CHANGE_COLUMNS = [
+    "run_id",
+    "question_id",
+    "question",
+    "metric",
+    "base",
+    "value",
+    "delta",
+    "base_failure_type",
+    "failure_type",
+]
+
+page = ui.start("compare")
+state = page.state
+runs = ui.require_runs()
+if len(runs) < 2:
+    st.info(
+        "Compare needs at least two runs and there is only one so far. Change one thing "
+        "in your config, run `rageval run CONFIG.yaml` again, then come back here."
+    )
+    page.publish(state)
+    st.stop()
+
+ids = list(runs["run_id"])
+wanted = ([state.baseline] if state.baseline else []) + [
+    r for r in state.runs if r != state.baseline
+]
+chosen = ui.pick_runs(
+    runs, wanted, default_compare(ids), key="compare_runs", label="Runs to compare"
+)
+if len(chosen) < 2:
+    page.publish(state.with_(runs=tuple(chosen), baseline=None))
+    st.info("Pick at least two runs to compare.")
+    st.stop()
+baseline = st.selectbox(
+    "Baseline",
+    chosen,
+    key="compare_baseline",
+    index=chosen.index(state.baseline) if state.baseline in chosen else 0,
+)
+page.publish(state.with_(runs=tuple(chosen), baseline=baseline))
+
+try:
+    cmp = data.compare_runs([baseline, *(r for r in chosen if r != baseline)])
+except RagevalError as exc:
+    st.error(f"Cannot compare these runs: {exc}")
+    st.stop()
+for w in cmp.warnings:
+    st.warning(w, icon=":material/warning:")
+
+st.subheader("Config differences")
+differing, same = split_config_diff(cmp.config_diff)
+if differing.empty:
+    st.info("The configs are identical.")
+else:
+    st.dataframe(differing, hide_index=True, width="stretch", key="compare_config_diff")
+with st.expander(f"{len(same)} identical settings"):
+    st.dataframe(same, hide_index=True, width="stretch", key="compare_config_same")
+
+st.subheader("Metric changes against the baseline")
+moved = cmp.metrics[cmp.metrics["run_id"] != cmp.baseline]
+ui.chart(charts.metric_deltas(moved), key="compare_deltas")
+st.dataframe(
+    cmp.metrics,
+    hide_index=True,
+    width="stretch",
+    key="compare_metrics",
+    column_config={
+        c: st.column_config.NumberColumn(c, format="%.4f")
+        for c in ("mean", "delta", "ci_low", "ci_high")
+    },
+)
+st.caption(
+    "Deltas are paired over the questions both runs answered; the interval is a 95% "
+    "paired bootstrap. `significant` = the interval excludes 0."
+)
+
+st.subheader("Questions that changed")
+st.caption(
+    f"A regression or improvement moves a metric by more than {cmp.tolerance:g}; a flip "
+    "goes between ok and a failure. Select a row to open the question in that run."
+)
+tabs = st.tabs(
+    [
+        f"Regressions ({len(cmp.regressions)})",
+        f"Improvements ({len(cmp.improvements)})",
+        f"Flips ({len(cmp.flips)})",
+    ]
+)
+for tab, (name, rows) in zip(
+    tabs,
+    (("regressions", cmp.regressions), ("improvements", cmp.improvements), ("flips", cmp.flips)),
+    strict=True,
+):
+    with tab:
+        if rows.empty:
+            st.info(f"No {name}.")
+        else:
+            ui.question_table(rows, CHANGE_COLUMNS, key=f"compare_{name}")

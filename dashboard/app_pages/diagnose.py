@@ -1,0 +1,146 @@
+"""Diagnose: one run's failures by kind and the filterable per-question table, worst first."""
+
+import streamlit as st
+
+from dashboard import charts, data, ui
+from dashboard.links import MAX_SEARCH, ViewState
+from dashboard.shaping import failure_breakdown, failure_headline, failure_label, label, unit_range
+from rageval_core.models import FAILURE_TYPES
+from rageval_core.query import QUALITY_METRICS, SORT_KEYS, QuestionFilter
+
+PAGE_SIZE = 50
+TABLE_COLUMNS = [
+    "question_id",
+    "question",
+    "failure_type",
+    "answer_correctness",
+    "faithfulness",
+    "recall_at_5",
+    "mrr",
+    "n_unsupported_claims",
+    "answerable",
+    "tags",
+    "total_ms",
+    "cost_usd",
+]
+ANSWERABLE = {None: "any", True: "answerable", False: "unanswerable"}
+
+page = ui.start("diagnose")
+state = page.state
+runs = ui.require_runs()
+run = ui.pick_run(runs, state.run, key="diagnose_run")
+
+breakdown = failure_breakdown(data.failure_counts([run]))
+st.subheader(failure_headline(dict(zip(breakdown["failure_type"], breakdown["n"], strict=True))))
+ui.chart(charts.failure_breakdown(breakdown), key="diagnose_breakdown")
+
+st.subheader("Questions")
+c = st.columns([3, 3, 3, 2])
+search = c[0].text_input(
+    "Search question or answer",
+    value=state.search or "",
+    max_chars=MAX_SEARCH,
+    key="diagnose_search",
+)
+failure_types = c[1].multiselect(
+    "Failure types",
+    FAILURE_TYPES,
+    default=list(state.failure_types),
+    format_func=failure_label,
+    key="diagnose_failure_types",
+)
+tags = c[2].multiselect(
+    "Tags",
+    sorted({*data.question_tags(run), *state.tags}),
+    default=list(state.tags),
+    key="diagnose_tags",
+)
+answerable = c[3].selectbox(
+    "Answerable",
+    list(ANSWERABLE),
+    index=list(ANSWERABLE).index(state.answerable),
+    format_func=ANSWERABLE.__getitem__,
+    key="diagnose_answerable",
+)
+
+c = st.columns([3, 3, 2])
+url_range = next((r for r in state.ranges if r[0] in QUALITY_METRICS), None)
+range_options = [None, *QUALITY_METRICS]
+range_metric = c[0].selectbox(
+    "Metric range",
+    range_options,
+    index=range_options.index(url_range[0] if url_range else None),
+    format_func=lambda m: "no range" if m is None else label(m),
+    key="diagnose_range_metric",
+)
+lo, hi = c[1].slider(
+    "Between",
+    0.0,
+    1.0,
+    step=0.05,
+    disabled=range_metric is None,
+    value=unit_range(*(url_range[1:] if url_range else (None, None))),
+    key="diagnose_range",
+)
+sort = c[2].selectbox(
+    "Sort (worst first)",
+    SORT_KEYS,
+    index=SORT_KEYS.index(state.sort or "severity"),
+    format_func=label,
+    key="diagnose_sort",
+)
+
+view = state.with_(
+    run=run,
+    search=search.strip() or None,
+    failure_types=tuple(failure_types),
+    tags=tuple(tags),
+    answerable=answerable,
+    ranges=((range_metric, lo, hi),) if range_metric else (),
+    sort=None if sort == "severity" else sort,
+)
+if view.with_(page=0) != state.with_(page=0):
+    view = view.with_(page=0)  # new filters start on the first page
+filters = QuestionFilter(
+    failure_types=view.failure_types,
+    tags=view.tags,
+    metric_ranges=view.ranges,
+    search=view.search,
+    answerable=view.answerable,
+)
+result = data.question_rows(run, filters, sort=sort, limit=PAGE_SIZE, offset=view.page * PAGE_SIZE)
+if result.total and view.page * PAGE_SIZE >= result.total:  # a URL past the last page
+    view = view.with_(page=(result.total - 1) // PAGE_SIZE)
+    result = data.question_rows(
+        run, filters, sort=sort, limit=PAGE_SIZE, offset=view.page * PAGE_SIZE
+    )
+page.publish(view)
+
+for problem in result.problems:
+    st.warning(problem)
+if result.rows.empty:
+    st.info("No question matches these filters.")
+    st.stop()
+
+first = view.page * PAGE_SIZE
+st.caption(
+    f"Questions {first + 1}–{first + len(result.rows)} of {result.total} matching. "
+    "Select a row or use its link to open the question."
+)
+ui.question_table(result.rows, TABLE_COLUMNS, key="diagnose_table", run_id=run)
+
+c = st.columns([1, 1, 4])
+last_page = (result.total - 1) // PAGE_SIZE
+for col, text, target, enabled in (
+    (c[0], "Previous page", view.page - 1, view.page > 0),
+    (c[1], "Next page", view.page + 1, view.page < last_page),
+):
+    if col.button(text, disabled=not enabled, key=f"diagnose_{text.split()[0].lower()}"):
+        ui.go("diagnose", view.with_(page=target))
+
+c = st.columns([4, 1], vertical_alignment="bottom")
+chosen = c[0].selectbox(
+    "Question on this page", list(result.rows["question_id"]), key="diagnose_question"
+)
+if c[1].button("Open question", key="diagnose_open"):
+    ui.go("question", ViewState(run=run, question=chosen))

@@ -1,0 +1,123 @@
+"""Question: one question in one run — the answer with flagged claims marked in place, the
+judge's verdicts and evidence, the retrieved chunks, timings, and its history across runs."""
+
+import pandas as pd
+import streamlit as st
+
+from dashboard import charts, data, ui
+from dashboard.links import ViewState
+from dashboard.shaping import answer_marks, evidence_marks, failure_label, fmt
+from rageval_core.errors import ResultsError
+
+MAX_PICKER = 5000
+VERDICT_ICONS = {"supported": "✅", "unsupported": "⚠️", "contradicted": "❌"}
+HISTORY_COLUMNS = [
+    "run_id",
+    "created_at",
+    "config_name",
+    "failure_type",
+    "answer_correctness",
+    "faithfulness",
+    "recall_at_5",
+    "mrr",
+]
+
+page = ui.start("question")
+state = page.state
+runs = ui.require_runs()
+
+if state.run is not None and state.run not in set(runs["run_id"]):
+    ui.not_found("Run", state.run)
+    st.stop()
+run = state.run or ui.pick_run(runs, None, key="question_run")
+question = state.question
+if question is None:
+    ids = data.question_rows(run, sort="question_id", limit=MAX_PICKER).rows["question_id"]
+    question = st.selectbox("Question", list(ids), key="question_pick")
+page.publish(state.with_(run=run, question=question))
+
+try:
+    d = data.question_detail(run, question)
+except ResultsError:
+    st.error(f"Question '{question}' not found in run '{run}'.")
+    ui.link("diagnose", "Back to the run's questions", ViewState(run=run))
+    st.stop()
+
+ui.link("diagnose", f"Run {run}", ViewState(run=run))
+st.subheader(f"{d.question_id} · {failure_label(d.failure_type or 'unknown')}")
+ui.safe_text(d.question)
+st.caption("Reference answer" + ("" if d.answerable else " (unanswerable: should decline)"))
+ui.safe_text(d.reference_answer or "—")
+for problem in d.problems:
+    st.warning(problem)
+if d.error:
+    st.error("The pipeline raised an error on this question:")
+    ui.safe_text(d.error)
+if d.judge_error:
+    st.error("The judge could not score this question:")
+    ui.safe_text(d.judge_error)
+
+cols = st.columns(5)
+for col, m in zip(
+    cols, ("answer_correctness", "faithfulness", "recall_at_5", "mrr", "ndcg_at_10"), strict=True
+):
+    col.metric(m.replace("_at_", "@").replace("_", " "), fmt(d.metrics.get(m)))
+
+st.subheader("Answer")
+st.caption(
+    "Unsupported claims are marked yellow, contradicted ones red; hover for the "
+    "judge's reason." + (" The pipeline declined to answer." if d.refused else "")
+)
+missed = ui.safe_text(d.answer or "—", answer_marks(d.claims))
+if missed:
+    st.caption(f"{len(missed)} flagged claim(s) are not verbatim in the answer; see below.")
+
+st.subheader(f"Claims ({len(d.claims)})")
+if not d.claims:
+    st.caption("No claims: the judge found nothing to check (a refusal has none).")
+for i, c in enumerate(d.claims, start=1):
+    with st.expander(
+        f"{VERDICT_ICONS.get(c.verdict, '?')} Claim {i}: {c.verdict}",
+        expanded=c.verdict != "supported",
+    ):
+        ui.safe_text(c.text)
+        st.caption("Evidence chunk")
+        st.code(c.evidence_chunk_id or "none", language=None)
+        st.caption("Evidence sentence")
+        ui.safe_text(c.evidence or "none")
+        st.caption("Judge's reason")
+        ui.safe_text(c.reason or "none given")
+
+st.subheader(f"Retrieved chunks ({len(d.retrieved)})")
+for r in d.retrieved:
+    gold = " · ✓ gold" if r.is_gold else ""
+    with st.expander(
+        f"#{r.rank}{gold} · score {fmt(r.score, '{:.3f}')}", expanded=r.is_gold or r.rank <= 3
+    ):
+        st.code(r.id, language=None)
+        ui.safe_text(r.text, evidence_marks(d.claims, r.id))
+if d.missed_gold_ids:
+    st.warning(f"{len(d.missed_gold_ids)} gold chunk(s) were not retrieved:")
+    st.dataframe(
+        pd.DataFrame({"gold chunk not retrieved": list(d.missed_gold_ids)}), hide_index=True
+    )
+
+st.subheader("Timings, tokens, cost")
+figures = {
+    **{f"{k} (ms)": v for k, v in d.timings.items()},
+    **d.tokens,
+    **{f"{k} ($)": v for k, v in d.cost.items()},
+}
+cols = st.columns(len(figures))
+for col, (name, value) in zip(cols, figures.items(), strict=True):
+    col.metric(name.replace("_", " "), fmt(value, "{:.6g}"))
+
+st.subheader("This question across runs")
+dataset = runs.loc[runs["run_id"] == run, "dataset_name"].iloc[0]
+history = data.question_history(d.question_id, dataset=dataset)
+if len(history) > 1:
+    ui.chart(
+        charts.question_history(history, ["answer_correctness", "faithfulness", "recall_at_5"]),
+        key="question_history_chart",
+    )
+ui.question_table(history, HISTORY_COLUMNS, key="question_history")

@@ -1,0 +1,50 @@
+"""Retrieval: recall@k curves, the recall@5 vs recall@20 gap (a ranking problem), MRR per
+run, and the questions whose gold chunk sits at rank 6–20 (what a reranker could fix)."""
+
+import streamlit as st
+
+from dashboard import charts, data, ui
+
+DEFAULT_RUNS = 5
+
+page = ui.start("retrieval")
+state = page.state
+runs = ui.require_runs()
+
+chosen = ui.pick_runs(
+    runs, state.runs, list(runs["run_id"].head(DEFAULT_RUNS)), key="retrieval_runs"
+)
+run = ui.pick_run(runs, state.run, key="retrieval_run", label="Run for rerank candidates")
+page.publish(state.with_(runs=tuple(chosen), run=run))
+
+if chosen:
+    picked = runs[runs["run_id"].isin(chosen)].iloc[::-1]  # oldest first, left to right
+    ui.chart(charts.recall_curves(data.recall_curve(chosen)), key="retrieval_curves")
+    ui.chart(charts.recall_gap(picked), key="retrieval_gap")
+    ui.chart(charts.per_run_bar(picked, "mrr"), key="retrieval_mrr")
+else:
+    st.info("Pick at least one run.")
+
+st.subheader(f"Rerank candidates in {run}")
+candidates = data.rerank_candidates(run)
+if candidates.empty:
+    st.info("No answerable question has its first gold chunk at rank 6–20.")
+else:
+    st.caption(
+        f"{len(candidates)} questions have their first gold chunk at rank 6–20: "
+        "retrieved, but ranked too low for the top 5. A reranker can fix these."
+    )
+    ui.question_table(
+        candidates,
+        [
+            "question_id",
+            "question",
+            "failure_type",
+            "first_gold_rank",
+            "recall_at_5",
+            "recall_at_20",
+            "mrr",
+        ],
+        key="retrieval_candidates",
+        run_id=run,
+    )

@@ -1,0 +1,112 @@
+"""Runs: every run newest first, key metrics with deltas, trends and failure shares."""
+
+import streamlit as st
+
+from dashboard import charts, data, ui
+from dashboard.links import ViewState
+from dashboard.shaping import (
+    KEY_METRICS,
+    LOWER_IS_BETTER,
+    distinct,
+    fmt,
+    label,
+    run_links,
+    with_deltas,
+)
+from dashboard.shaping import run_tags as tag_options
+from rageval_core.query import QUALITY_METRICS
+
+MAX_BARS = 60  # newest runs in the failure-share chart; more bars stop being readable
+
+page = ui.start("runs")
+state = page.state
+all_runs = ui.require_runs()
+
+cols = st.columns(3)
+tags = cols[0].multiselect(
+    "Tags",
+    sorted({*tag_options(all_runs), *state.tags}),
+    default=list(state.tags),
+    key="runs_tags",
+    accept_new_options=True,
+)
+configs = distinct(all_runs["config_name"])
+config = cols[1].selectbox(
+    "Config",
+    configs,
+    index=configs.index(state.config) if state.config in configs else None,
+    key="runs_config",
+    placeholder="all configs",
+)
+versions = distinct(all_runs["dataset_version"])
+version = cols[2].selectbox(
+    "Dataset version",
+    versions,
+    index=versions.index(state.dataset_version) if state.dataset_version in versions else None,
+    key="runs_dataset_version",
+    placeholder="all versions",
+)
+metric = st.selectbox(
+    "Trend metric",
+    QUALITY_METRICS,
+    index=QUALITY_METRICS.index(state.metric)
+    if state.metric in QUALITY_METRICS
+    else QUALITY_METRICS.index("recall_at_5"),
+    key="runs_metric",
+    format_func=label,
+)
+page.publish(state.with_(tags=tuple(tags), config=config, dataset_version=version, metric=metric))
+
+filters = dict(tags=tuple(tags), config=config, dataset_version=version)
+runs = data.runs_overview(**filters)
+if runs.empty:
+    st.info("No run matches these filters.")
+    st.stop()
+
+runs = with_deltas(runs, KEY_METRICS)
+latest = runs.iloc[0]
+st.subheader(f"Latest run: {latest['run_id']}")
+if latest["status"] != "complete":
+    st.info(f"This run is {latest['status']}: figures cover the questions answered so far.")
+metric_cols = st.columns(5)
+for i, (m, name) in enumerate(KEY_METRICS.items()):
+    value, delta = latest[m], latest[f"{m}_delta"]
+    metric_cols[i % 5].metric(
+        name,
+        fmt(value),
+        fmt(delta, "{:+.3g}", None),
+        delta_color="inverse" if m in LOWER_IS_BETTER else "normal",
+    )
+if st.button("Diagnose latest run", type="primary", key="runs_diagnose_latest"):
+    ui.go("diagnose", ViewState(run=str(latest["run_id"])))
+
+st.subheader(f"All runs ({len(runs)})")
+table = runs[["run_id", "created_at", "status", "config_name", "dataset_version", "tags"]].copy()
+table.insert(0, "diagnose", run_links(runs["run_id"], "diagnose"))
+for m, name in KEY_METRICS.items():
+    table[name] = runs[m]
+    table[f"Δ {name}"] = runs[f"{m}_delta"]
+event = st.dataframe(
+    table,
+    key="runs_table",
+    hide_index=True,
+    width="stretch",
+    on_select="rerun",
+    selection_mode="single-row",
+    column_config={
+        "diagnose": st.column_config.LinkColumn("diagnose", display_text="diagnose ↗"),
+        **{
+            c: st.column_config.NumberColumn(c, format="%.3f")
+            for c in table.columns
+            if c.startswith("Δ") or c in KEY_METRICS.values()
+        },
+    },
+)
+if event.selection.rows:
+    ui.go("diagnose", ViewState(run=str(runs.iloc[event.selection.rows[0]]["run_id"])))
+
+ui.chart(charts.trend(data.metric_trend(metric, **filters), metric), key="runs_trend")
+ui.chart(
+    charts.failure_shares(data.failure_counts(list(runs["run_id"].head(MAX_BARS)))),
+    key="runs_failures",
+)

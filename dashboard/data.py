@@ -1,0 +1,90 @@
+"""The dashboard's only cache: one `ResultsStore` per location, memoised query results.
+
+`st.cache_resource` holds the store (its DuckDB connection is shared; every query opens
+its own cursor, so sessions on different threads never share one). Query results are
+`st.cache_data` keyed by the location, the store's fingerprint and the query's arguments:
+when a run appears or changes, the fingerprint changes and the next call recomputes, so
+a new run shows up without a restart. Nothing here draws anything.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any, Concatenate, ParamSpec, TypeVar
+
+import streamlit as st
+
+from rageval_core import query
+from rageval_core.query import ResultsStore, RunProblem
+from rageval_core.results import RunInfo, results_location
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+REFRESH_S = 15.0  # how stale the run list may be; a refresh re-lists the run folders
+TTL_S = 600
+MAX_ENTRIES = 512
+
+_QUERIES: dict[str, Callable[..., Any]] = {}
+
+
+def location() -> str:
+    """The results location the app reads: $RAGEVAL_RESULTS, else `results/`."""
+    return results_location()
+
+
+@st.cache_resource(show_spinner=False, max_entries=8)
+def _store(location: str) -> ResultsStore:
+    return ResultsStore(location)
+
+
+def store() -> ResultsStore:
+    """The store of the current location, refreshed when older than REFRESH_S."""
+    s = _store(location())
+    s.maybe_refresh(REFRESH_S)
+    return s
+
+
+def runs() -> list[RunInfo]:
+    """Every run folder seen at the last refresh (cheap: held in memory by the store)."""
+    return store().runs()
+
+
+def problems() -> list[RunProblem]:
+    return store().problems
+
+
+@st.cache_data(ttl=TTL_S, max_entries=MAX_ENTRIES, show_spinner=False)
+def _run_query(name: str, location: str, fingerprint: str, args: tuple, kwargs: tuple) -> Any:
+    # `fingerprint` is only part of the key: a new or changed run gives a new one.
+    return _QUERIES[name](_store(location), *args, **dict(kwargs))
+
+
+def _cached(fn: Callable[Concatenate[ResultsStore, P], R]) -> Callable[P, R]:
+    """`fn(store, ...)` as `fn(...)` over the current store, memoised by `_run_query`."""
+    _QUERIES[fn.__name__] = fn
+
+    @functools.wraps(fn)
+    def call(*args: P.args, **kwargs: P.kwargs) -> R:
+        s = store()
+        return _run_query(
+            fn.__name__, s.location, s.fingerprint(), args, tuple(sorted(kwargs.items()))
+        )
+
+    return call
+
+
+runs_overview = _cached(query.runs_overview)
+metric_trend = _cached(query.metric_trend)
+failure_counts = _cached(query.failure_counts)
+recall_curve = _cached(query.recall_curve)
+cost_quality = _cached(query.cost_quality)
+question_rows = _cached(query.question_rows)
+question_detail = _cached(query.question_detail)
+question_history = _cached(query.question_history)
+bottom_questions = _cached(query.bottom_questions)
+rerank_candidates = _cached(query.rerank_candidates)
+metric_distribution = _cached(query.metric_distribution)
+question_tags = _cached(query.question_tags)
+compare_runs = _cached(query.compare_runs)

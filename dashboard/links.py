@@ -1,0 +1,264 @@
+"""View state <-> URL query parameters, and the table of pages links point at.
+
+Every selection a page makes lives in the URL so a copied link opens the same view for
+anyone (SPEC §7). `ViewState.from_query_params` is the only way a URL value reaches a
+page: run ids go through `validate_run_id`, question ids through a strict pattern, metrics
+and failure types through the query layer's whitelists. An invalid value is dropped and
+reported as a message, never raised. Nothing here touches Streamlit or the results.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, fields, replace
+from typing import Any
+from urllib.parse import urlencode
+
+from rageval_core.errors import ResultsError
+from rageval_core.models import FAILURE_TYPES
+from rageval_core.query import QUESTION_METRICS, SORT_KEYS
+from rageval_core.results import validate_run_id
+
+QUESTION_ID_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.:@#+-]{0,127}$")
+TAG_RE = re.compile(r"^[^\x00-\x1f<>]{1,64}$")
+CHARTS = ("ecdf", "histogram")
+MAX_LIST = 20  # no view needs more; bounds the work a crafted URL can ask for
+MAX_SEARCH = 200
+
+
+@dataclass(frozen=True)
+class PageRef:
+    """One page of the app: its file (relative to streamlit_app.py), title and URL path."""
+
+    key: str
+    path: str
+    title: str
+    url_path: str
+    icon: str
+
+
+PAGES: dict[str, PageRef] = {
+    p.key: p
+    for p in (
+        PageRef("runs", "app_pages/runs.py", "Runs", "runs", ":material/list:"),
+        PageRef(
+            "diagnose", "app_pages/diagnose.py", "Diagnose", "diagnose", ":material/troubleshoot:"
+        ),
+        PageRef("tails", "app_pages/tails.py", "Tails", "tails", ":material/stacked_line_chart:"),
+        PageRef(
+            "retrieval", "app_pages/retrieval.py", "Retrieval", "retrieval", ":material/search:"
+        ),
+        PageRef("cost", "app_pages/cost.py", "Cost & latency", "cost", ":material/speed:"),
+        PageRef(
+            "compare", "app_pages/compare.py", "Compare", "compare", ":material/compare_arrows:"
+        ),
+        PageRef("question", "app_pages/question.py", "Question", "question", ":material/help:"),
+    )
+}
+
+# What travels with the sidebar navigation: the run context, not one page's filters.
+SHARED_FIELDS = ("run", "runs", "baseline", "metric")
+
+
+@dataclass(frozen=True)
+class ViewState:
+    """Everything a view's URL can say. Empty fields are left out of the URL.
+
+    `tags` are question tags on Diagnose and run tags on Runs; `ranges` are
+    (metric, low, high) with either bound None for open.
+    """
+
+    run: str | None = None
+    runs: tuple[str, ...] = ()
+    baseline: str | None = None
+    question: str | None = None
+    metric: str | None = None
+    failure_types: tuple[str, ...] = ()
+    tags: tuple[str, ...] = ()
+    ranges: tuple[tuple[str, float | None, float | None], ...] = ()
+    search: str | None = None
+    answerable: bool | None = None
+    config: str | None = None
+    dataset_version: str | None = None
+    sort: str | None = None
+    chart: str | None = None
+    page: int = 0
+
+    def to_query_params(self) -> dict[str, str | list[str]]:
+        """The URL form: scalars as strings, tuples as repeated keys, defaults omitted."""
+        out: dict[str, str | list[str]] = {}
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if value in (None, (), "", 0) and not isinstance(value, bool):
+                continue
+            if f.name == "ranges":
+                out["range"] = [f"{m}:{_num(lo)}:{_num(hi)}" for m, lo, hi in value]
+            elif isinstance(value, tuple):
+                out[f.name] = list(value)
+            elif isinstance(value, bool):
+                out[f.name] = "true" if value else "false"
+            else:
+                out[f.name] = str(value)
+        return out
+
+    @classmethod
+    def from_query_params(
+        cls, params: Mapping[str, str | Iterable[str]]
+    ) -> tuple[ViewState, list[str]]:
+        """Parse and validate a URL's parameters; invalid values are dropped and reported."""
+        lists = {k: [v] if isinstance(v, str) else [str(x) for x in v] for k, v in params.items()}
+        errors: list[str] = []
+        parsed: dict[str, Any] = {}
+        for name, parse in _PARSERS.items():
+            raw = lists.get("range" if name == "ranges" else name)
+            if not raw:
+                continue
+            try:
+                parsed[name] = parse(raw)
+            except ValueError as exc:
+                errors.append(f"Ignored URL parameter '{name}': {exc}")
+        return cls(**parsed), errors
+
+    def shared(self) -> ViewState:
+        """Only the run context, for links to another page."""
+        return ViewState(**{f: getattr(self, f) for f in SHARED_FIELDS})
+
+    def with_(self, **changes: Any) -> ViewState:
+        return replace(self, **changes)
+
+
+def relative_url(page: str, state: ViewState) -> str:
+    """`page?query` relative to the app root: what the copy-link control shows."""
+    query = urlencode(state.to_query_params(), doseq=True)
+    return f"{PAGES[page].url_path}?{query}" if query else PAGES[page].url_path
+
+
+def _num(v: float | None) -> str:
+    return "" if v is None else f"{v:g}"
+
+
+def _short(value: str) -> str:
+    return repr(value[:60] + ("…" if len(value) > 60 else ""))
+
+
+def _one(raw: list[str]) -> str:
+    return raw[-1]
+
+
+def _run_id(value: str) -> str:
+    try:
+        return validate_run_id(value)
+    except ResultsError as exc:
+        raise ValueError(f"{_short(value)} is not a valid run id (letters, digits, . _ -)") from exc
+
+
+def _question_id(raw: list[str]) -> str:
+    value = _one(raw)
+    if not QUESTION_ID_RE.fullmatch(value):
+        raise ValueError(f"{_short(value)} is not a valid question id")
+    return value
+
+
+def _choice(allowed: Iterable[str], what: str):
+    allowed = tuple(allowed)
+
+    def parse(raw: list[str]) -> str:
+        value = _one(raw)
+        if value not in allowed:
+            raise ValueError(f"unknown {what} {_short(value)}")
+        return value
+
+    return parse
+
+
+def _run_list(raw: list[str]) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(_run_id(v) for v in _cap(raw)))
+
+
+def _cap(raw: list[str]) -> list[str]:
+    if len(raw) > MAX_LIST:
+        raise ValueError(f"at most {MAX_LIST} values")
+    return raw
+
+
+def _failure_types(raw: list[str]) -> tuple[str, ...]:
+    bad = [v for v in raw if v not in FAILURE_TYPES]
+    if bad:
+        raise ValueError(f"unknown failure type {_short(bad[0])}")
+    return tuple(dict.fromkeys(_cap(raw)))
+
+
+def _tags(raw: list[str]) -> tuple[str, ...]:
+    bad = [v for v in raw if not TAG_RE.fullmatch(v)]
+    if bad:
+        raise ValueError(f"{_short(bad[0])} is not a valid tag")
+    return tuple(dict.fromkeys(_cap(raw)))
+
+
+def _bound(text: str) -> float | None:
+    if text == "":
+        return None
+    value = float(text)  # ValueError names the text
+    if not math.isfinite(value):
+        raise ValueError(f"range bound must be finite, got {_short(text)}")
+    return value
+
+
+def _ranges(raw: list[str]) -> tuple[tuple[str, float | None, float | None], ...]:
+    out = []
+    for item in _cap(raw):
+        metric, sep, rest = item.partition(":")
+        lo, sep2, hi = rest.partition(":")
+        if not (sep and sep2) or metric not in QUESTION_METRICS:
+            raise ValueError(f"{_short(item)} is not METRIC:LOW:HIGH with a known metric")
+        out.append((metric, _bound(lo), _bound(hi)))
+    return tuple(out)
+
+
+def _search(raw: list[str]) -> str:
+    value = _one(raw)
+    if len(value) > MAX_SEARCH or any(ord(c) < 32 for c in value):
+        raise ValueError(f"search text must be at most {MAX_SEARCH} printable characters")
+    return value
+
+
+def _bool(raw: list[str]) -> bool:
+    value = _one(raw).lower()
+    if value not in ("true", "false"):
+        raise ValueError(f"expected true or false, got {_short(value)}")
+    return value == "true"
+
+
+def _page(raw: list[str]) -> int:
+    value = _one(raw)
+    if not value.isdigit() or int(value) > 1_000_000:
+        raise ValueError(f"expected a page number, got {_short(value)}")
+    return int(value)
+
+
+def _label(raw: list[str]) -> str:
+    value = _one(raw)
+    if not TAG_RE.fullmatch(value):
+        raise ValueError(f"{_short(value)} is not a valid name")
+    return value
+
+
+_PARSERS = {
+    "run": lambda raw: _run_id(_one(raw)),
+    "runs": _run_list,
+    "baseline": lambda raw: _run_id(_one(raw)),
+    "question": _question_id,
+    "metric": _choice(QUESTION_METRICS, "metric"),
+    "failure_types": _failure_types,
+    "tags": _tags,
+    "ranges": _ranges,
+    "search": _search,
+    "answerable": _bool,
+    "config": _label,
+    "dataset_version": _label,
+    "sort": _choice(SORT_KEYS, "sort key"),
+    "chart": _choice(CHARTS, "chart"),
+    "page": _page,
+}

@@ -1,0 +1,257 @@
+"""Pure helpers that shape query results for display: no Streamlit, no I/O, no SQL.
+
+The HTML builders here are the only place the dashboard makes HTML from untrusted text
+(answers, claims, chunks, judge reasons): every piece is `html.escape`d before a tag is
+put around it, so a page may pass their output to `unsafe_allow_html` and nothing else.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+import pandas as pd
+
+from dashboard.links import ViewState, relative_url
+from rageval_core.models import FAILURE_TYPES, Claim
+
+FAILURE_GROUPS: dict[str, str] = {
+    "retrieval_miss": "retrieval",
+    "ranking_miss": "retrieval",
+    "unfaithful": "generation",
+    "incorrect": "generation",
+    "missed_refusal": "abstention",
+    "false_refusal": "abstention",
+    "error": "error",
+    "ok": "ok",
+}
+GROUP_ORDER = ("retrieval", "generation", "abstention", "error", "ok")
+
+# Run-level figures of the Runs table, with how to label them and which way is better.
+KEY_METRICS: dict[str, str] = {
+    "recall_at_5": "recall@5",
+    "mrr": "MRR",
+    "faithfulness": "faithfulness",
+    "answer_correctness": "correctness",
+    "faithfulness_p10": "faithfulness p10",
+    "answer_correctness_p10": "correctness p10",
+    "missed_refusal_rate": "missed refusals",
+    "false_refusal_rate": "false refusals",
+    "total_ms_p95": "p95 latency (ms)",
+    "total_cost_per_question": "cost / question ($)",
+}
+LOWER_IS_BETTER = frozenset(
+    {"missed_refusal_rate", "false_refusal_rate", "total_ms_p95", "total_cost_per_question"}
+)
+
+FLAGGED_VERDICTS = ("unsupported", "contradicted")
+
+
+def label(name: str) -> str:
+    """A metric's display name: `recall_at_5` -> `recall@5`, `total_ms` -> `total ms`."""
+    if name in KEY_METRICS:
+        return KEY_METRICS[name]
+    for stem in ("recall", "precision", "hit", "ndcg"):
+        if name.startswith(f"{stem}_at_"):
+            return f"{stem}@{name.removeprefix(f'{stem}_at_')}"
+    return name.replace("_", " ")
+
+
+def fmt(value: object, spec: str = "{:.4g}", missing: str | None = "–") -> str | None:
+    """`value` formatted with `spec`, or `missing` for None / NaN."""
+    return missing if value is None or pd.isna(value) else spec.format(value)
+
+
+def unit_range(lo: float | None, hi: float | None) -> tuple[float, float]:
+    """A (low, high) range from a URL as slider bounds: open ends filled, clamped to [0, 1]."""
+    a = min(max(0.0 if lo is None else lo, 0.0), 1.0)
+    b = min(max(1.0 if hi is None else hi, 0.0), 1.0)
+    return (min(a, b), max(a, b))
+
+
+def failure_label(failure_type: str) -> str:
+    return failure_type.replace("_", " ")
+
+
+# ---------------------------------------------------------------------------- runs
+
+
+def with_deltas(runs: pd.DataFrame, metrics: Iterable[str]) -> pd.DataFrame:
+    """Add `<metric>_delta` = this run minus the next older one (`runs` is newest first)."""
+    out = runs.copy()
+    for m in metrics:
+        out[f"{m}_delta"] = out[m] - out[m].shift(-1)
+    return out
+
+
+def run_tags(runs: pd.DataFrame) -> list[str]:
+    """Every tag used by any run, sorted (options of the tag filter)."""
+    return sorted({str(t) for tags in runs["tags"] for t in (tags if tags is not None else ())})
+
+
+def distinct(values: pd.Series) -> list[str]:
+    return sorted({str(v) for v in values.dropna() if str(v)})
+
+
+def run_label(runs: pd.DataFrame) -> dict[str, str]:
+    """run id -> `run id (status)` for pickers; running and failed runs say so."""
+    return {
+        r.run_id: r.run_id if r.status == "complete" else f"{r.run_id} ({r.status})"
+        for r in runs.itertuples()
+    }
+
+
+# ---------------------------------------------------------------------------- failures
+
+
+def failure_breakdown(counts: pd.DataFrame) -> pd.DataFrame:
+    """One run's (failure_type, n) with its group, in group then severity order."""
+    df = counts[["failure_type", "n"]].copy()
+    df["group"] = df["failure_type"].map(FAILURE_GROUPS)
+    df["order"] = df["failure_type"].map(FAILURE_TYPES.index)
+    df["group_order"] = df["group"].map(GROUP_ORDER.index)
+    return (
+        df.sort_values(["group_order", "order"])
+        .drop(columns=["order", "group_order"])
+        .reset_index(drop=True)
+    )
+
+
+def failure_headline(counts: Mapping[str, int]) -> str:
+    """`23 of 99 questions failed: 9 retrieval miss, 8 unfaithful, …` (largest first)."""
+    total = sum(int(n) for n in counts.values())
+    failed = {ft: int(n) for ft, n in counts.items() if ft != "ok" and n}
+    n_failed = sum(failed.values())
+    if not total:
+        return "No questions in this run yet."
+    if not n_failed:
+        return f"All {total} questions passed."
+    parts = sorted(failed.items(), key=lambda kv: (-kv[1], FAILURE_TYPES.index(kv[0])))
+    detail = ", ".join(f"{n} {failure_label(ft)}" for ft, n in parts)
+    return f"{n_failed} of {total} questions failed: {detail}."
+
+
+# ---------------------------------------------------------------------------- marking text
+
+
+@dataclass(frozen=True)
+class Mark:
+    """Text to find and mark, the tooltip to give it and the CSS class of the mark."""
+
+    needle: str
+    title: str
+    css: str
+
+
+def _spans(text: str, marks: Sequence[Mark]) -> tuple[list[tuple[int, int, Mark]], list[Mark]]:
+    """Non-overlapping (start, end, mark) spans of each needle, first match; the misses."""
+    taken: list[tuple[int, int, Mark]] = []
+    missed: list[Mark] = []
+    lowered = text.lower()
+    for m in marks:
+        needle = m.needle.strip()
+        start = text.find(needle) if needle else -1
+        if start < 0 and needle:
+            start = lowered.find(needle.lower())
+        end = start + len(needle)
+        if start < 0 or any(s < end and start < e for s, e, _ in taken):
+            missed.append(m)
+            continue
+        taken.append((start, end, m))
+    return sorted(taken, key=lambda t: t[0]), missed
+
+
+def mark_text(text: str, marks: Sequence[Mark]) -> tuple[str, list[Mark]]:
+    """`text` as escaped HTML with each mark's needle wrapped in `<mark>`, in place.
+
+    Spans are found in the raw text and every segment, needle and title is escaped
+    separately, so no input can open a tag. Needles not found verbatim (or overlapping an
+    earlier one) come back as the second value for the caller to list.
+    """
+    spans, missed = _spans(text, marks)
+    out, pos = [], 0
+    for start, end, m in spans:
+        out.append(html.escape(text[pos:start]))
+        out.append(
+            f'<mark class="{html.escape(m.css)}" title="{html.escape(m.title)}">'
+            f"{html.escape(text[start:end])}</mark>"
+        )
+        pos = end
+    out.append(html.escape(text[pos:]))
+    return "".join(out).replace("\n", "<br>"), missed
+
+
+def answer_marks(claims: Iterable[Claim]) -> list[Mark]:
+    """A mark per unsupported or contradicted claim, titled with the judge's reason."""
+    return [
+        Mark(
+            c.text,
+            f"{c.verdict}: {c.reason}" if c.reason else str(c.verdict),
+            f"rageval-{c.verdict}",
+        )
+        for c in claims
+        if c.verdict in FLAGGED_VERDICTS
+    ]
+
+
+def evidence_marks(claims: Iterable[Claim], chunk_id: str) -> list[Mark]:
+    """A mark per evidence sentence a claim cites from chunk `chunk_id`."""
+    seen: dict[str, Mark] = {}
+    for c in claims:
+        if c.evidence_chunk_id == chunk_id and c.evidence and c.evidence not in seen:
+            seen[c.evidence] = Mark(c.evidence, f"evidence for: {c.text}", "rageval-evidence")
+    return list(seen.values())
+
+
+MARK_STYLE = (
+    "<style>"
+    "mark.rageval-unsupported{background:#ffe08a;padding:0 2px}"
+    "mark.rageval-contradicted{background:#ffb3b3;padding:0 2px}"
+    "mark.rageval-evidence{background:#c8f0c8;padding:0 2px}"
+    "</style>"
+)
+
+
+def marked_block(text: str | None, marks: Sequence[Mark]) -> tuple[str, list[Mark]]:
+    """`mark_text` wrapped in a block with the mark styles: ready for unsafe_allow_html."""
+    body, missed = mark_text(text or "", marks)
+    return f'{MARK_STYLE}<div class="rageval-text">{body}</div>', missed
+
+
+# ---------------------------------------------------------------------------- tables
+
+
+def question_links(rows: pd.DataFrame, run_id: str | None = None) -> pd.Series:
+    """Relative URL of each row's Question view (for a LinkColumn).
+
+    The run is `run_id`, or each row's own `run_id` column when `run_id` is None.
+    """
+    runs = rows["run_id"] if run_id is None else [run_id] * len(rows)
+    return pd.Series(
+        [
+            relative_url("question", ViewState(run=str(r), question=str(q)))
+            for r, q in zip(runs, rows["question_id"], strict=True)
+        ],
+        index=rows.index,
+        dtype="object",
+    )
+
+
+def run_links(run_ids: Iterable[str], page: str) -> list[str]:
+    """Relative URL of each run's view on `page`."""
+    return [relative_url(page, ViewState(run=r)) for r in run_ids]
+
+
+def split_config_diff(diff: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(keys that differ, keys that are the same), without the `differs` column."""
+    differs = diff["differs"].astype(bool)
+    return (
+        diff[differs].drop(columns="differs").reset_index(drop=True),
+        diff[~differs].drop(columns="differs").reset_index(drop=True),
+    )
+
+
+def default_compare(run_ids: Sequence[str]) -> tuple[str, ...]:
+    """Latest two runs, baseline (the older) first; `run_ids` is newest first."""
+    return tuple(reversed(run_ids[:2]))

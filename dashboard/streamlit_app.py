@@ -1,0 +1,63 @@
+"""Entry point of the dashboard: access check, navigation and the shared sidebar.
+
+Run with `rageval dashboard` (which sets RAGEVAL_RESULTS). Pages live in `app_pages/`;
+this file only wires them up. The sidebar's page links are drawn after the page ran, so
+they carry the run context the page just wrote to the URL.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+import streamlit as st
+
+from dashboard import data
+from dashboard.auth import require_access
+from dashboard.links import PAGES, ViewState
+from dashboard.ui import link
+
+st.set_page_config(page_title="rageval", page_icon=":material/troubleshoot:", layout="wide")
+require_access()
+
+current = st.navigation(
+    [
+        st.Page(p.path, title=p.title, url_path=p.url_path, icon=p.icon, default=p.key == "runs")
+        for p in PAGES.values()
+    ],
+    position="hidden",
+)
+
+runs = data.runs()
+by_status = defaultdict(list)
+for r in runs:
+    by_status[r.status].append(r.run_id)
+broken: dict[str, list[str]] = defaultdict(list)
+for p in data.problems():
+    broken[p.run_id or "(cache)"].append(p.message)
+
+with st.sidebar:
+    st.header("rageval")
+    nav = st.container()
+    st.divider()
+    st.caption("Results")
+    st.code(data.location(), language=None, wrap_lines=True)
+    st.write(f"{len(runs)} run{'s' if len(runs) != 1 else ''}")
+    for run_id in by_status["running"]:
+        st.info(f"In progress: `{run_id}`", icon=":material/hourglass_top:")
+
+if broken:
+    st.warning(
+        f"{len(broken)} run{'s' if len(broken) != 1 else ''} could not be read completely "
+        "and may be missing from the views:\n\n"
+        + "\n".join(f"- `{run_id}`: {'; '.join(msgs)}" for run_id, msgs in broken.items()),
+        icon=":material/warning:",
+    )
+
+try:
+    current.run()
+finally:  # also after st.stop() in a page, so the empty state still has navigation
+    params = {k: st.query_params.get_all(k) for k in st.query_params}
+    shared = ViewState.from_query_params(params)[0].shared()
+    with nav:
+        for page in PAGES.values():
+            link(page.key, page.title, shared)

@@ -1,0 +1,155 @@
+"""The page skeleton and the widgets every page shares (run pickers, links, tables).
+
+A page starts with `start(key)`: its title, its `ViewState` parsed from the URL (bad
+values shown as errors) and a slot for the copy-link control; it ends its controls with
+`Page.publish(state)`, which writes the state back to the URL. Links between pages carry
+the state with `st.page_link` / `st.switch_page` query parameters (the built-in sidebar
+navigation would drop them). Nothing here caches or queries: data comes from `data`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import pandas as pd
+import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
+
+from dashboard import data
+from dashboard.links import PAGES, ViewState, relative_url
+from dashboard.shaping import Mark, marked_block, question_links, run_label
+
+QUESTION_COLUMNS = ["question_id", "question", "failure_type"]
+
+
+@dataclass(frozen=True)
+class Page:
+    key: str
+    state: ViewState
+    link_slot: DeltaGenerator
+
+    def publish(self, state: ViewState) -> None:
+        """Make `state` the URL of this view and show it for copying."""
+        st.query_params.from_dict(state.to_query_params())
+        with self.link_slot.popover("Copy link", icon=":material/link:"):
+            st.caption("Relative to the dashboard's address; anyone with access sees this view.")
+            st.code(relative_url(self.key, state), language=None, wrap_lines=True)
+
+
+def start(key: str) -> Page:
+    """Title, URL state (invalid parameters shown as errors) and the copy-link slot."""
+    st.title(PAGES[key].title)
+    link_slot = st.container()
+    params = {k: st.query_params.get_all(k) for k in st.query_params}
+    state, errors = ViewState.from_query_params(params)
+    for e in errors:
+        st.error(e)
+    return Page(key, state, link_slot)
+
+
+def require_runs() -> pd.DataFrame:
+    """All runs, newest first; when there are none, say how to make some and stop."""
+    runs = data.runs_overview()
+    if runs.empty:
+        loc = data.location()
+        st.info(
+            f"No runs yet in `{loc}`. Make the example runs with "
+            f"`rageval demo --results {loc}`, or evaluate your own pipeline with "
+            f"`rageval run CONFIG.yaml --results {loc}`; this page updates on its own."
+        )
+        st.stop()
+    return runs
+
+
+def link(page: str, label: str, state: ViewState | None = None) -> None:
+    st.page_link(
+        PAGES[page].path,
+        label=label,
+        icon=PAGES[page].icon,
+        query_params=(state or ViewState()).to_query_params(),
+    )
+
+
+def go(page: str, state: ViewState) -> None:
+    st.switch_page(PAGES[page].path, query_params=state.to_query_params())
+
+
+def not_found(what: str, value: str) -> None:
+    """A clear message for an id that names nothing, with a way back."""
+    st.error(f"{what} '{value}' not found in {data.location()}.")
+    link("runs", "Back to all runs")
+
+
+def pick_run(runs: pd.DataFrame, current: str | None, *, key: str, label: str = "Run") -> str:
+    """A run picker defaulting to `current` (from the URL), else the newest run."""
+    ids = list(runs["run_id"])
+    if current is not None and current not in ids:
+        st.error(f"Run '{current}' not found in {data.location()}; showing the newest run.")
+    index = ids.index(current) if current in ids else 0
+    labels = run_label(runs)
+    return st.selectbox(label, ids, index=index, key=key, format_func=labels.__getitem__)
+
+
+def pick_runs(
+    runs: pd.DataFrame,
+    current: Sequence[str],
+    default: Sequence[str],
+    *,
+    key: str,
+    label: str = "Runs",
+) -> list[str]:
+    """A multi-run picker defaulting to the URL's runs that exist, else `default`."""
+    ids = list(runs["run_id"])
+    missing = [r for r in current if r not in ids]
+    if missing:
+        st.error("Runs not found, left out: " + ", ".join(f"'{r}'" for r in missing))
+    chosen = [r for r in current if r in ids] or list(default)
+    labels = run_label(runs)
+    return st.multiselect(label, ids, default=chosen, key=key, format_func=labels.__getitem__)
+
+
+def question_table(
+    rows: pd.DataFrame,
+    columns: Sequence[str],
+    *,
+    key: str,
+    run_id: str | None = None,
+    config: dict | None = None,
+) -> None:
+    """A table of questions: an `open` link column, and selecting a row opens the question.
+
+    The run is `run_id`, or each row's own `run_id` column.
+    """
+    shown = rows[list(columns)].copy()
+    shown.insert(0, "open", question_links(rows, run_id))
+    event = st.dataframe(
+        shown,
+        key=key,
+        on_select="rerun",
+        selection_mode="single-row",
+        hide_index=True,
+        width="stretch",
+        column_config={
+            "open": st.column_config.LinkColumn("open", display_text="open ↗"),
+            **(config or {}),
+        },
+    )
+    if event.selection.rows:
+        row = rows.iloc[event.selection.rows[0]]
+        del st.session_state[key]  # else the selection re-fires when the target is this page
+        go(
+            "question",
+            ViewState(run=run_id or str(row["run_id"]), question=str(row["question_id"])),
+        )
+
+
+def safe_text(text: str | None, marks: Sequence[Mark] = ()) -> list[Mark]:
+    """Untrusted text drawn as escaped HTML with marks; returns the marks not found."""
+    body, missed = marked_block(text, marks)
+    st.markdown(body, unsafe_allow_html=True)
+    return missed
+
+
+def chart(fig, key: str) -> None:
+    st.plotly_chart(fig, key=key, width="stretch")

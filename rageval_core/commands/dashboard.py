@@ -1,0 +1,75 @@
+"""`rageval dashboard`: start the Streamlit app on a results location.
+
+The app reads its location from RAGEVAL_RESULTS; this command sets it and replaces itself
+with `python -m streamlit run <installed dashboard/streamlit_app.py>`, so signals and the
+exit code are Streamlit's own.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from rageval_core.errors import ConfigError
+from rageval_core.results import RESULTS_ENV, is_remote, results_location
+
+
+def app_path() -> Path:
+    """The installed `dashboard/streamlit_app.py` (found without importing Streamlit)."""
+    import dashboard
+
+    return Path(dashboard.__file__).resolve().parent / "streamlit_app.py"
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "dashboard",
+        help="explore results in the Streamlit dashboard",
+        description="Start the dashboard on a results location (a folder or an fsspec URL "
+        "such as s3://bucket/prefix). Open the printed address in a browser.",
+    )
+    parser.add_argument(
+        "--results",
+        metavar="DIR|URL",
+        help=f"results location (default: ${RESULTS_ENV}, else results/)",
+    )
+    parser.add_argument("--port", type=int, default=8501, help="port to listen on (8501)")
+    parser.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="address to listen on (127.0.0.1; 0.0.0.0 to share on the network)",
+    )
+    parser.set_defaults(func=run)
+
+
+def streamlit_command(port: int, host: str) -> list[str]:
+    return [
+        sys.executable,
+        "-m",
+        "streamlit",
+        "run",
+        str(app_path()),
+        "--server.headless",
+        "true",
+        "--server.port",
+        str(port),
+        "--server.address",
+        host,
+        "--browser.gatherUsageStats",
+        "false",
+    ]
+
+
+def run(args: argparse.Namespace) -> int:
+    if not 0 < args.port < 65536:
+        raise ConfigError(f"--port must be between 1 and 65535, got {args.port}")
+    location = results_location(args.results)
+    if not is_remote(location):
+        location = str(Path(location).resolve())
+    env = {**os.environ, RESULTS_ENV: location}
+    cmd = streamlit_command(args.port, args.host)
+    print(f"rageval dashboard: {location} on http://{args.host}:{args.port}", file=sys.stderr)
+    os.execve(cmd[0], cmd, env)
+    return 0  # not reached: execve replaces the process
