@@ -139,8 +139,13 @@ def is_remote(location: str) -> bool:
 
 
 def filesystem(location: str) -> tuple[fsspec.AbstractFileSystem, str]:
-    """The fsspec filesystem and root path of a results location (local path or URL)."""
-    fs, root = fsspec.core.url_to_fs(location)
+    """The fsspec filesystem and root path of a results location (local path or URL).
+
+    Object-store listings are not cached: CI jobs add runs and rewrite manifests under a
+    long-running dashboard, and a stale listing (or ETag) hides new runs or fails reads.
+    """
+    options = {"use_listings_cache": False} if is_remote(location) else {}
+    fs, root = fsspec.core.url_to_fs(location, **options)
     return fs, root.rstrip("/")
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from rageval_core.results import results_location
+from rageval_core.results import is_remote, results_location
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -16,7 +16,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument("config", metavar="CONFIG.yaml", help="run config (SPEC §3)")
     p.add_argument(
-        "--results", metavar="DIR", help="results directory (default: $RAGEVAL_RESULTS or results/)"
+        "--results",
+        metavar="DIR|URL",
+        help="results directory or object-store URL (default: $RAGEVAL_RESULTS or results/)",
     )
     p.add_argument("--run-id", metavar="ID", help="run id (default: <UTC time>-<config name>)")
     p.add_argument(
@@ -40,21 +42,38 @@ def _run(args: argparse.Namespace) -> int:
     from rageval_core.runner import RunOptions, Shard, run
 
     config = load_config(args.config)
-    result = run(
-        config,
-        RunOptions(
-            results=results_location(args.results),
-            run_id=args.run_id,
-            resume=args.resume,
-            concurrency=args.concurrency,
-            shard=Shard.parse(args.shard) if args.shard else None,
-            progress=not args.no_progress,
-        ),
-    )
+    location = results_location(args.results)
+
+    def _go(folder: str):
+        return run(
+            config,
+            RunOptions(
+                results=folder,
+                run_id=args.run_id,
+                resume=args.resume,
+                concurrency=args.concurrency,
+                shard=Shard.parse(args.shard) if args.shard else None,
+                progress=not args.no_progress,
+            ),
+        )
+
+    if is_remote(location):
+        # Object stores cannot append a journal: run in a local folder, then upload it.
+        from rageval_core.storage import staged
+
+        with staged(location, args.resume or args.run_id) as stage:
+            try:
+                result = _go(str(stage.local_root))
+            finally:
+                stage.upload()
+        where = f"{location.rstrip('/')}/{result.run_id}"
+    else:
+        result = _go(location)
+        where = str(result.path)
     t = result.totals
     print(
         f"{result.status}: {result.run_id} — {t['n_questions']} questions, {t['n_errors']} errors, "
         f"{t['n_judge_errors']} judge errors, cost ${t['cost_usd']:.4f} "
-        f"(+ judge ${t['judge_cost_usd']:.4f}), {t['duration_s']:.1f} s → {result.path}",
+        f"(+ judge ${t['judge_cost_usd']:.4f}), {t['duration_s']:.1f} s → {where}",
     )
     return 0

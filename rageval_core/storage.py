@@ -1,0 +1,124 @@
+"""Runs on object storage: stage a run in a local folder, then upload it, manifest last.
+
+The runner's journal is appended and fsynced line by line, which object stores cannot do,
+so `rageval run --results s3://…` writes the run to a local staging folder and uploads the
+folder when the run ends. Readers decide what a run is from its manifest, so the manifest
+goes up last: a reader listing the bucket mid-upload sees no run or a run still
+"running", never a complete run with files missing. Each object PUT is atomic, so no
+reader sees half a file either.
+
+Endpoint and credentials come from the standard variables (`AWS_ENDPOINT_URL`,
+`AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`, `AWS_DEFAULT_REGION`), which s3fs passes to
+botocore; nothing here reads or stores them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from tempfile import TemporaryDirectory
+
+from rageval_core import results
+
+
+def _digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _upload_order(name: str) -> tuple[int, str]:
+    """Data first, then shard status markers, the summary, and the manifest last of all."""
+    if name == results.MANIFEST:
+        return 3, name
+    if name == results.SUMMARY:
+        return 2, name
+    if name.startswith("shard-"):
+        return 1, name
+    return 0, name
+
+
+@dataclass
+class StagedRun:
+    """A local folder standing in for `location` while a run is written."""
+
+    location: str
+    local_root: Path
+    downloaded: dict[str, str] = field(default_factory=dict)  # "<run>/<file>" -> sha256
+
+    def download(self, run_id: str) -> None:
+        """Copy the remote run folder down (for --resume or another shard), if there is one."""
+        fs, root = results.filesystem(self.location)
+        remote = f"{root}/{results.validate_run_id(run_id)}"
+        try:
+            names = fs.ls(remote, detail=False)
+        except FileNotFoundError:
+            return
+        folder = self.local_root / run_id
+        folder.mkdir(parents=True, exist_ok=True)
+        for path in names:
+            name = path.rstrip("/").rsplit("/", 1)[-1]
+            if name.startswith("."):
+                continue
+            local = folder / name
+            fs.get_file(path, str(local))
+            self.downloaded[f"{run_id}/{name}"] = _digest(local)
+
+    def upload(self) -> list[str]:
+        """Upload every run folder written here (finished or failed); return their URLs.
+
+        Called even when the run raised, so a failed run lands in the bucket and can be
+        resumed from there.
+        """
+        urls = []
+        for folder in sorted(self.local_root.iterdir()):
+            if not folder.is_dir() or not results.RUN_ID_RE.fullmatch(folder.name):
+                continue  # .rageval/ (judge cache) and other non-run folders stay local
+            prefix = f"{folder.name}/"
+            unchanged = {
+                k.removeprefix(prefix): v
+                for k, v in self.downloaded.items()
+                if k.startswith(prefix)
+            }
+            urls.append(upload_run(folder, self.location, folder.name, unchanged))
+        return urls
+
+
+def upload_run(
+    local_dir: str | Path,
+    location: str,
+    run_id: str,
+    unchanged: Mapping[str, str] | None = None,
+) -> str:
+    """Upload the files of a finished (or failed) run folder, manifest last; return its URL.
+
+    Files named in `unchanged` with the same sha256 are skipped: they came from the bucket
+    (another shard's files) and uploading them back could overwrite a newer version.
+    Temporary and hidden files (interrupted atomic writes) are never uploaded.
+    """
+    local_dir = Path(local_dir)
+    results.validate_run_id(run_id)
+    fs, root = results.filesystem(location)
+    remote = f"{root}/{run_id}"
+    unchanged = unchanged or {}
+    files = sorted(
+        (p for p in local_dir.iterdir() if p.is_file() and not p.name.startswith(".")),
+        key=lambda p: _upload_order(p.name),
+    )
+    for path in files:
+        if unchanged.get(path.name) == _digest(path):
+            continue
+        fs.put_file(str(path), f"{remote}/{path.name}")
+    fs.invalidate_cache(remote)
+    return f"{location.rstrip('/')}/{run_id}"
+
+
+@contextmanager
+def staged(location: str, run_id: str | None = None) -> Iterator[StagedRun]:
+    """A temporary local results folder for `location`, seeded with run `run_id` if given."""
+    with TemporaryDirectory(prefix="rageval-stage-") as tmp:
+        stage = StagedRun(location, Path(tmp))
+        if run_id:
+            stage.download(run_id)
+        yield stage

@@ -1,0 +1,98 @@
+"""Fixtures for hosting tests: a real S3 API (moto_server on 127.0.0.1) and demo runs."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+BIN = Path(sys.executable).parent
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_for(url: str, timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(url, timeout=1.0).status_code < 500:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.1)
+    raise RuntimeError(f"{url} did not answer within {timeout} s")
+
+
+@pytest.fixture(scope="session")
+def s3_endpoint():
+    """A moto S3 server on a free port; the standard AWS_* variables point at it."""
+    port = free_port()
+    proc = subprocess.Popen(
+        [str(BIN / "moto_server"), "-H", "127.0.0.1", "-p", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    endpoint = f"http://127.0.0.1:{port}"
+    env = {
+        "AWS_ENDPOINT_URL": endpoint,
+        "AWS_ACCESS_KEY_ID": "testing-key-id",
+        "AWS_SECRET_ACCESS_KEY": "testing-secret-key",
+        "AWS_DEFAULT_REGION": "us-east-1",
+    }
+    saved = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)
+    try:
+        wait_for(endpoint)
+        yield endpoint
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+@pytest.fixture
+def bucket(s3_endpoint, request):
+    """A fresh, empty bucket per test (fsspec's instance cache cleared so listings are new)."""
+    import boto3
+    import s3fs
+
+    s3fs.S3FileSystem.clear_instance_cache()
+    name = "rageval-" + request.node.name.lower().replace("_", "-")[:40].strip("-")
+    name = "".join(c for c in name if c.isalnum() or c == "-")
+    boto3.client("s3").create_bucket(Bucket=name)
+    return name
+
+
+@pytest.fixture(scope="session")
+def demo_results(tmp_path_factory) -> Path:
+    """The seven demo runs, made once by `rageval demo` (about 9 s)."""
+    out = tmp_path_factory.mktemp("demo") / "results"
+    subprocess.run(
+        [str(BIN / "rageval"), "demo", "--results", str(out), "--no-progress"],
+        check=True,
+        capture_output=True,
+    )
+    return out
+
+
+@pytest.fixture
+def demo_copy(demo_results, tmp_path) -> Path:
+    """A private copy of the demo runs a test may change."""
+    out = tmp_path / "results"
+    shutil.copytree(demo_results, out, ignore=shutil.ignore_patterns(".rageval"))
+    return out
