@@ -10,7 +10,11 @@ from dashboard.shaping import answer_marks, evidence_marks, failure_label, fmt
 from rageval_core.errors import ResultsError
 
 MAX_PICKER = 5000
-VERDICT_ICONS = {"supported": "✅", "unsupported": "⚠️", "contradicted": "❌"}
+VERDICT_ICONS = {
+    "supported": ":material/check_circle:",
+    "unsupported": ":material/help:",
+    "contradicted": ":material/cancel:",
+}
 HISTORY_COLUMNS = [
     "run_id",
     "created_at",
@@ -77,7 +81,8 @@ if not d.claims:
     st.caption("No claims: the judge found nothing to check (a refusal has none).")
 for i, c in enumerate(d.claims, start=1):
     with st.expander(
-        f"{VERDICT_ICONS.get(c.verdict, '?')} Claim {i}: {c.verdict}",
+        f"Claim {i}: {c.verdict}",
+        icon=VERDICT_ICONS.get(c.verdict, ":material/error:"),
         expanded=c.verdict != "supported",
     ):
         ui.safe_text(c.text)

@@ -1,0 +1,73 @@
+"""Fixture results directories (real demo runs) and an AppTest factory for the dashboard."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+import streamlit as st
+from streamlit.testing.v1 import AppTest
+
+from rageval_core.demo import DEMO_RUNS, demo_run_id, write_demo
+from rageval_core.results import MANIFEST, RESULTS_ENV, SUMMARY, Journal
+
+ENTRY = Path(__file__).resolve().parents[2] / "dashboard" / "streamlit_app.py"
+RUN_IDS = [demo_run_id(d) for d in DEMO_RUNS]  # oldest first
+LATEST, PREVIOUS = RUN_IDS[-1], RUN_IDS[-2]
+
+
+@pytest.fixture(scope="session")
+def demo_results(tmp_path_factory) -> Path:
+    """The demo runs, written once per session; copy before changing anything in it."""
+    out = tmp_path_factory.mktemp("demo-results")
+    write_demo(str(out), progress=False)
+    return out
+
+
+@pytest.fixture
+def results(demo_results, tmp_path) -> Path:
+    """A private copy of the demo runs that a test may damage."""
+    out = tmp_path / "results"
+    shutil.copytree(demo_results, out, ignore=shutil.ignore_patterns(".rageval"))
+    return out
+
+
+@pytest.fixture
+def app(monkeypatch) -> Callable[..., AppTest]:
+    """`app(results_dir, **query_params)`: an AppTest of the dashboard on that directory."""
+
+    def make(location: Path, **params: str | list[str]) -> AppTest:
+        monkeypatch.setenv(RESULTS_ENV, str(location))
+        st.cache_data.clear()
+        st.cache_resource.clear()
+        at = AppTest.from_file(str(ENTRY), default_timeout=30)
+        for k, v in params.items():
+            at.query_params[k] = v
+        return at
+
+    return make
+
+
+def make_running(results: Path, run_id: str, keep: int = 40) -> None:
+    """Turn a finished run into one still in progress: journal of `keep` rows, no Parquet."""
+    folder = results / run_id
+    rows = pq.read_table(folder / "questions.parquet").to_pylist()[:keep]
+    (folder / "questions.parquet").unlink()
+    (folder / SUMMARY).unlink()
+    with Journal(folder / "questions.jsonl") as journal:
+        for row in rows:
+            journal.append(row)
+    manifest = json.loads((folder / MANIFEST).read_text())
+    manifest.update(status="running", finished_at=None)
+    (folder / MANIFEST).write_text(json.dumps(manifest))
+
+
+def make_corrupt(results: Path, run_id: str = "20261201-000000-broken") -> str:
+    """A run folder whose manifest is not JSON (as after a disk-full write)."""
+    (results / run_id).mkdir()
+    (results / run_id / MANIFEST).write_text('{"run_id": "20261201-000000-bro')
+    return run_id

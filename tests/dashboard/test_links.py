@@ -1,0 +1,122 @@
+"""ViewState <-> URL: round trips, and every kind of bad value dropped with a message."""
+
+from __future__ import annotations
+
+import pytest
+
+from dashboard.links import MAX_LIST, PAGES, ViewState, relative_url
+
+
+def test_full_state_round_trips_through_the_url():
+    state = ViewState(
+        run="20261123-150000-verbose",
+        runs=("a-1", "b.2"),
+        baseline="a-1",
+        question="q001",
+        metric="faithfulness",
+        failure_types=("unfaithful", "retrieval_miss"),
+        tags=("multi-hop", "user vocabulary"),
+        ranges=(("answer_correctness", 0.0, 0.5), ("total_ms", 100.0, None)),
+        search="cold room",
+        answerable=False,
+        config="bm25-top5",
+        dataset_version="2",
+        sort="mrr",
+        chart="histogram",
+        page=3,
+    )
+    params = state.to_query_params()
+    assert params["answerable"] == "false" and params["page"] == "3"
+    assert params["range"] == ["answer_correctness:0:0.5", "total_ms:100:"]
+    back, errors = ViewState.from_query_params(params)
+    assert errors == [] and back == state
+
+
+def test_defaults_stay_out_of_the_url():
+    assert ViewState().to_query_params() == {}
+    assert ViewState(run="r1", page=0).to_query_params() == {"run": "r1"}
+    assert relative_url("runs", ViewState()) == "runs"
+
+
+def test_relative_url_encodes_repeated_keys_and_special_characters():
+    url = relative_url("diagnose", ViewState(run="r1", tags=("a&b", "c d"), search="x=1"))
+    assert url == "diagnose?run=r1&tags=a%26b&tags=c+d&search=x%3D1"
+
+
+def test_single_strings_and_lists_are_both_accepted():
+    state, errors = ViewState.from_query_params({"run": "r1", "runs": ["r1", "r2", "r1"]})
+    assert errors == [] and state.run == "r1" and state.runs == ("r1", "r2")
+
+
+@pytest.mark.parametrize(
+    "run_id",
+    [
+        "../etc/passwd",
+        "a/b",
+        "..",
+        "run..x",
+        "<script>alert(1)</script>",
+        "",
+        " r1",
+        "x" * 200,
+        "r1;rm -rf",
+        "%2e%2e",
+    ],
+)
+def test_traversal_and_injection_run_ids_are_dropped_with_a_message(run_id):
+    state, errors = ViewState.from_query_params({"run": run_id, "question": "q001"})
+    assert state.run is None and state.question == "q001"
+    assert len(errors) == 1 and "run" in errors[0] and "not a valid run id" in errors[0]
+
+
+def test_one_bad_run_in_a_list_drops_the_list_and_says_which():
+    state, errors = ViewState.from_query_params({"runs": ["r1", "../r2"], "baseline": "r/3"})
+    assert state.runs == () and state.baseline is None
+    assert any("'../r2'" in e for e in errors) and any("'r/3'" in e for e in errors)
+
+
+@pytest.mark.parametrize("qid", ["q 1", "<img src=x onerror=alert(1)>", "q1/../x", "", "'; DROP"])
+def test_unsafe_question_ids_are_dropped(qid):
+    state, errors = ViewState.from_query_params({"question": qid})
+    assert state.question is None and "not a valid question id" in errors[0]
+
+
+@pytest.mark.parametrize(
+    ("params", "needle"),
+    [
+        ({"metric": "recall_at_5; DROP TABLE"}, "unknown metric"),
+        ({"metric": "question"}, "unknown metric"),
+        ({"sort": "random()"}, "unknown sort key"),
+        ({"chart": "pie"}, "unknown chart"),
+        ({"failure_types": ["ok", "bogus"]}, "unknown failure type"),
+        ({"answerable": "maybe"}, "expected true or false"),
+        ({"page": "-1"}, "expected a page number"),
+        ({"range": "faithfulness:0"}, "METRIC:LOW:HIGH"),
+        ({"range": "secret_col:0:1"}, "METRIC:LOW:HIGH"),
+        ({"range": "faithfulness:nan:1"}, "finite"),
+        ({"range": "faithfulness:abc:1"}, "could not convert"),
+        ({"search": "a\nb"}, "printable"),
+        ({"tags": "<b>"}, "not a valid tag"),
+        ({"runs": [f"r{i}" for i in range(MAX_LIST + 1)]}, f"at most {MAX_LIST}"),
+    ],
+)
+def test_invalid_values_are_reported_and_dropped(params, needle):
+    state, errors = ViewState.from_query_params(params)
+    assert state == ViewState()
+    assert len(errors) == 1 and needle in errors[0]
+
+
+def test_unknown_parameters_are_ignored():
+    state, errors = ViewState.from_query_params({"utm_source": "mail", "run": "r1"})
+    assert state == ViewState(run="r1") and errors == []
+
+
+def test_shared_keeps_only_the_run_context():
+    state = ViewState(
+        run="r1", runs=("r1", "r2"), baseline="r2", metric="mrr", question="q1", search="x", page=2
+    )
+    assert state.shared() == ViewState(run="r1", runs=("r1", "r2"), baseline="r2", metric="mrr")
+
+
+def test_every_page_has_a_distinct_file_and_url():
+    assert len({p.path for p in PAGES.values()}) == len({p.url_path for p in PAGES.values()}) == 7

@@ -1,0 +1,182 @@
+"""Pure shaping helpers: in-place claim marks that escape everything, headlines, deltas."""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+import pytest
+
+from dashboard.shaping import (
+    Mark,
+    answer_marks,
+    default_compare,
+    evidence_marks,
+    failure_breakdown,
+    failure_headline,
+    fmt,
+    label,
+    mark_text,
+    marked_block,
+    question_links,
+    split_config_diff,
+    unit_range,
+    with_deltas,
+)
+from rageval_core.models import Claim
+
+XSS_ANSWER = (
+    'Refunds take 5 days.<script>alert("answer")</script> <img src=x onerror=alert(1)> Call 555.'
+)
+
+
+def test_flagged_claim_is_marked_in_place_with_the_reason_as_title():
+    claims = [
+        Claim("Refunds take 5 days.", "supported", "billing#1", "Refunds take 5 days.", "found"),
+        Claim("Call 555.", "unsupported", None, None, "no chunk mentions 555"),
+    ]
+    html, missed = mark_text("Refunds take 5 days. Call 555.", answer_marks(claims))
+    assert missed == []
+    assert html == (
+        'Refunds take 5 days. <mark class="rageval-unsupported" '
+        'title="unsupported: no chunk mentions 555">Call 555.</mark>'
+    )
+
+
+def test_answer_claim_and_reason_are_all_escaped():
+    claims = [
+        Claim(
+            "<img src=x onerror=alert(1)>",
+            "contradicted",
+            None,
+            None,
+            '"><script>alert("reason")</script>',
+        ),
+        Claim("Call 555.", "unsupported", None, None, "it's <b>bold</b>"),
+    ]
+    html, missed = mark_text(XSS_ANSWER, answer_marks(claims))
+    assert missed == []
+    assert "<script" not in html and "<img" not in html and "<b>" not in html
+    assert "&lt;script&gt;alert(&quot;answer&quot;)&lt;/script&gt;" in html
+    # the mark wraps the escaped claim; the handler is inert text inside it
+    assert (
+        '<mark class="rageval-contradicted" title="contradicted: &quot;&gt;&lt;script&gt;'
+        'alert(&quot;reason&quot;)&lt;/script&gt;">&lt;img src=x onerror=alert(1)&gt;</mark>'
+    ) in html
+    assert 'title="unsupported: it&#x27;s &lt;b&gt;bold&lt;/b&gt;"' in html
+    # the only tags left are our own marks
+    tags = [t.split()[0].strip("</>") for t in html.split("<")[1:]]
+    assert set(tags) == {"mark"}
+
+
+def test_marked_block_escapes_text_without_marks():
+    html, _ = marked_block("<script>x</script>\nline two", [])
+    body = html.split("</style>", 1)[1]
+    assert body == '<div class="rageval-text">&lt;script&gt;x&lt;/script&gt;<br>line two</div>'
+
+
+def test_claims_not_verbatim_overlapping_or_empty_come_back_as_missed():
+    marks = [
+        Mark("quick brown", "t1", "c"),
+        Mark("brown fox", "t2", "c"),
+        Mark("wolf", "t3", "c"),
+        Mark("  ", "t4", "c"),
+    ]
+    html, missed = mark_text("The quick brown fox.", marks)
+    assert [m.title for m in missed] == ["t2", "t3", "t4"]
+    assert html == 'The <mark class="c" title="t1">quick brown</mark> fox.'
+
+
+def test_match_falls_back_to_case_insensitive_and_keeps_original_case():
+    html, missed = mark_text("Rotterdam HQ.", [Mark("rotterdam hq.", "t", "c")])
+    assert missed == [] and '<mark class="c" title="t">Rotterdam HQ.</mark>' == html
+
+
+def test_supported_claims_are_not_marked_and_evidence_marks_follow_the_chunk():
+    claims = [
+        Claim("A.", "supported", "doc#1", "Sentence one.", "ok"),
+        Claim("B.", "supported", "doc#2", "Other.", "ok"),
+        Claim("C.", "supported", "doc#1", "Sentence one.", "ok"),  # same sentence once
+        Claim("D.", "unsupported", None, None, "none"),
+    ]
+    assert [m.needle for m in answer_marks(claims)] == ["D."]
+    marks = evidence_marks(claims, "doc#1")
+    assert [m.needle for m in marks] == ["Sentence one."]
+    html, _ = mark_text("Intro. Sentence one. Outro.", marks)
+    assert '<mark class="rageval-evidence" title="evidence for: A.">Sentence one.</mark>' in html
+
+
+def test_failure_headline_counts_largest_first():
+    counts = {"ok": 76, "retrieval_miss": 9, "unfaithful": 9, "incorrect": 5, "error": 0}
+    assert failure_headline(counts) == (
+        "23 of 99 questions failed: 9 retrieval miss, 9 unfaithful, 5 incorrect."
+    )
+    assert failure_headline({"ok": 3}) == "All 3 questions passed."
+    assert failure_headline({}) == "No questions in this run yet."
+
+
+def test_failure_breakdown_groups_in_order():
+    counts = pd.DataFrame(
+        {
+            "failure_type": [
+                "ok",
+                "incorrect",
+                "retrieval_miss",
+                "false_refusal",
+                "error",
+                "ranking_miss",
+            ],
+            "n": [5, 4, 3, 2, 1, 0],
+        }
+    )
+    df = failure_breakdown(counts)
+    assert list(df["failure_type"]) == [
+        "retrieval_miss",
+        "ranking_miss",
+        "incorrect",
+        "false_refusal",
+        "error",
+        "ok",
+    ]
+    assert list(df["group"]) == [
+        "retrieval",
+        "retrieval",
+        "generation",
+        "abstention",
+        "error",
+        "ok",
+    ]
+
+
+def test_deltas_are_against_the_next_older_run():
+    runs = pd.DataFrame({"run_id": ["c", "b", "a"], "mrr": [0.7, 0.5, None]})
+    out = with_deltas(runs, ["mrr"])
+    assert out["mrr_delta"].iloc[0] == pytest.approx(0.2)
+    assert math.isnan(out["mrr_delta"].iloc[1]) and math.isnan(out["mrr_delta"].iloc[2])
+
+
+def test_question_links_point_at_the_question_page():
+    rows = pd.DataFrame({"run_id": ["r1", "r2"], "question_id": ["q1", "q#2"]})
+    assert list(question_links(rows)) == [
+        "question?run=r1&question=q1",
+        "question?run=r2&question=q%232",
+    ]
+    assert list(question_links(rows, "r9"))[0] == "question?run=r9&question=q1"
+
+
+def test_config_diff_splits_differing_from_same():
+    diff = pd.DataFrame(
+        {"key": ["a", "b"], "r1": ["1", "x"], "r2": ["2", "x"], "differs": [True, False]}
+    )
+    differing, same = split_config_diff(diff)
+    assert list(differing["key"]) == ["a"] and list(same["key"]) == ["b"]
+    assert "differs" not in differing.columns
+
+
+def test_small_helpers():
+    assert default_compare(["new", "mid", "old"]) == ("mid", "new")
+    assert unit_range(None, None) == (0.0, 1.0)
+    assert unit_range(0.8, 0.2) == (0.2, 0.8)
+    assert unit_range(-3, 9) == (0.0, 1.0)
+    assert label("recall_at_20") == "recall@20" and label("total_ms_p95") == "p95 latency (ms)"
+    assert fmt(None) == "–" and fmt(float("nan"), missing=None) is None and fmt(0.5) == "0.5"
