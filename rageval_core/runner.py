@@ -34,6 +34,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import pyarrow.parquet as pq
 from tqdm import tqdm
 
 from rageval_core import results
@@ -345,8 +346,6 @@ class _RunFolder:
     def done_rows(self) -> list[dict[str, Any]]:
         """Rows already recorded for this shard: final Parquet, else the journal."""
         if self.parquet.exists():
-            import pyarrow.parquet as pq
-
             return pq.read_table(self.parquet).to_pylist()
         if not self.journal.exists():
             return []
@@ -365,7 +364,9 @@ class Runner:
     def __init__(self, config: RunConfig, options: RunOptions):
         self.config = config
         self.options = options
-        self.concurrency = options.concurrency or config.concurrency
+        self.concurrency = (
+            config.concurrency if options.concurrency is None else options.concurrency
+        )
         if self.concurrency < 1:
             raise ConfigError(f"--concurrency must be >= 1, got {self.concurrency}")
         self.redactor = Redactor.for_env(config.secret_env_names())

@@ -190,3 +190,10 @@ def test_bad_shard_is_a_config_error(text):
 def test_shard_needs_a_run_id(toy, capsys):
     assert main(["run", str(toy.config()), "--shard", "0/2", "--results", str(toy.results)]) == 2
     assert "--run-id" in capsys.readouterr().err
+
+
+def test_concurrency_below_one_is_a_config_error(toy, capsys):
+    assert (
+        main(["run", str(toy.config()), "--concurrency", "0", "--results", str(toy.results)]) == 2
+    )
+    assert "--concurrency must be >= 1" in capsys.readouterr().err
