@@ -80,13 +80,11 @@ def bucket(s3_endpoint, request):
 
 @pytest.fixture(scope="session")
 def demo_results(tmp_path_factory) -> Path:
-    """The seven demo runs, made once by `rageval demo` (about 9 s)."""
+    """The seven demo runs, made once per session (as `rageval demo` does, about 9 s)."""
+    from rageval_core.demo import write_demo
+
     out = tmp_path_factory.mktemp("demo") / "results"
-    subprocess.run(
-        [str(BIN / "rageval"), "demo", "--results", str(out), "--no-progress"],
-        check=True,
-        capture_output=True,
-    )
+    write_demo(str(out), progress=False)
     return out
 
 

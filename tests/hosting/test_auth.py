@@ -250,3 +250,51 @@ def test_public_warning_unless_loopback(address, warned):
     assert not at.exception
     assert ("dashboard is public" in page_text(at)) is warned
     assert shows_data(at)
+
+
+# ---------------------------------------------------------------------------- the real app
+
+ENTRY = str(Path(__file__).resolve().parents[2] / "dashboard" / "streamlit_app.py")
+
+
+def all_text(at: AppTest) -> str:
+    """Every string value the app sent, main area and sidebar."""
+    out = []
+    for kind in (
+        "markdown",
+        "title",
+        "header",
+        "subheader",
+        "caption",
+        "code",
+        "text",
+        "error",
+        "warning",
+        "info",
+        "success",
+    ):
+        out += [str(e.value) for e in at.get(kind)]
+    return "\n".join(out)
+
+
+def test_real_dashboard_shows_nothing_before_sign_in(demo_results, monkeypatch):
+    import streamlit as st
+
+    from rageval_core.results import RESULTS_ENV
+
+    monkeypatch.setenv(RESULTS_ENV, str(demo_results))
+    monkeypatch.setenv("RAGEVAL_PASSWORD_HASH", HASH)
+    st.cache_data.clear()
+    st.cache_resource.clear()
+    run_ids = [p.name for p in demo_results.iterdir() if not p.name.startswith(".")]
+    at = AppTest.from_file(ENTRY, default_timeout=60)
+    at.query_params["run"] = run_ids[0]
+    at.run()
+    assert not at.exception
+    text = all_text(at)
+    assert not at.dataframe and not at.get("plotly_chart")
+    assert not any(r in text for r in run_ids), "a run id leaked before sign-in"
+    assert str(demo_results) not in text, "the results location leaked before sign-in"
+    at = sign_in(at, PASSWORD)
+    assert not at.exception
+    assert at.dataframe or at.get("plotly_chart")
