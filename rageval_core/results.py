@@ -20,6 +20,7 @@ import os
 import re
 import tempfile
 from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -164,23 +165,33 @@ def parquet_name(shard: int | None = None) -> str:
 # ---------------------------------------------------------------------------- atomic writes
 
 
-def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
-    """Write to a temporary file in the same folder, fsync, then rename over `path`.
+@contextmanager
+def _atomic_target(path: str | os.PathLike[str]) -> Iterator[str]:
+    """Yield a temporary path beside `path`; on success publish it with one rename.
 
-    A reader therefore sees the old file or the new one, never half of either.
+    A reader therefore sees the old file or the new one, never half of either. The file is
+    made world-readable (mkstemp creates 0600) so a dashboard running as another user on a
+    shared host can read what a run wrote.
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    os.close(fd)
     try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
+        yield tmp
+        os.chmod(tmp, 0o644)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
+    """Write `data` durably (fsync before the rename) and atomically."""
+    with _atomic_target(path) as tmp, open(tmp, "wb") as fh:
+        fh.write(data)
+        fh.flush()
+        os.fsync(fh.fileno())
 
 
 def atomic_write_json(path: str | os.PathLike[str], value: Any) -> None:
@@ -190,16 +201,8 @@ def atomic_write_json(path: str | os.PathLike[str], value: Any) -> None:
 
 def write_parquet(path: str | os.PathLike[str], table: pa.Table) -> None:
     """Write a Parquet file atomically (zstd: smaller than snappy at the same speed)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    os.close(fd)
-    try:
+    with _atomic_target(path) as tmp:
         pq.write_table(table, tmp, compression="zstd")
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 # ---------------------------------------------------------------------------- manifests

@@ -219,3 +219,10 @@ def test_older_schema_parquet_reads_with_nulls(tmp_path):
 
 def test_missing_results_dir_lists_no_runs(tmp_path):
     assert results.list_runs(str(tmp_path / "nope")) == []
+
+
+def test_written_files_are_readable_by_other_users(tmp_path):
+    results.atomic_write_json(tmp_path / "m.json", {"a": 1})
+    results.write_parquet(tmp_path / "q.parquet", results.rows_to_table([row("r", "q1")]))
+    for name in ("m.json", "q.parquet"):
+        assert (tmp_path / name).stat().st_mode & 0o044 == 0o044
