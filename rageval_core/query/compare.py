@@ -119,18 +119,64 @@ def config_diff(infos: Sequence[RunInfo]) -> pd.DataFrame:
     )
 
 
+def resample_counts(n: int, n_resamples: int = 2000, seed: int = 0) -> np.ndarray:
+    """How often each of `n` paired questions is drawn in each bootstrap resample (R × n)."""
+    rng = np.random.default_rng(seed)
+    idx = rng.integers(0, n, size=(n_resamples, n))
+    flat = (idx + np.arange(n_resamples)[:, None] * n).ravel()
+    return np.bincount(flat, minlength=n_resamples * n).reshape(n_resamples, n).astype(float)
+
+
+def paired_bootstrap_many(
+    diffs: np.ndarray, n_resamples: int = 2000, seed: int = 0
+) -> tuple[np.ndarray, np.ndarray]:
+    """95% percentile intervals of the mean paired difference, one per column of `diffs`.
+
+    Rows are questions, columns metrics; a NaN (metric missing in either run) is left out
+    of each resample's mean. All columns share the same resamples (one draw of indices,
+    two matrix products), so the intervals of one comparison are mutually consistent.
+    """
+    diffs = np.asarray(diffs, dtype=float).reshape(len(diffs), -1)
+    n, k = diffs.shape
+    if n == 0:
+        return np.full(k, np.nan), np.full(k, np.nan)
+    ok = ~np.isnan(diffs)
+    c = resample_counts(n, n_resamples, seed)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        means = (c @ np.where(ok, diffs, 0.0)) / (c @ ok.astype(float))
+    lo, hi = np.full(k, np.nan), np.full(k, np.nan)
+    for j in range(k):
+        col = means[:, j]
+        col = col[~np.isnan(col)]
+        if ok[:, j].any() and len(col):
+            lo[j], hi[j] = np.percentile(col, [2.5, 97.5])
+    return lo, hi
+
+
 def paired_bootstrap(
     diffs: np.ndarray, n_resamples: int = 2000, seed: int = 0
 ) -> tuple[float, float]:
-    """95% percentile interval of the mean of paired differences (resampling questions)."""
-    n = len(diffs)
-    if n == 0:
-        return (float("nan"), float("nan"))
-    rng = np.random.default_rng(seed)
-    idx = rng.integers(0, n, size=(n_resamples, n))
-    means = diffs[idx].mean(axis=1)
-    lo, hi = np.percentile(means, [2.5, 97.5])
-    return float(lo), float(hi)
+    """95% percentile interval of the mean of one array of paired differences."""
+    lo, hi = paired_bootstrap_many(np.asarray(diffs, dtype=float)[:, None], n_resamples, seed)
+    return float(lo[0]), float(hi[0])
+
+
+def _changes(run_id, metric, kind, mask, qid, qtext, b, c, bft, cft) -> pd.DataFrame:
+    n = int(mask.sum())
+    return pd.DataFrame(
+        {
+            "run_id": [run_id] * n,
+            "question_id": qid[mask],
+            "question": qtext[mask],
+            "metric": [metric] * n,
+            "kind": [kind] * n,
+            "base": b[mask],
+            "value": c[mask],
+            "delta": c[mask] - b[mask],
+            "base_failure_type": bft[mask],
+            "failure_type": cft[mask],
+        }
+    )
 
 
 def compare_runs(
@@ -216,51 +262,53 @@ def compare_runs(
                     f"{info.run_id}: {len(df)} questions in common with {base.run_id} "
                     f"({n_cand} vs {n_base}); unpaired questions are left out of deltas"
                 )
-            for m in mets:
-                b = df[f"base_{m}"].to_numpy(dtype=float, na_value=np.nan)
-                c = df[m].to_numpy(dtype=float, na_value=np.nan)
-                ok = ~(np.isnan(b) | np.isnan(c))
-                d = c[ok] - b[ok]
-                lo, hi = paired_bootstrap(d, n_resamples, seed)
+            qid = df["question_id"].to_numpy(dtype=object)
+            qtext = df["question"].to_numpy(dtype=object)
+            bft = df["base_failure_type"].to_numpy(dtype=object)
+            cft = df["failure_type"].to_numpy(dtype=object)
+            base_vals = {m: df[f"base_{m}"].to_numpy(dtype=float, na_value=np.nan) for m in mets}
+            cand_vals = {m: df[m].to_numpy(dtype=float, na_value=np.nan) for m in mets}
+            deltas = np.column_stack([cand_vals[m] - base_vals[m] for m in mets])
+            ci_lo, ci_hi = paired_bootstrap_many(deltas, n_resamples, seed)
+            for j, m in enumerate(mets):
+                b, c, delta = base_vals[m], cand_vals[m], deltas[:, j]
+                ok = ~np.isnan(delta)
+                n_pairs = int(ok.sum())
+                lo = float(ci_lo[j]) if n_pairs else None
+                hi = float(ci_hi[j]) if n_pairs else None
                 metric_rows.append(
                     {
                         "metric": m,
                         "run_id": info.run_id,
                         "mean": means[info.run_id][m],
                         "n": means[info.run_id][f"n_{m}"],
-                        "delta": float(d.mean()) if len(d) else None,
-                        "ci_low": lo if len(d) else None,
-                        "ci_high": hi if len(d) else None,
-                        "n_pairs": int(len(d)),
-                        "significant": bool(len(d) and (lo > 0 or hi < 0)),
+                        "delta": float(delta[ok].mean()) if n_pairs else None,
+                        "ci_low": lo,
+                        "ci_high": hi,
+                        "n_pairs": n_pairs,
+                        "significant": bool(n_pairs and (lo > 0 or hi < 0)),
                     }
                 )
-                delta = c - b
-                worse = delta > tolerance if m in _LOWER_IS_BETTER else delta < -tolerance
-                better = delta < -tolerance if m in _LOWER_IS_BETTER else delta > tolerance
+                with np.errstate(invalid="ignore"):
+                    worse = delta > tolerance if m in _LOWER_IS_BETTER else delta < -tolerance
+                    better = delta < -tolerance if m in _LOWER_IS_BETTER else delta > tolerance
                 for kind, mask in (("regression", worse & ok), ("improvement", better & ok)):
                     if mask.any():
-                        sub = df.loc[
-                            mask, ["question_id", "question", "base_failure_type", "failure_type"]
-                        ].copy()
-                        sub["metric"], sub["kind"] = m, kind
-                        sub["base"], sub["value"], sub["delta"] = b[mask], c[mask], delta[mask]
-                        sub["run_id"] = info.run_id
-                        change_frames.append(sub)
-            bft, cft = df["base_failure_type"], df["failure_type"]
-            known = bft.notna() & cft.notna()
+                        change_frames.append(
+                            _changes(info.run_id, m, kind, mask, qid, qtext, b, c, bft, cft)
+                        )
+            known = pd.notna(bft) & pd.notna(cft)
+            nan = np.full(len(df), np.nan)
             for kind, mask in (
                 ("regression", known & (bft == "ok") & (cft != "ok")),
                 ("improvement", known & (bft != "ok") & (cft == "ok")),
             ):
                 if mask.any():
-                    sub = df.loc[
-                        mask, ["question_id", "question", "base_failure_type", "failure_type"]
-                    ].copy()
-                    sub["metric"], sub["kind"] = "failure_type", kind
-                    sub["base"], sub["value"], sub["delta"] = np.nan, np.nan, np.nan
-                    sub["run_id"] = info.run_id
-                    change_frames.append(sub)
+                    change_frames.append(
+                        _changes(
+                            info.run_id, "failure_type", kind, mask, qid, qtext, nan, nan, bft, cft
+                        )
+                    )
     finally:
         cur.close()
     change_cols = [

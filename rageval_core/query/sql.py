@@ -16,7 +16,7 @@ FROM {src}
 # ---- runs overview -----------------------------------------------------------------------
 
 RUNS_OVERVIEW = """
-SELECT *
+SELECT * EXCLUDE (fingerprint, segment)
 FROM {summary}
 WHERE ($status IS NULL OR status = $status)
   AND ($config IS NULL OR config_name = $config)
@@ -46,32 +46,14 @@ ORDER BY s.created_at, s.run_id, k.k
 """
 
 COST_QUALITY = """
-WITH s AS (
-  SELECT run_id, created_at, config_name, dataset_name, dataset_version,
-         "{quality}" AS quality,
-         total_ms_p95 AS latency_p95_ms,
-         total_cost_per_question AS cost_per_question,
-         retrieval_ms_p95, generation_ms_p95, ttft_ms_p95
-  FROM {summary}
-  WHERE (len($run_ids) = 0 OR list_contains($run_ids, run_id))
-    AND "{quality}" IS NOT NULL
-)
-SELECT s.*,
-  EXISTS (SELECT 1 FROM s o WHERE o.quality >= s.quality
-          AND o.latency_p95_ms <= s.latency_p95_ms
-          AND (o.quality > s.quality OR o.latency_p95_ms < s.latency_p95_ms)
-  ) AS dominated_latency,
-  EXISTS (SELECT 1 FROM s o WHERE o.quality >= s.quality
-          AND o.cost_per_question <= s.cost_per_question
-          AND (o.quality > s.quality OR o.cost_per_question < s.cost_per_question)
-  ) AS dominated_cost,
-  EXISTS (SELECT 1 FROM s o WHERE o.quality >= s.quality
-          AND o.latency_p95_ms <= s.latency_p95_ms
-          AND o.cost_per_question <= s.cost_per_question
-          AND (o.quality > s.quality OR o.latency_p95_ms < s.latency_p95_ms
-               OR o.cost_per_question < s.cost_per_question)
-  ) AS dominated
-FROM s
+SELECT run_id, created_at, config_name, dataset_name, dataset_version,
+       "{quality}" AS quality,
+       total_ms_p95 AS latency_p95_ms,
+       total_cost_per_question AS cost_per_question,
+       retrieval_ms_p95, generation_ms_p95, ttft_ms_p95
+FROM {summary}
+WHERE (len($run_ids) = 0 OR list_contains($run_ids, run_id))
+  AND "{quality}" IS NOT NULL
 ORDER BY quality DESC, run_id
 """
 
@@ -163,7 +145,7 @@ ORDER BY s.created_at, m.run_id
 
 FLAKY_QUESTIONS = """
 WITH h AS (
-  SELECT m.question_id, m.run_id, s.created_at, m.failure_type, m.answer_correctness,
+  SELECT m.question_id, s.created_at, m.run_id, m.answer_correctness,
          (m.failure_type = 'ok') AS is_ok,
          (m.answer_correctness >= $threshold) AS is_correct
   FROM {metrics} m JOIN {summary} s USING (run_id)
@@ -171,24 +153,19 @@ WITH h AS (
     AND ($dataset_version IS NULL OR s.dataset_version = $dataset_version)
 ),
 t AS (
-  SELECT *,
-    lag(is_ok) OVER w AS prev_ok,
-    lag(is_correct) OVER w AS prev_correct
+  SELECT question_id, answer_correctness, is_ok, is_correct,
+         lag(is_ok) OVER w AS prev_ok,
+         lag(is_correct) OVER w AS prev_correct
   FROM h
   WINDOW w AS (PARTITION BY question_id ORDER BY created_at, run_id)
 )
 SELECT question_id,
        count(*) AS n_runs,
        count(*) FILTER (WHERE is_ok) AS n_ok,
-       count(DISTINCT failure_type) AS n_failure_types,
-       count(*) FILTER (WHERE is_ok IS DISTINCT FROM prev_ok AND prev_ok IS NOT NULL
-                        AND is_ok IS NOT NULL) AS verdict_flips,
-       count(*) FILTER (WHERE is_correct IS DISTINCT FROM prev_correct
-                        AND prev_correct IS NOT NULL AND is_correct IS NOT NULL)
-         AS correctness_flips,
+       count(*) FILTER (WHERE is_ok <> prev_ok) AS verdict_flips,
+       count(*) FILTER (WHERE is_correct <> prev_correct) AS correctness_flips,
        min(answer_correctness) AS correctness_min,
-       max(answer_correctness) AS correctness_max,
-       list(failure_type ORDER BY created_at, run_id) AS failure_types
+       max(answer_correctness) AS correctness_max
 FROM t
 GROUP BY question_id
 HAVING count(*) >= $min_runs AND (verdict_flips > 0 OR correctness_flips > 0)

@@ -58,6 +58,7 @@ from rageval_core.results import (
 
 CACHE_VERSION = 1
 MAX_SEGMENTS = 8  # more than this and the next update merges them into one file
+SEGMENT_ROW_GROUP = 16_384
 
 NARROW_COLUMNS: tuple[str, ...] = (
     "question_id",
@@ -118,6 +119,7 @@ class _State:
     runs: tuple[RunInfo, ...]
     problems: tuple[RunProblem, ...]
     refreshed_at: float
+    fingerprint: str = ""
 
 
 def _flat_params(config: dict[str, Any]) -> dict[str, Any]:
@@ -182,6 +184,7 @@ class ResultsStore:
         self.cache_dir = Path(cache_dir) if cache_dir else self._pick_cache_dir()
         self._lock = threading.Lock()
         self._state = _State(None, (), _empty_summary(), _empty_metrics(), (), (), 0.0)
+        self._memo: dict[tuple, Any] = {}
         if refresh:
             self.refresh()
 
@@ -243,17 +246,26 @@ class ResultsStore:
         return info
 
     def fingerprint(self) -> str:
-        """A cheap key of the location's state (run folders + cache), for memoisation."""
-        st = self._state
-        h = hashlib.sha256()
-        for r in st.runs:
-            h.update(f"{r.run_id}:{r.status};".encode())
-        h.update(str(st.refreshed_at).encode())
-        return h.hexdigest()[:16]
+        """Key of what the last refresh saw (every run's files: names, sizes, mtimes).
+
+        Unchanged while nothing changed on disk, so it can key memoised query results.
+        """
+        return self._state.fingerprint
 
     @property
     def refreshed_at(self) -> float:
         return self._state.refreshed_at
+
+    def memo(self, key: tuple, compute: Any) -> Any:
+        """`compute()` once per key and store state (the fingerprint); small LRU in memory."""
+        full = (self._state.fingerprint, *key)
+        if full in self._memo:
+            return self._memo[full].copy()
+        value = compute()
+        if len(self._memo) >= 32:
+            self._memo.pop(next(iter(self._memo)))
+        self._memo[full] = value
+        return value.copy()
 
     def maybe_refresh(self, max_age_s: float = 10.0) -> bool:
         """Refresh when the last refresh is older than `max_age_s`; True if it ran."""
@@ -324,6 +336,11 @@ class ResultsStore:
             else:
                 finished[info.run_id] = (info, self._run_fingerprint(info))
 
+        live_fps = {info.run_id: self._run_fingerprint(info) for info in running}
+        h = hashlib.sha256()
+        for rid, fp in sorted({**{r: v[1] for r, v in finished.items()}, **live_fps}.items()):
+            h.update(f"{rid}:{fp};".encode())
+        h.update(";".join(sorted(p.run_id + p.message for p in problems)).encode())
         cached = self._load_cached()
         cached_fp = dict(
             zip(
@@ -375,6 +392,7 @@ class ResultsStore:
             runs=tuple(runs),
             problems=tuple(problems),
             refreshed_at=time.time(),
+            fingerprint=h.hexdigest()[:16],
         )
 
     def _write_cache(
@@ -409,7 +427,7 @@ class ResultsStore:
             if new_rows:
                 name = f"seg-{uuid.uuid4().hex}.parquet"
                 table = pa.concat_tables([_empty_metrics(), *new_tables])
-                write_parquet(seg_dir / name, table)
+                _write_segment(seg_dir / name, table)
                 written.append(name)
                 live_segments.add(name)
                 for r in new_rows:
@@ -495,7 +513,21 @@ def _merge_segments(paths: list[Path], out: Path, drop: list[str]) -> None:
     )
     if drop:
         table = table.filter(pc.invert(pc.is_in(table.column("run_id"), pa.array(drop))))
-    write_parquet(out, table)
+    _write_segment(out, table)
+
+
+def _write_segment(path: Path, table: pa.Table) -> None:
+    """Sorted by question id in small row groups: a one-question lookup (history) reads
+    only the row group whose min/max statistics cover that id."""
+    table = table.sort_by([("question_id", "ascending"), ("run_id", "ascending")])
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    os.close(fd)
+    try:
+        pq.write_table(table, tmp, compression="zstd", row_group_size=SEGMENT_ROW_GROUP)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
 
 
 def _empty_summary() -> pa.Table:

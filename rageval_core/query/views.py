@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import duckdb
+import numpy as np
 import pandas as pd
 
 from rageval_core.errors import ConfigError, ResultsError
@@ -179,9 +180,27 @@ def cost_quality(
     try:
         with store.summary_source(cur) as (src, params):
             q = sql.COST_QUALITY.format(summary=src, quality=quality)
-            return _df(cur, q, {**params, "run_ids": ids})
+            df = _df(cur, q, {**params, "run_ids": ids})
     finally:
         cur.close()
+    # Domination is a pairwise comparison of a few hundred per-run rows, not an aggregate.
+    qv = df["quality"].to_numpy(dtype=float, na_value=np.nan)
+    lat = df["latency_p95_ms"].to_numpy(dtype=float, na_value=np.inf)
+    cost = df["cost_per_question"].to_numpy(dtype=float, na_value=np.inf)
+    df["dominated_latency"] = _dominated(qv, lat)
+    df["dominated_cost"] = _dominated(qv, cost)
+    df["dominated"] = _dominated(qv, lat, cost)
+    return df
+
+
+def _dominated(quality: np.ndarray, *costs: np.ndarray) -> np.ndarray:
+    """True where another row has quality ≥ and every cost ≤, strictly better somewhere."""
+    ge = quality[None, :] >= quality[:, None]  # [i, j]: j at least as good as i
+    gt = quality[None, :] > quality[:, None]
+    for c in costs:
+        ge &= c[None, :] <= c[:, None]
+        gt |= c[None, :] < c[:, None]
+    return (ge & gt).any(axis=1)
 
 
 def failure_counts(store: ResultsStore, run_ids: Iterable[str] | None = None) -> pd.DataFrame:
@@ -232,8 +251,9 @@ def flaky_questions(
 
     A verdict flip is failure_type changing between `ok` and not ok; a correctness flip is
     answer_correctness crossing `correctness_threshold`. `dataset` defaults to the dataset of
-    the newest run. Columns: question_id, n_runs, n_ok, n_failure_types, verdict_flips,
-    correctness_flips, correctness_min, correctness_max, failure_types (in run order).
+    the newest run. Columns: question_id, n_runs, n_ok, verdict_flips, correctness_flips,
+    correctness_min, correctness_max. The result is memoised on the store until the next
+    refresh that sees a change (it scans every run's narrow rows).
     """
     cur = store.cursor()
     try:

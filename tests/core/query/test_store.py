@@ -217,3 +217,14 @@ def test_empty_location(results):
     assert store.problems == []
     assert isinstance(store.runs(), list)
     assert pa is not None
+
+
+def test_fingerprint_changes_only_with_the_runs(results):
+    _three(results)
+    store = ResultsStore(results)
+    fp = store.fingerprint()
+    store.refresh()
+    assert store.fingerprint() == fp
+    write_run(results, "new-run", [row("q1")])
+    store.refresh()
+    assert store.fingerprint() != fp
