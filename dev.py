@@ -63,6 +63,8 @@ def main(argv: list[str]) -> int:
     cmd, rest = argv[0], argv[1:]
     if cmd == "dashboard":
         ensure_venv("")
+        if not any(a.startswith("--results") for a in rest):
+            rest = ["--results", str(ROOT / "results"), *rest]
         os.execv(BIN / "rageval", [str(BIN / "rageval"), "dashboard", *rest])
     ensure_venv("test")
     ensure_chromium()
