@@ -161,22 +161,20 @@ def paired_bootstrap(
     return float(lo[0]), float(hi[0])
 
 
-def _changes(run_id, metric, kind, mask, qid, qtext, b, c, bft, cft) -> pd.DataFrame:
+def _changes(run_id, metric, kind, mask, qid, qtext, b, c, bft, cft) -> dict[str, np.ndarray]:
     n = int(mask.sum())
-    return pd.DataFrame(
-        {
-            "run_id": [run_id] * n,
-            "question_id": qid[mask],
-            "question": qtext[mask],
-            "metric": [metric] * n,
-            "kind": [kind] * n,
-            "base": b[mask],
-            "value": c[mask],
-            "delta": c[mask] - b[mask],
-            "base_failure_type": bft[mask],
-            "failure_type": cft[mask],
-        }
-    )
+    return {
+        "run_id": np.full(n, run_id, dtype=object),
+        "question_id": qid[mask],
+        "question": qtext[mask],
+        "metric": np.full(n, metric, dtype=object),
+        "kind": np.full(n, kind, dtype=object),
+        "base": b[mask],
+        "value": c[mask],
+        "delta": c[mask] - b[mask],
+        "base_failure_type": bft[mask],
+        "failure_type": cft[mask],
+    }
 
 
 def compare_runs(
@@ -323,10 +321,12 @@ def compare_runs(
         "base_failure_type",
         "failure_type",
     ]
-    changes = (
-        pd.concat(change_frames, ignore_index=True)[change_cols]
-        if change_frames
-        else pd.DataFrame(columns=change_cols)
+    changes = pd.DataFrame(
+        {
+            col: np.concatenate([f[col] for f in change_frames]) if change_frames else []
+            for col in change_cols
+        },
+        columns=change_cols,
     )
     if not changes.empty:
         # flips first, then the largest changes

@@ -56,7 +56,7 @@ from rageval_core.results import (
     write_parquet,
 )
 
-CACHE_VERSION = 1
+CACHE_VERSION = 2
 MAX_SEGMENTS = 8  # more than this and the next update merges them into one file
 SEGMENT_ROW_GROUP = 16_384
 

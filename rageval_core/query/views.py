@@ -255,6 +255,19 @@ def flaky_questions(
     correctness_min, correctness_max. The result is memoised on the store until the next
     refresh that sees a change (it scans every run's narrow rows).
     """
+    key = ("flaky", dataset, _opt_str(dataset_version), float(correctness_threshold), min_runs)
+    return store.memo(
+        key, lambda: _flaky(store, dataset, dataset_version, correctness_threshold, min_runs)
+    )
+
+
+def _flaky(
+    store: ResultsStore,
+    dataset: str | None,
+    dataset_version: str | None,
+    correctness_threshold: float,
+    min_runs: int,
+) -> pd.DataFrame:
     cur = store.cursor()
     try:
         with (
