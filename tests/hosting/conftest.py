@@ -94,3 +94,11 @@ def demo_copy(demo_results, tmp_path) -> Path:
     out = tmp_path / "results"
     shutil.copytree(demo_results, out, ignore=shutil.ignore_patterns(".rageval"))
     return out
+
+
+@pytest.fixture(scope="session")
+def net():
+    """`net.free_port()` and `net.wait_for(url)` for tests that start their own servers."""
+    import types
+
+    return types.SimpleNamespace(free_port=free_port, wait_for=wait_for)
