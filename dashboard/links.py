@@ -58,6 +58,9 @@ PAGES: dict[str, PageRef] = {
     )
 }
 
+# st.navigation serves the default page at the app root: its url_path is not a valid address.
+DEFAULT_PAGE = "runs"
+
 # What travels with the sidebar navigation: the run context, not one page's filters.
 SHARED_FIELDS = ("run", "runs", "baseline", "metric")
 
@@ -130,9 +133,13 @@ class ViewState:
 
 
 def relative_url(page: str, state: ViewState) -> str:
-    """`page?query` relative to the app root: what the copy-link control shows."""
+    """`page?query` relative to the app root: what the copy-link control shows.
+
+    The default page lives at the root itself, so its link is only `?query`.
+    """
+    path = "" if page == DEFAULT_PAGE else PAGES[page].url_path
     query = urlencode(state.to_query_params(), doseq=True)
-    return f"{PAGES[page].url_path}?{query}" if query else PAGES[page].url_path
+    return f"{path}?{query}" if query else path
 
 
 def _num(v: float | None) -> str:

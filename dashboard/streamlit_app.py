@@ -13,7 +13,7 @@ import streamlit as st
 
 from dashboard import data
 from dashboard.auth import require_access
-from dashboard.links import PAGES, ViewState
+from dashboard.links import DEFAULT_PAGE, PAGES, ViewState
 from dashboard.ui import link
 
 st.set_page_config(page_title="rageval", page_icon=":material/troubleshoot:", layout="wide")
@@ -21,7 +21,9 @@ require_access()
 
 current = st.navigation(
     [
-        st.Page(p.path, title=p.title, url_path=p.url_path, icon=p.icon, default=p.key == "runs")
+        st.Page(
+            p.path, title=p.title, url_path=p.url_path, icon=p.icon, default=p.key == DEFAULT_PAGE
+        )
         for p in PAGES.values()
     ],
     position="hidden",

@@ -35,7 +35,10 @@ def test_full_state_round_trips_through_the_url():
 def test_defaults_stay_out_of_the_url():
     assert ViewState().to_query_params() == {}
     assert ViewState(run="r1", page=0).to_query_params() == {"run": "r1"}
-    assert relative_url("runs", ViewState()) == "runs"
+    assert relative_url("diagnose", ViewState()) == "diagnose"
+    # The default page is served at the app root; `runs` there is "Page not found".
+    assert relative_url("runs", ViewState()) == ""
+    assert relative_url("runs", ViewState(metric="mrr")) == "?metric=mrr"
 
 
 def test_relative_url_encodes_repeated_keys_and_special_characters():
