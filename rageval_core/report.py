@@ -1,0 +1,443 @@
+"""`rageval report`: one self-contained HTML file about one run (and its baseline).
+
+The file opens with no network: plotly.js is inlined once, there are no external fonts,
+images or styles, and a Content-Security-Policy forbids every fetch. Everything comes from
+the query layer (no SQL here). Model output is untrusted: every string that reaches the
+page — answers, claims, judge reasons, question text, config values, plotly hover text —
+goes through `html.escape`, and long texts and claim lists are cut to a bounded size so a
+10 MB answer cannot make a 10 MB report.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import plotly.graph_objects as go
+from plotly.offline import get_plotlyjs
+
+from rageval_core import __version__, query
+from rageval_core.models import FAILURE_TYPES
+from rageval_core.results import atomic_write_bytes
+
+CSP = (
+    "default-src 'none'; script-src 'unsafe-inline' 'unsafe-eval'; "
+    "style-src 'unsafe-inline'; img-src data:; font-src data:"
+)
+SUMMARY_ROWS: tuple[tuple[str, str], ...] = (
+    ("n_questions", "questions"),
+    ("recall_at_5", "recall@5"),
+    ("recall_at_20", "recall@20"),
+    ("recall_gap", "recall@5 − recall@20"),
+    ("mrr", "MRR"),
+    ("ndcg_at_10", "nDCG@10"),
+    ("faithfulness", "faithfulness (mean)"),
+    ("faithfulness_p10", "faithfulness (p10)"),
+    ("answer_correctness", "answer correctness (mean)"),
+    ("answer_correctness_p10", "answer correctness (p10)"),
+    ("missed_refusal_rate", "missed refusals"),
+    ("false_refusal_rate", "false refusals"),
+    ("total_ms_p50", "latency p50 (ms)"),
+    ("total_ms_p95", "latency p95 (ms)"),
+    ("total_cost_per_question", "cost per question ($)"),
+    ("cost_usd_total", "pipeline cost ($)"),
+)
+TAIL_METRICS = ("faithfulness", "answer_correctness", "recall_at_5", "ndcg_at_10")
+NOT_OK = tuple(ft for ft in FAILURE_TYPES if ft != "ok")
+
+
+@dataclass(frozen=True)
+class ReportLimits:
+    """Bounds that keep the report small whatever the rows hold."""
+
+    worst: int = 15  # questions shown in full
+    text_chars: int = 1500  # per answer, claim, reason or chunk
+    claims: int = 25  # per question
+    regressions: int = 40
+
+
+# ---------------------------------------------------------------------------- escaping
+
+
+def esc(value: Any, limit: int | None = None) -> str:
+    """Escape for HTML (quotes too), cutting to `limit` characters with a visible note."""
+    text = "" if value is None else str(value)
+    if limit is not None and len(text) > limit:
+        text = f"{text[:limit]} … [{len(text) - limit:,} more characters]"
+    return html.escape(text, quote=True)
+
+
+def fmt(value: Any, digits: int = 3) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "—"
+    if isinstance(value, float):
+        return f"{value:,.{digits}f}"
+    return esc(value)
+
+
+def _table(headers: Iterable[str], rows: Iterable[Iterable[str]], cls: str = "") -> str:
+    """An HTML table from cells that are already escaped."""
+    head = "".join(f"<th>{esc(h)}</th>" for h in headers)
+    body = "".join("<tr>" + "".join(f"<td>{c}</td>" for c in r) + "</tr>" for r in rows)
+    return f'<table class="{cls}"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
+
+
+# ---------------------------------------------------------------------------- charts
+
+
+def _figure_html(fig: go.Figure, title: str) -> str:
+    fig.update_layout(
+        title=html.escape(title),
+        height=340,
+        margin={"l": 50, "r": 20, "t": 50, "b": 40},
+        template="plotly_white",
+        font={"family": "system-ui, sans-serif"},
+    )
+    return fig.to_html(
+        full_html=False,
+        include_plotlyjs=False,
+        include_mathjax=False,
+        config={"displaylogo": False, "responsive": True},
+    )
+
+
+def _failure_chart(counts: pd.DataFrame) -> go.Figure:
+    fig = go.Figure()
+    for run_id, part in counts.groupby("run_id", sort=False):
+        fig.add_bar(
+            name=html.escape(str(run_id)),
+            x=[html.escape(str(f)) for f in part["failure_type"]],
+            y=part["n"],
+        )
+    fig.update_layout(barmode="group", yaxis_title="questions")
+    return fig
+
+
+def _tails_chart(summaries: Mapping[str, Mapping[str, Any]]) -> go.Figure:
+    fig = go.Figure()
+    for run_id, s in summaries.items():
+        for stat, suffix in (("mean", ""), ("p10", "_p10")):
+            fig.add_bar(
+                name=html.escape(f"{run_id} {stat}"),
+                x=list(TAIL_METRICS),
+                y=[s.get(f"{m}{suffix}") for m in TAIL_METRICS],
+            )
+    fig.update_layout(barmode="group", yaxis={"range": [0, 1]})
+    return fig
+
+
+def _distribution_chart(dists: Mapping[str, pd.DataFrame]) -> go.Figure:
+    fig = go.Figure()
+    for run_id, d in dists.items():
+        fig.add_histogram(
+            name=html.escape(run_id),
+            x=d["value"],
+            xbins={"start": 0, "end": 1.0001, "size": 0.05},
+            hovertext=[html.escape(str(q)) for q in d["question_id"]],
+            opacity=0.7,
+        )
+    fig.update_layout(barmode="overlay", xaxis_title="answer correctness", yaxis_title="questions")
+    return fig
+
+
+def _recall_chart(curve: pd.DataFrame) -> go.Figure:
+    fig = go.Figure()
+    for run_id, part in curve.groupby("run_id", sort=False):
+        fig.add_scatter(
+            name=html.escape(str(run_id)), x=part["k"], y=part["recall"], mode="lines+markers"
+        )
+    fig.update_layout(xaxis_title="k", yaxis={"title": "recall@k", "range": [0, 1]})
+    return fig
+
+
+def _gap_chart(summaries: Mapping[str, Mapping[str, Any]]) -> go.Figure:
+    fig = go.Figure()
+    for col, label in (("recall_at_5", "recall@5"), ("recall_at_20", "recall@20")):
+        fig.add_bar(
+            name=label,
+            x=[html.escape(r) for r in summaries],
+            y=[s.get(col) for s in summaries.values()],
+        )
+    fig.update_layout(barmode="group", yaxis={"range": [0, 1]})
+    return fig
+
+
+def _delta_chart(metrics: pd.DataFrame) -> go.Figure:
+    fig = go.Figure()
+    fig.add_scatter(
+        x=metrics["delta"],
+        y=[html.escape(str(m)) for m in metrics["metric"]],
+        mode="markers",
+        error_x={
+            "type": "data",
+            "symmetric": False,
+            "array": metrics["ci_high"] - metrics["delta"],
+            "arrayminus": metrics["delta"] - metrics["ci_low"],
+        },
+    )
+    fig.add_vline(x=0, line_dash="dot")
+    fig.update_layout(xaxis_title="change vs baseline (95% paired interval)")
+    return fig
+
+
+# ---------------------------------------------------------------------------- sections
+
+
+def _summary_section(run_ids: list[str], rows: Mapping[str, Mapping[str, Any]]) -> str:
+    headers = ["", *run_ids] + (["change"] if len(run_ids) == 2 else [])
+    body = []
+    for key, label in SUMMARY_ROWS:
+        vals = [rows[r].get(key) for r in run_ids]
+        cells = [esc(label), *(fmt(v) for v in vals)]
+        if len(run_ids) == 2:
+            a, b = vals
+            both = all(isinstance(v, int | float) and not math.isnan(v) for v in (a, b))
+            cells.append(f"{b - a:+.3f}" if both else "—")
+        body.append(cells)
+    return _table(headers, body, "num")
+
+
+def _items(value: Any) -> list[Any]:
+    """A list from a cell that may be None, a list or a numpy array."""
+    return [] if value is None else list(value)
+
+
+def _about(row: Mapping[str, Any]) -> str:
+    items = [
+        ("status", row.get("status")),
+        ("created", row.get("created_at")),
+        ("config", row.get("config_name")),
+        ("parameters", row.get("params")),
+        ("dataset", f"{row.get('dataset_name')} v{row.get('dataset_version')}"),
+        ("judge", " ".join(str(v) for v in (row.get("judge_kind"), row.get("judge_model")) if v)),
+        ("git commit", row.get("git_commit")),
+        ("tags", ", ".join(str(t) for t in _items(row.get("tags")))),
+    ]
+    return "<dl>" + "".join(f"<dt>{esc(k)}</dt><dd>{esc(v, 400)}</dd>" for k, v in items) + "</dl>"
+
+
+def _question_block(d: query.QuestionDetail, lim: ReportLimits) -> str:
+    parts = [
+        f"<details open><summary><code>{esc(d.question_id)}</code> · "
+        f'<span class="ft">{esc(d.failure_type)}</span> — {esc(d.question, 300)}</summary>',
+        f"<p><b>Answer</b></p><blockquote>{esc(d.answer, lim.text_chars)}</blockquote>",
+    ]
+    if d.reference_answer:
+        parts.append(f"<p><b>Reference</b>: {esc(d.reference_answer, lim.text_chars)}</p>")
+    bad = [c for c in d.claims if c.verdict != "supported"]
+    if bad:
+        rows = [
+            [
+                esc(c.verdict),
+                esc(c.text, lim.text_chars),
+                esc(c.reason, lim.text_chars),
+                esc(c.evidence_chunk_id)
+                + ("<br>" if c.evidence else "")
+                + esc(c.evidence, lim.text_chars),
+            ]
+            for c in bad[: lim.claims]
+        ]
+        parts.append(_table(["verdict", "claim", "judge's reason", "evidence"], rows, "claims"))
+        if len(bad) > lim.claims:
+            parts.append(f"<p class='note'>… and {len(bad) - lim.claims:,} more claims.</p>")
+    elif d.unsupported_claims:
+        items = "".join(
+            f"<li>{esc(c, lim.text_chars)}</li>" for c in d.unsupported_claims[: lim.claims]
+        )
+        parts.append(f"<p><b>Unsupported claims</b></p><ul>{items}</ul>")
+    if d.missed_gold_ids:
+        parts.append(
+            f"<p><b>Gold chunks not retrieved</b>: {esc(', '.join(d.missed_gold_ids), 500)}</p>"
+        )
+    for label, value in (("Pipeline error", d.error), ("Judge error", d.judge_error)):
+        if value:
+            parts.append(f"<p><b>{label}</b>: {esc(value, lim.text_chars)}</p>")
+    parts.append("</details>")
+    return "".join(parts)
+
+
+def _comparison_section(c: query.Comparison, run_id: str, lim: ReportLimits) -> tuple[str, str]:
+    """(table + regressions html, delta chart html)."""
+    m = c.metrics[c.metrics["run_id"] == run_id].reset_index(drop=True)
+    rows = [
+        [
+            esc(r.metric),
+            fmt(r.mean),
+            f"{r.delta:+.3f}" if r.delta == r.delta else "—",
+            f"[{fmt(r.ci_low)}, {fmt(r.ci_high)}]",
+            "yes" if bool(r.significant) else "no",
+            fmt(r.n_pairs, 0),
+        ]
+        for r in m.itertuples()
+    ]
+    out = [
+        _table(["metric", "mean", "change", "95% interval", "significant", "pairs"], rows, "num")
+    ]
+    if c.warnings:
+        out.append(
+            "<ul class='warn'>" + "".join(f"<li>{esc(w, 500)}</li>" for w in c.warnings) + "</ul>"
+        )
+    reg = c.regressions
+    reg = reg[reg["run_id"] == run_id]
+    out.append(f"<h3>Regressions ({len(reg):,} question × metric)</h3>")
+    if len(reg):
+        out.append(
+            _table(
+                ["question", "metric", "baseline", "now", "change", "failure type"],
+                [
+                    [
+                        f"<code>{esc(r.question_id)}</code> {esc(r.question, 200)}",
+                        esc(r.metric),
+                        fmt(r.base) if r.metric != "failure_type" else esc(r.base_failure_type),
+                        fmt(r.value) if r.metric != "failure_type" else esc(r.failure_type),
+                        fmt(r.delta),
+                        f"{esc(r.base_failure_type)} → {esc(r.failure_type)}",
+                    ]
+                    for r in reg.head(lim.regressions).itertuples()
+                ],
+            )
+        )
+    chart = _figure_html(_delta_chart(m[m["delta"].notna()]), "Change vs baseline")
+    return "".join(out), chart
+
+
+# ---------------------------------------------------------------------------- the report
+
+
+def build_report(
+    store: query.ResultsStore,
+    run_id: str,
+    baseline: str | None = None,
+    limits: ReportLimits = ReportLimits(),
+) -> str:
+    """The HTML text of the report; ResultsError / ConfigError for bad ids."""
+    store.run_info(run_id)  # a clear error for a missing or unreadable run
+    run_ids = [baseline, run_id] if baseline else [run_id]
+    if baseline:
+        store.run_info(baseline)
+    overview = query.runs_overview(store)
+    found = {r["run_id"]: r for r in overview.to_dict("records") if r["run_id"] in run_ids}
+    rows = {r: found.get(r, {}) for r in run_ids}
+
+    counts = query.failure_counts(store, run_ids)
+    curve = query.recall_curve(store, run_ids)
+    dists = {r: query.metric_distribution(store, r, "answer_correctness") for r in run_ids}
+    bottom = query.bottom_questions(store, run_id, "answer_correctness", pct=10)
+    worst = query.question_rows(
+        store, run_id, query.QuestionFilter(failure_types=NOT_OK), limit=limits.worst
+    )
+    details = [query.question_detail(store, run_id, q) for q in worst.rows["question_id"]]
+
+    sections: list[tuple[str, str]] = [
+        ("Run", _about(rows[run_id]) + _summary_section(run_ids, rows)),
+        (
+            "Failures",
+            _figure_html(_failure_chart(counts), "Failure types")
+            + _table(
+                ["run", "failure type", "questions", "share"],
+                [
+                    [esc(r.run_id), esc(r.failure_type), fmt(r.n, 0), fmt(r.share)]
+                    for r in counts.itertuples()
+                ],
+                "num",
+            ),
+        ),
+        (
+            "Tails",
+            _figure_html(_tails_chart(rows), "Mean vs 10th percentile")
+            + _figure_html(_distribution_chart(dists), "Answer correctness per question")
+            + f"<h3>Bottom 10% by answer correctness ({len(bottom):,} questions)</h3>"
+            + _table(
+                ["question", "failure type", "answer correctness"],
+                [
+                    [
+                        f"<code>{esc(r.question_id)}</code> {esc(r.question, 200)}",
+                        esc(r.failure_type),
+                        fmt(r.value),
+                    ]
+                    for r in bottom.head(30).itertuples()
+                ],
+            ),
+        ),
+        (
+            "Retrieval",
+            _figure_html(_gap_chart(rows), "recall@5 vs recall@20 (the gap is a ranking problem)")
+            + _figure_html(_recall_chart(curve), "recall@k"),
+        ),
+        (
+            f"Worst questions ({worst.total:,} not ok; first {len(details)})",
+            "".join(_question_block(d, limits) for d in details) or "<p>Every question is ok.</p>",
+        ),
+    ]
+    if baseline:
+        comparison = query.compare_runs(store, [baseline, run_id])
+        table, chart = _comparison_section(comparison, run_id, limits)
+        sections.append((f"Compared with {baseline}", chart + table))
+    problems = [p for p in store.problems if p.run_id in run_ids]
+    if problems:
+        items = "".join(f"<li>{esc(p.run_id)}: {esc(p.message, 500)}</li>" for p in problems)
+        sections.append(("Problems reading the runs", f"<ul class='warn'>{items}</ul>"))
+    return _page(run_id, baseline, sections)
+
+
+def _page(run_id: str, baseline: str | None, sections: list[tuple[str, str]]) -> str:
+    title = f"rageval report: {run_id}" + (f" vs {baseline}" if baseline else "")
+    stamp = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
+    nav = " · ".join(f'<a href="#s{i}">{esc(t)}</a>' for i, (t, _) in enumerate(sections))
+    body = "".join(
+        f'<section id="s{i}"><h2>{esc(t)}</h2>{content}</section>'
+        for i, (t, content) in enumerate(sections)
+    )
+    return f"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="{CSP}">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{esc(title)}</title>
+<style>{_CSS}</style>
+<script>{get_plotlyjs()}</script>
+</head><body>
+<header><h1>{esc(title)}</h1><p class="note">Generated {stamp} by rageval {__version__}.
+Model output below is shown as text.</p><nav>{nav}</nav></header>
+{body}
+</body></html>
+"""
+
+
+_CSS = """
+body{font-family:system-ui,sans-serif;margin:0 auto;max-width:1100px;padding:1rem 2rem;
+color:#1f2328}
+h1{font-size:1.5rem}h2{border-bottom:1px solid #d0d7de;padding-bottom:.3rem;margin-top:2rem}
+table{border-collapse:collapse;margin:.5rem 0 1rem;font-size:.9rem;width:100%}
+th,td{border:1px solid #d0d7de;padding:.3rem .5rem;text-align:left;vertical-align:top;
+word-break:break-word}
+table.num td+td{text-align:right;font-variant-numeric:tabular-nums}
+dl{display:grid;grid-template-columns:max-content 1fr;gap:.2rem 1rem}dt{font-weight:600}
+dd{margin:0;word-break:break-word}
+details{border:1px solid #d0d7de;border-radius:6px;padding:.5rem 1rem;margin:.7rem 0}
+summary{cursor:pointer;font-weight:600}
+blockquote{margin:.3rem 0;padding:.3rem .8rem;border-left:3px solid #d0d7de;
+white-space:pre-wrap;word-break:break-word}
+.ft{color:#cf222e}.note{color:#57606a;font-size:.85rem}.warn li{color:#9a6700}
+"""
+
+
+def write_report(
+    location: str,
+    run_id: str,
+    out: str | Path,
+    baseline: str | None = None,
+    limits: ReportLimits = ReportLimits(),
+) -> Path:
+    """Build the report of `run_id` from `location` and write it atomically to `out`."""
+    with query.ResultsStore(location, read_only=True) as store:
+        base = query.resolve_baseline(store, run_id, baseline)
+        text = build_report(store, run_id, base, limits)
+    out = Path(out)
+    atomic_write_bytes(out, text.encode("utf-8"))
+    return out
