@@ -27,7 +27,7 @@ from rageval_core.models import FAILURE_TYPES
 from rageval_core.results import atomic_write_bytes
 
 CSP = (
-    "default-src 'none'; script-src 'unsafe-inline' 'unsafe-eval'; "
+    "default-src 'none'; script-src 'unsafe-inline'; "
     "style-src 'unsafe-inline'; img-src data:; font-src data:"
 )
 SUMMARY_ROWS: tuple[tuple[str, str], ...] = (

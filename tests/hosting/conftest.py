@@ -102,3 +102,69 @@ def net():
     import types
 
     return types.SimpleNamespace(free_port=free_port, wait_for=wait_for)
+
+
+XSS = (
+    '<img src=x onerror="window.__xss=1"><script>window.__xss=2</script></script>'
+    '<svg onload="window.__xss=3"><b id="xss-bold">bold</b>"\'><a href="javascript:alert(1)">x</a>'
+)
+
+
+def poison_run(run_dir: Path, payload: str = XSS) -> None:
+    """Put `payload` into every model-written text field of a run's rows."""
+    import pyarrow.parquet as pq
+
+    from rageval_core.results import rows_to_table, write_parquet
+
+    path = run_dir / "questions.parquet"
+    rows = pq.read_table(path).to_pylist()
+    for r in rows:
+        r["answer"] = f"{payload} {r['answer']}"
+        r["unsupported_claims"] = [payload, *(r["unsupported_claims"] or [])]
+        r["claims"] = [
+            {
+                "text": payload,
+                "verdict": "unsupported",
+                "evidence_chunk_id": payload,
+                "evidence": payload,
+                "reason": payload,
+            },
+            *(r["claims"] or []),
+        ]
+        r["retrieved_texts"] = [payload + t for t in r["retrieved_texts"] or []]
+        r["error"] = r["error"] and payload
+    write_parquet(path, rows_to_table(rows))
+
+
+@pytest.fixture(scope="session")
+def browser():
+    """Debian's chromium through Playwright (never `playwright install`)."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(
+            executable_path="/usr/bin/chromium",
+            headless=True,
+            args=[
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--no-first-run",
+                "--disable-sync",
+                "--disable-quic",
+            ],
+        )
+        yield b
+        b.close()
+
+
+@pytest.fixture(scope="session")
+def poisoned_results(demo_results, tmp_path_factory) -> Path:
+    """The demo runs with an XSS payload in every answer, claim, reason and chunk text."""
+    out = tmp_path_factory.mktemp("poisoned") / "results"
+    shutil.copytree(demo_results, out, ignore=shutil.ignore_patterns(".rageval"))
+    for run in out.iterdir():
+        if not run.name.startswith("."):
+            poison_run(run)
+    return out

@@ -1,0 +1,132 @@
+"""`rageval report`: one HTML file that renders offline, with model text shown as text."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+CANDIDATE = "20261123-150000-verbose"
+BASELINE = "20261119-090000-never-refuse"
+
+
+def rageval(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "rageval_core.cli", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=180,
+    )
+
+
+@pytest.fixture(scope="module")
+def report(poisoned_results, tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("report") / "report.html"
+    done = rageval(
+        "report",
+        CANDIDATE,
+        "--baseline",
+        BASELINE,
+        "--results",
+        str(poisoned_results),
+        "--out",
+        str(out),
+        cwd=out.parent,
+    )
+    assert done.returncode == 0, done.stderr
+    assert out.name in done.stdout
+    return out
+
+
+def test_report_renders_offline_with_escaped_model_text(report, browser):
+    context = browser.new_context()
+    context.set_offline(True)
+    requests: list[str] = []
+    context.route("**/*", lambda route: (requests.append(route.request.url), route.abort()))
+    page = context.new_page()
+    page.route("file://**", lambda route: route.continue_())
+    dialogs: list[str] = []
+    page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.goto(report.as_uri())
+    page.wait_for_selector(".main-svg", timeout=30_000)
+    page.wait_for_timeout(500)
+
+    # Charts: failures, mean vs p10, distribution, recall gap, recall@k, deltas.
+    assert page.locator(".js-plotly-plot").count() == 6
+    assert page.locator(".main-svg").count() >= 12
+    assert not errors, errors
+    # Nothing fetched from anywhere but the file itself.
+    assert not [u for u in requests if not u.startswith("file://")], requests
+    # The payload ran nowhere and added no element, yet it is visible as text.
+    assert page.evaluate("window.__xss === undefined")
+    assert not dialogs
+    assert page.locator("#xss-bold").count() == 0
+    assert page.locator("img[src=x], svg[onload], a[href^='javascript']").count() == 0
+    assert page.get_by_text('<b id="xss-bold">bold</b>', exact=False).count() > 0
+    context.close()
+
+
+def test_report_has_every_section(report):
+    text = report.read_text()
+    for heading in (
+        "Run",
+        "Failures",
+        "Tails",
+        "Retrieval",
+        "Worst questions",
+        f"Compared with {BASELINE}",
+        "Regressions",
+        "95% interval",
+        "judge&#x27;s reason",
+        "Bottom 10%",
+    ):
+        assert heading in text, heading
+    assert text.count("<script") == 1 + 6  # plotly.js once, then one per chart
+    # Nothing loaded from elsewhere (plotly.js mentions its CDN in its source; never fetched).
+    assert "<script src" not in text and "<link" not in text and "<img" not in text
+
+
+def test_report_without_baseline_and_latest(demo_results, tmp_path):
+    single = tmp_path / "single.html"
+    done = rageval(
+        "report", CANDIDATE, "--results", str(demo_results), "--out", str(single), cwd=tmp_path
+    )
+    assert done.returncode == 0, done.stderr
+    assert "Compared with" not in single.read_text()
+    latest = tmp_path / "latest.html"
+    done = rageval(
+        "report",
+        CANDIDATE,
+        "--baseline",
+        "latest",
+        "--results",
+        str(demo_results),
+        "--out",
+        str(latest),
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "Compared with" in latest.read_text()
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["no-such-run"],
+        ["../etc"],
+        [CANDIDATE, "--baseline", "../../x"],
+        [CANDIDATE, "--worst", "-1"],
+    ],
+)
+def test_report_user_mistakes_are_one_line(demo_results, tmp_path, args):
+    out = tmp_path / "r.html"
+    done = rageval("report", *args, "--results", str(demo_results), "--out", str(out), cwd=tmp_path)
+    assert done.returncode in (1, 2)
+    assert "Traceback" not in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1, done.stderr
+    assert not out.exists()
