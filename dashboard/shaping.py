@@ -144,12 +144,19 @@ class Mark:
     css: str
 
 
+MAX_MARKS = 200
+"""Marks placed per text; the rest come back as missed (listed, not highlighted)."""
+
+
 def _spans(text: str, marks: Sequence[Mark]) -> tuple[list[tuple[int, int, Mark]], list[Mark]]:
     """Non-overlapping (start, end, mark) spans of each needle, first match; the misses."""
     taken: list[tuple[int, int, Mark]] = []
     missed: list[Mark] = []
     lowered = text.lower()
-    for m in marks:
+    for i, m in enumerate(marks):
+        if i >= MAX_MARKS:  # each mark scans the whole text: bound a pathological row
+            missed.append(m)
+            continue
         needle = m.needle.strip()
         start = text.find(needle) if needle else -1
         if start < 0 and needle:
