@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import json
 import shutil
-from collections.abc import Callable
+import tempfile
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
-import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from rageval_core.demo import DEMO_RUNS, demo_run_id, write_demo
@@ -20,19 +20,28 @@ RUN_IDS = [demo_run_id(d) for d in DEMO_RUNS]  # oldest first
 LATEST, PREVIOUS = RUN_IDS[-1], RUN_IDS[-2]
 
 
+# Not tmp_path: pytest keeps only the newest three session folders of a user, so parallel
+# sessions on a shared machine delete each other's folders mid-run.
 @pytest.fixture(scope="session")
-def demo_results(tmp_path_factory) -> Path:
+def demo_results() -> Iterator[Path]:
     """The demo runs, written once per session; copy before changing anything in it."""
-    out = tmp_path_factory.mktemp("demo-results")
-    write_demo(str(out), progress=False)
-    return out
+    with tempfile.TemporaryDirectory(prefix="rageval-dashboard-demo-") as d:
+        write_demo(d, progress=False)
+        yield Path(d)
 
 
 @pytest.fixture
-def results(demo_results, tmp_path) -> Path:
+def scratch() -> Iterator[Path]:
+    """An empty folder of this test's own."""
+    with tempfile.TemporaryDirectory(prefix="rageval-dashboard-") as d:
+        yield Path(d)
+
+
+@pytest.fixture
+def results(demo_results, scratch) -> Path:
     """A private copy of the demo runs that a test may damage."""
-    out = tmp_path / "results"
-    shutil.copytree(demo_results, out, ignore=shutil.ignore_patterns(".rageval"))
+    out = scratch / "results"
+    shutil.copytree(demo_results, out, ignore=shutil.ignore_patterns(".rageval"))  # own cache
     return out
 
 
@@ -41,9 +50,9 @@ def app(monkeypatch) -> Callable[..., AppTest]:
     """`app(results_dir, **query_params)`: an AppTest of the dashboard on that directory."""
 
     def make(location: Path, **params: str | list[str]) -> AppTest:
+        # Caches are keyed by location and every mutating test has its own directory,
+        # so they need no clearing: the demo directory's store is shared, as in a server.
         monkeypatch.setenv(RESULTS_ENV, str(location))
-        st.cache_data.clear()
-        st.cache_resource.clear()
         at = AppTest.from_file(str(ENTRY), default_timeout=30)
         for k, v in params.items():
             at.query_params[k] = v

@@ -1,0 +1,437 @@
+"""The whole app under AppTest on real demo runs: every page, deep links, broken states.
+
+Expected figures come from the query layer directly, so each test checks the page shows
+what the results say, not what the page computed.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import shutil
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from rageval_core.query import (
+    QuestionFilter,
+    ResultsStore,
+    compare_runs,
+    question_detail,
+    question_rows,
+    rerank_candidates,
+    runs_overview,
+)
+from tests.dashboard.conftest import (
+    LATEST,
+    PREVIOUS,
+    RUN_IDS,
+    make_corrupt,
+    make_running,
+)
+
+PAGES = ["diagnose", "tails", "retrieval", "cost", "compare", "question"]
+
+
+def texts(elements) -> list[str]:
+    return [e.value for e in elements]
+
+
+def figure(at: AppTest, i: int) -> dict:
+    return json.loads(at.get("plotly_chart")[i].proto.spec)
+
+
+def trace_names(at: AppTest, i: int) -> list[str]:
+    return [t.get("name") for t in figure(at, i)["data"]]
+
+
+def open_page(at: AppTest, page: str) -> AppTest:
+    """Run the app once (default page), then switch: the recipe that keeps custom url_paths."""
+    at.run()
+    return no_exception(at.switch_page(f"app_pages/{page}.py").run())
+
+
+def no_exception(at: AppTest) -> AppTest:
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+@pytest.fixture(scope="module")
+def store(demo_results):
+    with ResultsStore(str(demo_results), read_only=True) as s:
+        yield s
+
+
+# ---------------------------------------------------------------------------- Runs
+
+
+def test_runs_page_lists_every_run_newest_first_with_metrics_and_charts(app, demo_results, store):
+    at = no_exception(app(demo_results).run())
+    assert texts(at.title) == ["Runs"]
+    assert f"Latest run: {LATEST}" in texts(at.subheader)
+    table = at.dataframe[0].value
+    assert list(table["run_id"]) == RUN_IDS[::-1]
+    assert table["diagnose"].iloc[0] == f"diagnose?run={LATEST}"
+    overview = runs_overview(store).set_index("run_id")
+    recall = {m.label: m.value for m in at.metric}["recall@5"]
+    assert recall == f"{overview.loc[LATEST, 'recall_at_5']:.4g}"
+    delta = overview.loc[LATEST, "faithfulness"] - overview.loc[PREVIOUS, "faithfulness"]
+    assert table["Δ faithfulness"].iloc[0] == pytest.approx(delta)
+    assert trace_names(at, 0) == ["mean", "p10"]
+    assert figure(at, 0)["data"][0]["text"] == RUN_IDS  # oldest first, one point per run
+    assert "unfaithful" in trace_names(at, 1) and "ok" in trace_names(at, 1)
+    assert at.sidebar.markdown and "7 runs" in texts(at.sidebar.markdown)
+    assert at.query_params["metric"] == "recall_at_5"
+
+
+def test_runs_filters_come_from_the_url(app, demo_results):
+    at = no_exception(app(demo_results, config="bm25-top5").run())
+    assert list(at.dataframe[0].value["run_id"]) == [RUN_IDS[0]]
+    assert at.selectbox(key="runs_config").value == "bm25-top5"
+
+
+def test_diagnose_latest_button_opens_diagnose_for_that_run(app, demo_results):
+    at = no_exception(app(demo_results).run())
+    at.button(key="runs_diagnose_latest").click().run()
+    no_exception(at)
+    assert texts(at.title) == ["Diagnose"]
+    assert at.query_params["run"] == LATEST
+    assert at.selectbox(key="diagnose_run").value == LATEST
+
+
+def test_selecting_a_run_row_opens_diagnose(app, demo_results):
+    at = no_exception(app(demo_results).run())
+    at.session_state["runs_table"] = {"selection": {"rows": [2], "columns": [], "cells": []}}
+    no_exception(at.run())
+    assert texts(at.title) == ["Diagnose"]
+    assert at.selectbox(key="diagnose_run").value == RUN_IDS[-3]
+
+
+# ---------------------------------------------------------------------------- Diagnose
+
+
+def test_diagnose_headline_chart_and_worst_first_table(app, demo_results, store):
+    at = open_page(app(demo_results, run=LATEST), "diagnose")
+    counts = question_rows(store, LATEST, limit=1000).rows["failure_type"].value_counts()
+    n_failed = int(counts.drop("ok", errors="ignore").sum())
+    headline = texts(at.subheader)[0]
+    assert headline.startswith(f"{n_failed} of {counts.sum()} questions failed: ")
+    assert f"{counts['unfaithful']} unfaithful" in headline
+    assert {t["name"] for t in figure(at, 0)["data"]} >= {"generation", "abstention"}
+    rows = at.dataframe[0].value
+    expected = question_rows(store, LATEST, limit=50).rows
+    assert list(rows["question_id"]) == list(expected["question_id"])
+    assert rows["open"].iloc[0] == f"question?run={LATEST}&question={expected['question_id'][0]}"
+    assert at.query_params["run"] == LATEST
+
+
+def test_diagnose_filters_from_the_url_reach_the_query(app, demo_results, store):
+    at = app(
+        demo_results,
+        run=LATEST,
+        failure_types="unfaithful",
+        tags="multi-hop",
+        range="faithfulness:0:0.5",
+    )
+    open_page(at, "diagnose")
+    expected = question_rows(
+        store,
+        LATEST,
+        QuestionFilter(
+            failure_types=("unfaithful",),
+            tags=("multi-hop",),
+            metric_ranges={"faithfulness": (0.0, 0.5)},
+        ),
+        limit=50,
+    )
+    rows = at.dataframe[0].value
+    assert expected.total > 0 and list(rows["question_id"]) == list(expected.rows["question_id"])
+    assert set(rows["failure_type"]) == {"unfaithful"}
+    assert at.multiselect(key="diagnose_tags").value == ["multi-hop"]
+    assert at.selectbox(key="diagnose_range_metric").value == "faithfulness"
+
+
+def test_diagnose_search_typed_in_goes_to_the_url(app, demo_results, store):
+    at = open_page(app(demo_results, run=LATEST), "diagnose")
+    at.text_input(key="diagnose_search").input("DockBook").run()
+    no_exception(at)
+    expected = question_rows(store, LATEST, QuestionFilter(search="DockBook"))
+    assert len(at.dataframe[0].value) == expected.total > 0
+    assert at.query_params["search"] == "DockBook"
+
+
+def test_diagnose_pages_through_the_table(app, demo_results, store):
+    at = open_page(app(demo_results, run=LATEST), "diagnose")
+    at.button(key="diagnose_next").click().run()
+    no_exception(at)
+    expected = question_rows(store, LATEST, limit=50, offset=50).rows
+    assert list(at.dataframe[0].value["question_id"]) == list(expected["question_id"])
+    assert at.query_params["page"] == "1"
+
+
+def test_selecting_a_row_on_diagnose_opens_that_question(app, demo_results, store):
+    at = open_page(app(demo_results, run=LATEST), "diagnose")
+    qid = question_rows(store, LATEST, limit=50).rows["question_id"][4]
+    at.session_state["diagnose_table"] = {"selection": {"rows": [4], "columns": [], "cells": []}}
+    no_exception(at.run())
+    assert texts(at.title) == ["Question"]
+    assert at.query_params["run"] == LATEST and at.query_params["question"] == qid
+    assert texts(at.subheader)[0].startswith(f"{qid} · ")
+
+
+def test_diagnose_open_question_fallback(app, demo_results):
+    at = open_page(app(demo_results, run=LATEST), "diagnose")
+    qid = at.selectbox(key="diagnose_question").options[1]
+    at.selectbox(key="diagnose_question").set_value(qid)
+    at.button(key="diagnose_open").click().run()
+    no_exception(at)
+    assert texts(at.title) == ["Question"] and at.query_params["question"] == qid
+
+
+# ---------------------------------------------------------------------------- Question
+
+
+def flagged_question(store):
+    page = question_rows(store, LATEST, QuestionFilter(failure_types=("unfaithful",)), limit=1)
+    detail = question_detail(store, LATEST, page.rows["question_id"][0])
+    claim = next(c for c in detail.claims if c.verdict == "unsupported")
+    return detail, claim
+
+
+def test_question_deep_link_marks_the_claim_with_the_judges_reason(app, demo_results, store):
+    detail, claim = flagged_question(store)
+    at = open_page(app(demo_results, run=LATEST, question=detail.question_id), "question")
+    assert texts(at.title) == ["Question"]
+    body = "\n".join(texts(at.markdown))
+    mark = (
+        f'<mark class="rageval-unsupported" title="{html.escape("unsupported: " + claim.reason)}'
+        f'">{html.escape(claim.text)}</mark>'
+    )
+    assert mark in body
+    claim_labels = [e.label for e in at.expander if e.label.startswith("Claim")]
+    assert len(claim_labels) == len(detail.claims)
+    assert html.escape(claim.reason) in body  # in the claim's expander as well
+    chunk_labels = [e.label for e in at.expander if e.label.startswith("#")]
+    assert len(chunk_labels) == len(detail.retrieved)
+    gold_ranks = [r.rank for r in detail.retrieved if r.is_gold]
+    assert [int(lbl[1:].split()[0]) for lbl in chunk_labels if "✓ gold" in lbl] == gold_ranks
+    supported = next(c for c in detail.claims if c.verdict == "supported")
+    assert f'title="{html.escape("evidence for: " + supported.text)}"' in body
+    history = at.dataframe[-1].value
+    assert list(history["run_id"]) == RUN_IDS
+    assert history["open"].iloc[0] == f"question?run={RUN_IDS[0]}&question={detail.question_id}"
+
+
+def test_question_history_row_opens_that_runs_question(app, demo_results):
+    at = open_page(app(demo_results, run=LATEST, question="q001"), "question")
+    at.session_state["question_history"] = {"selection": {"rows": [0], "columns": [], "cells": []}}
+    no_exception(at.run())
+    assert at.query_params["run"] == RUN_IDS[0] and at.query_params["question"] == "q001"
+    assert at.dataframe[-1].value["run_id"].iloc[0] == RUN_IDS[0]
+
+
+@pytest.mark.parametrize(
+    ("params", "message"),
+    [
+        (
+            {"run": "../../etc/passwd", "question": "q001"},
+            "'../../etc/passwd' is not a valid run id",
+        ),
+        (
+            {"run": "20990101-000000-nope", "question": "q001"},
+            "Run '20990101-000000-nope' not found",
+        ),
+        ({"run": LATEST, "question": "q999"}, f"Question 'q999' not found in run '{LATEST}'"),
+        ({"run": LATEST, "question": "<script>alert(1)</script>"}, "not a valid question id"),
+    ],
+)
+def test_question_with_bad_ids_says_so_without_an_exception(app, demo_results, params, message):
+    # straight to the page, as a browser opening the link does (a first run would publish
+    # the Runs page's URL, which already drops the invalid values)
+    at = no_exception(app(demo_results, **params).switch_page("app_pages/question.py").run())
+    assert texts(at.title) == ["Question"]
+    assert any(message in e for e in texts(at.error)), texts(at.error)
+
+
+def test_question_without_a_question_offers_a_picker(app, demo_results):
+    at = open_page(app(demo_results, run=LATEST), "question")
+    assert at.selectbox(key="question_pick").value == "q001"
+    assert texts(at.subheader)[0].startswith("q001 · ")
+
+
+# ---------------------------------------------------------------------------- other pages
+
+
+def test_tails_page(app, demo_results, store):
+    at = open_page(app(demo_results, metric="faithfulness"), "tails")
+    assert trace_names(at, 0) == ["mean", "p10"]
+    assert trace_names(at, 1) == RUN_IDS[::-1][:3]  # ECDF per run, newest three by default
+    assert figure(at, 1)["data"][0]["line"]["shape"] == "hv"
+    bottom = at.dataframe[0].value
+    assert len(bottom) > 0 and bottom["value"].max() <= 0.5
+    assert at.query_params["chart"] == "ecdf"
+    at.radio(key="tails_chart").set_value("histogram").run()
+    no_exception(at)
+    assert figure(at, 1)["data"][0]["type"] == "histogram"
+
+
+def test_retrieval_page(app, demo_results, store):
+    run = RUN_IDS[1]  # bm25-top20: gold chunks below rank 5 exist
+    at = open_page(app(demo_results, run=run), "retrieval")
+    assert len(figure(at, 0)["data"]) == 5
+    gap = figure(at, 1)
+    assert "ranking problem, not embedding" in gap["layout"]["title"]["text"]
+    assert any(a["text"].startswith("gap ") for a in gap["layout"]["annotations"])
+    assert trace_names(at, 1) == ["recall@5", "recall@20"]
+    expected = rerank_candidates(store, run)
+    assert len(expected) > 0
+    assert list(at.dataframe[0].value["question_id"]) == list(expected["question_id"])
+
+
+def test_cost_page_marks_the_frontier_and_dominated_runs(app, demo_results):
+    at = open_page(app(demo_results), "cost")
+    table = at.dataframe[0].value
+    assert len(table) == len(RUN_IDS)
+    latency = figure(at, 0)
+    frontier, dominated = latency["data"]
+    assert frontier["name"] == "Pareto frontier" and dominated["name"] == "dominated"
+    assert sorted(frontier["customdata"]) == sorted(
+        table.loc[~table["dominated_latency"], "run_id"]
+    )
+    assert trace_names(at, 2)[0] == "retrieval p50"
+
+
+def test_compare_defaults_to_the_latest_two(app, demo_results, store):
+    at = open_page(app(demo_results), "compare")
+    assert at.query_params["baseline"] == PREVIOUS
+    assert at.multiselect(key="compare_runs").value == [PREVIOUS, LATEST]
+    cmp = compare_runs(store, [PREVIOUS, LATEST])
+    differing = at.dataframe[0].value
+    assert set(differing["key"]) == set(cmp.config_diff.loc[cmp.config_diff["differs"], "key"])
+    tab_labels = [t.label for t in at.tabs]
+    assert tab_labels[0] == f"Regressions ({len(cmp.regressions)})"
+    assert trace_names(at, 0) == [LATEST]
+
+
+def test_compare_baseline_from_url_and_question_links(app, demo_results, store):
+    at = app(demo_results, runs=[RUN_IDS[0], RUN_IDS[2]], baseline=RUN_IDS[2])
+    open_page(at, "compare")
+    assert at.selectbox(key="compare_baseline").value == RUN_IDS[2]
+    cmp = compare_runs(store, [RUN_IDS[2], RUN_IDS[0]])
+    regressions = at.dataframe(key="compare_regressions").value
+    assert len(regressions) == len(cmp.regressions) > 0
+    assert regressions["open"].iloc[0].startswith(f"question?run={RUN_IDS[0]}&question=")
+
+
+def test_compare_warns_when_the_dataset_version_differs(app, results):
+    manifest = results / LATEST / "manifest.json"
+    m = json.loads(manifest.read_text())
+    m["dataset"]["version"] = "3"
+    manifest.write_text(json.dumps(m))
+    at = open_page(app(results), "compare")
+    assert any("deltas mix question-set changes" in w for w in texts(at.warning))
+
+
+def test_navigation_links_carry_the_run(app, demo_results):
+    at = open_page(app(demo_results, run=RUN_IDS[2]), "tails")
+    links = {p.proto.label: p.proto.page for p in at.sidebar.get("page_link")}
+    assert set(links) == {
+        "Runs",
+        "Diagnose",
+        "Tails",
+        "Retrieval",
+        "Cost & latency",
+        "Compare",
+        "Question",
+    }
+    hrefs = [p.proto.query_string for p in at.sidebar.get("page_link")]
+    assert all(f"run={RUN_IDS[2]}" in h for h in hrefs)
+
+
+def test_every_page_has_a_copy_link(app, demo_results):
+    at = open_page(app(demo_results, run=LATEST, question="q002"), "question")
+    assert any(c.startswith(f"question?run={LATEST}&question=q002") for c in texts(at.code))
+    for page in PAGES[:-1]:
+        at.switch_page(f"app_pages/{page}.py").run()
+        no_exception(at)
+        assert any(c.startswith(page) for c in texts(at.code)), (page, texts(at.code))
+
+
+# ---------------------------------------------------------------------------- broken states
+
+
+@pytest.mark.parametrize("page", ["runs", *PAGES])
+def test_empty_results_say_how_to_make_runs(app, scratch, page):
+    at = app(scratch / "nothing-here")
+    if page != "runs":
+        at.run()
+        at.switch_page(f"app_pages/{page}.py")
+    no_exception(at.run())
+    info = " ".join(texts(at.info))
+    assert "No runs yet" in info and "rageval demo" in info and "rageval run CONFIG.yaml" in info
+
+
+def test_single_run_compare_explains_it_needs_two(app, demo_results, scratch):
+    shutil.copytree(demo_results / LATEST, scratch / LATEST)
+    at = no_exception(app(scratch).run())
+    assert len(at.dataframe[0].value) == 1
+    at.switch_page("app_pages/compare.py").run()
+    no_exception(at)
+    assert any("needs at least two runs" in i for i in texts(at.info))
+
+
+def test_corrupt_run_gets_a_banner_and_the_rest_works(app, results):
+    broken = make_corrupt(results)
+    at = no_exception(app(results).run())
+    banner = " ".join(texts(at.warning))
+    assert broken in banner and "not valid JSON" in banner
+    assert len(at.dataframe[0].value) == len(RUN_IDS)
+    for page in PAGES:
+        at.switch_page(f"app_pages/{page}.py").run()
+        no_exception(at)
+        assert broken in " ".join(texts(at.warning))
+
+
+def test_deep_link_to_a_corrupt_run_is_a_message(app, results):
+    broken = make_corrupt(results)
+    at = open_page(app(results, run=broken, question="q001"), "question")
+    assert any(f"Run '{broken}' not found" in e for e in texts(at.error))
+
+
+def test_running_run_is_shown_in_progress_and_can_be_diagnosed(app, results):
+    make_running(results, LATEST, keep=40)
+    at = no_exception(app(results).run())
+    assert any(LATEST in i for i in texts(at.sidebar.info))
+    table = at.dataframe[0].value
+    assert table.loc[table["run_id"] == LATEST, "status"].item() == "running"
+    assert any("running" in i for i in texts(at.info))
+    at.switch_page("app_pages/diagnose.py").run()
+    no_exception(at)
+    assert texts(at.subheader)[0].split(" questions")[0].endswith("of 40")
+    assert at.selectbox(key="diagnose_run").format_func(LATEST) == f"{LATEST} (running)"
+
+
+def test_untrusted_text_in_a_run_is_escaped_on_the_page(app, results):
+    payload = '<img src=x onerror=alert(1)><script>alert("x")</script>'
+    make_running(results, LATEST, keep=3)
+    journal = results / LATEST / "questions.jsonl"
+    rows = [json.loads(line) for line in journal.read_text().splitlines()]
+    row = rows[0]
+    row["answer"] = f"Fine. {payload}"
+    row["question"] = payload
+    row["claims"] = [
+        {
+            "text": payload,
+            "verdict": "contradicted",
+            "evidence_chunk_id": None,
+            "evidence": None,
+            "reason": payload,
+        }
+    ]
+    row["retrieved_texts"] = [payload] * len(row["retrieved_texts"])
+    journal.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    at = open_page(app(results, run=LATEST, question=row["question_id"]), "question")
+    body = "\n".join(texts(at.markdown))
+    assert "<script" not in body and "<img" not in body
+    assert "&lt;img src=x onerror=alert(1)&gt;" in body
+    assert '<mark class="rageval-contradicted"' in body
