@@ -27,7 +27,7 @@ if len(runs) < 2:
         "Compare needs at least two runs and there is only one so far. Change one thing "
         "in your config, run `rageval run CONFIG.yaml` again, then come back here."
     )
-    page.publish(state)
+    page.publish(state.shared())
     st.stop()
 
 ids = list(runs["run_id"])
@@ -38,7 +38,7 @@ chosen = ui.pick_runs(
     runs, wanted, default_compare(ids), key="compare_runs", label="Runs to compare"
 )
 if len(chosen) < 2:
-    page.publish(state.with_(runs=tuple(chosen), baseline=None))
+    page.publish(state.shared().with_(runs=tuple(chosen), baseline=None))
     st.info("Pick at least two runs to compare.")
     st.stop()
 baseline = st.selectbox(
@@ -47,7 +47,7 @@ baseline = st.selectbox(
     key="compare_baseline",
     index=chosen.index(state.baseline) if state.baseline in chosen else 0,
 )
-page.publish(state.with_(runs=tuple(chosen), baseline=baseline))
+page.publish(state.shared().with_(runs=tuple(chosen), baseline=baseline))
 
 try:
     cmp = data.compare_runs([baseline, *(r for r in chosen if r != baseline)])

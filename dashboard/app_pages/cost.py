@@ -22,7 +22,7 @@ quality = st.selectbox(
         state.metric if state.metric in QUALITY_METRICS else "answer_correctness"
     ),
 )
-page.publish(state.with_(metric=quality))
+page.publish(state.shared().with_(metric=quality))
 
 points = data.cost_quality(quality=quality)
 if points.empty:

@@ -90,14 +90,16 @@ sort = c[2].selectbox(
     key="diagnose_sort",
 )
 
-view = state.with_(
+view = state.shared().with_(
     run=run,
     search=search.strip() or None,
     failure_types=tuple(failure_types),
     tags=tuple(tags),
     answerable=answerable,
-    ranges=((range_metric, lo, hi),) if range_metric else (),
+    # rounded as the URL writes them, so an unchanged slider compares equal
+    ranges=((range_metric, round(lo, 4), round(hi, 4)),) if range_metric else (),
     sort=None if sort == "severity" else sort,
+    page=state.page,
 )
 if view.with_(page=0) != state.with_(page=0):
     view = view.with_(page=0)  # new filters start on the first page

@@ -38,7 +38,7 @@ question = state.question
 if question is None:
     ids = data.question_rows(run, sort="question_id", limit=MAX_PICKER).rows["question_id"]
     question = st.selectbox("Question", list(ids), key="question_pick")
-page.publish(state.with_(run=run, question=question))
+page.publish(state.shared().with_(run=run, question=question))
 
 try:
     d = data.question_detail(run, question)

@@ -15,7 +15,7 @@ chosen = ui.pick_runs(
     runs, state.runs, list(runs["run_id"].head(DEFAULT_RUNS)), key="retrieval_runs"
 )
 run = ui.pick_run(runs, state.run, key="retrieval_run", label="Run for rerank candidates")
-page.publish(state.with_(runs=tuple(chosen), run=run))
+page.publish(state.shared().with_(runs=tuple(chosen), run=run))
 
 if chosen:
     picked = runs[runs["run_id"].isin(chosen)].iloc[::-1]  # oldest first, left to right

@@ -55,7 +55,9 @@ metric = st.selectbox(
     key="runs_metric",
     format_func=label,
 )
-page.publish(state.with_(tags=tuple(tags), config=config, dataset_version=version, metric=metric))
+page.publish(
+    state.shared().with_(tags=tuple(tags), config=config, dataset_version=version, metric=metric)
+)
 
 filters = dict(tags=tuple(tags), config=config, dataset_version=version)
 runs = data.runs_overview(**filters)

@@ -41,7 +41,7 @@ chosen = ui.pick_runs(
     label="Runs to overlay",
 )
 run = ui.pick_run(runs, state.run, key="tails_run", label="Run for the bottom 10%")
-page.publish(state.with_(metric=metric, chart=kind, runs=tuple(chosen), run=run))
+page.publish(state.shared().with_(metric=metric, chart=kind, runs=tuple(chosen), run=run))
 
 ui.chart(charts.trend(data.metric_trend(metric), metric), key="tails_trend")
 

@@ -13,6 +13,7 @@ import shutil
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from dashboard.links import PAGES as LINK_PAGES
 from rageval_core.query import (
     QuestionFilter,
     ResultsStore,
@@ -30,6 +31,7 @@ from tests.dashboard.conftest import (
     make_running,
 )
 
+PAGES_TITLES = {p.key: p.title for p in LINK_PAGES.values()}
 PAGES = ["diagnose", "tails", "retrieval", "cost", "compare", "question"]
 
 
@@ -46,9 +48,10 @@ def trace_names(at: AppTest, i: int) -> list[str]:
 
 
 def open_page(at: AppTest, page: str) -> AppTest:
-    """Run the app once (default page), then switch: the recipe that keeps custom url_paths."""
-    at.run()
-    return no_exception(at.switch_page(f"app_pages/{page}.py").run())
+    """Open `page` first, as a browser following a deep link does (no Runs page run before)."""
+    no_exception(at.switch_page(f"app_pages/{page}.py").run())
+    assert [t.value for t in at.title] == [PAGES_TITLES[page]]
+    return at
 
 
 def no_exception(at: AppTest) -> AppTest:
@@ -246,9 +249,7 @@ def test_question_history_row_opens_that_runs_question(app, demo_results):
     ],
 )
 def test_question_with_bad_ids_says_so_without_an_exception(app, demo_results, params, message):
-    # straight to the page, as a browser opening the link does (a first run would publish
-    # the Runs page's URL, which already drops the invalid values)
-    at = no_exception(app(demo_results, **params).switch_page("app_pages/question.py").run())
+    at = open_page(app(demo_results, **params), "question")
     assert texts(at.title) == ["Question"]
     assert any(message in e for e in texts(at.error)), texts(at.error)
 
