@@ -1,0 +1,63 @@
+"""Model text is untrusted: on every dashboard page it arrives escaped, or in an element
+that does not render HTML or markdown."""
+
+from __future__ import annotations
+
+import pytest
+
+from rageval_core import query
+
+
+@pytest.fixture(scope="module")
+def question_id(poisoned, helpers, tmp_path_factory):
+    run_id = helpers.run_ids(poisoned)[-1]
+    with query.ResultsStore(
+        str(poisoned), read_only=True, cache_dir=tmp_path_factory.mktemp("c")
+    ) as store:
+        page = query.question_rows(store, run_id, query.QuestionFilter(), limit=1)
+    return run_id, str(page.rows["question_id"].iloc[0])
+
+
+def assert_escaped(at, helpers, where: str) -> int:
+    """Every HTML-rendering element holds the payload escaped; markdown holds none raw."""
+    seen = 0
+    for kind, allow_html, text in helpers.page_strings(at):
+        if kind in ("code", "text"):
+            continue  # rendered as plain text by Streamlit
+        for marker in helpers.RAW_MARKERS:
+            assert marker not in text, (where, kind, allow_html, text[:300])
+        if allow_html:
+            # One line = one CommonMark HTML block: markdown inside it (an image that would
+            # fetch a URL, a javascript: link) is not parsed, only shown.
+            assert "\n" not in text, (where, kind, text[:300])
+        else:
+            assert "](http://127.0.0.1:9" not in text, (where, kind, text[:300])
+            assert "](javascript:" not in text, (where, kind, text[:300])
+        if allow_html and "&lt;script&gt;" in text:
+            seen += 1
+    return seen
+
+
+def test_every_page_escapes_model_text(poisoned, app, helpers, question_id):
+    run_id, qid = question_id
+    ids = helpers.run_ids(poisoned)
+    at = app(poisoned, run=run_id, baseline=ids[-2], runs=[ids[-2], run_id], question=qid)
+    at.run()
+    assert not at.exception
+    escaped_seen = 0
+    for page in helpers.PAGES:
+        at.switch_page(f"app_pages/{page}.py").run()
+        assert not at.exception, (page, at.exception)
+        escaped_seen += assert_escaped(at, helpers, page)
+    assert escaped_seen > 0, "the question page should show the (escaped) answer"
+
+
+def test_question_page_shows_payload_as_text(poisoned, app, helpers, question_id):
+    run_id, qid = question_id
+    at = app(poisoned, run=run_id, question=qid)
+    at.run()
+    at.switch_page("app_pages/question.py").run()
+    assert not at.exception
+    html_bodies = [t for _, allow, t in helpers.page_strings(at) if allow]
+    assert any("&lt;script&gt;" in t for t in html_bodies)
+    assert_escaped(at, helpers, "question")
