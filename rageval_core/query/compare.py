@@ -100,12 +100,16 @@ def _manifest_view(info: RunInfo) -> dict[str, Any]:
     }
 
 
+NOT_SET = "(not set)"
+
+
 def config_diff(infos: Sequence[RunInfo]) -> pd.DataFrame:
+    """Flattened manifest keys side by side; a key one run lacks shows as `NOT_SET`."""
     flat = [flatten(_manifest_view(i)) for i in infos]
     keys = sorted(set().union(*flat))
     rows = []
     for k in keys:
-        vals = [f.get(k) for f in flat]
+        vals = [f.get(k, NOT_SET) for f in flat]
         rows.append(
             {
                 "key": k,

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
+from rageval_core import results as results_mod
 from rageval_core.cli import main
 from rageval_core.errors import ConfigError
 from rageval_core.query import ResultsStore, compare_runs
+from rageval_core.query.compare import NOT_SET
 
 from .conftest import row, write_run
 
@@ -172,3 +176,16 @@ def test_latest_baseline_skips_running_and_self(results):
     assert resolve_baseline(store, "cand", "latest") == "base"
     assert resolve_baseline(store, "base", "latest") == "cand"
     assert resolve_baseline(store, "base", None) is None
+
+
+def test_config_key_only_one_run_has_shows_not_set(results):
+    _pair(results)
+    store = ResultsStore(results)
+    cand = store.run_info("cand")
+    extra = {**cand.manifest.config, "reranker": "cross-encoder"}
+    cand_manifest = results_mod.manifest_to_dict(cand.manifest) | {"config": extra}
+    results_mod.atomic_write_json(Path(cand.path) / results_mod.MANIFEST, cand_manifest)
+    store.refresh()
+    d = compare_runs(store, ["base", "cand"]).config_diff.set_index("key")
+    assert d.loc["config.reranker", "base"] == NOT_SET
+    assert d.loc["config.reranker", "differs"]
