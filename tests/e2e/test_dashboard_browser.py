@@ -1,0 +1,220 @@
+"""The dashboard in a real browser: every page draws, deep links open the right view, model
+output stays text, and a newcomer reaches the reason behind the worst answer in two clicks.
+
+Run: `.venv/bin/python -m pytest tests/e2e -q` (add RAGEVAL_SCREENSHOTS=1 to refresh
+docs/screenshots/). Fixtures are in conftest.py.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from urllib.parse import parse_qs, urlencode, urlparse
+
+import pytest
+from playwright.sync_api import Page, expect
+
+from dashboard.links import DEFAULT_PAGE, PAGES
+from rageval_core.demo import DEMO_RUNS, demo_run_id
+from tests.e2e.conftest import XSS_PAYLOAD, XSS_RUN, Flagged, Server, Watch, screenshot
+
+pytestmark = pytest.mark.e2e
+
+RUN_IDS = [demo_run_id(d) for d in DEMO_RUNS]  # oldest first
+LATEST, OLDEST = RUN_IDS[-1], RUN_IDS[0]
+
+CHART = '[data-testid="stPlotlyChart"]'
+DRAWN_CHART = f"{CHART}:has(.main-svg)"
+GRID = '[data-testid="stDataFrame"]'
+DRAWN_GRID = f"{GRID}:has(canvas)"
+EXCEPTION = '[data-testid="stException"]'
+ERROR = '[data-testid="stAlertContentError"]'
+
+
+def url(server: Server, page: str, **params: str | list[str]) -> str:
+    path = "" if page == DEFAULT_PAGE else PAGES[page].url_path
+    query = urlencode(params, doseq=True)
+    return f"{server.url}/{path}" + (f"?{query}" if query else "")
+
+
+def params_of(pg: Page) -> dict[str, list[str]]:
+    return parse_qs(urlparse(pg.url).query)
+
+
+def wait_rendered(pg: Page, title: str, *, charts: int = 0, grids: int = 0) -> None:
+    """Wait until the page titled `title` finished its run with `charts` plotly charts and
+    `grids` dataframes drawn (at least), then check it raised nothing."""
+    expect(pg.locator('[data-testid="stApp"]')).to_be_visible()
+    expect(pg.get_by_role("heading", name=title, level=1, exact=True)).to_be_visible()
+    if charts:
+        expect(pg.locator(DRAWN_CHART).nth(charts - 1)).to_be_visible()
+    if grids:
+        expect(pg.locator(DRAWN_GRID).nth(grids - 1)).to_be_visible()
+    expect(pg.locator('[data-testid="stStatusWidget"]')).to_have_count(0)
+    expect(pg.locator('[data-stale="true"]')).to_have_count(0)
+    expect(pg.locator(EXCEPTION)).to_have_count(0)
+
+
+def open_view(pg: Page, address: str, title: str, **expected: int) -> None:
+    pg.goto(address)
+    wait_rendered(pg, title, **expected)
+
+
+def main_text(pg: Page) -> str:
+    return pg.locator('[data-testid="stMain"]').inner_text()
+
+
+@dataclass(frozen=True)
+class PageCase:
+    key: str
+    params: dict[str, str]
+    charts: int  # exactly this many plotly charts on the demo runs
+    grids: int  # at least this many dataframes
+    texts: tuple[str, ...]  # what the page must say about the demo runs
+
+
+PAGE_CASES = [
+    PageCase("runs", {}, 2, 1, (f"Latest run: {LATEST}", "All runs (7)")),
+    PageCase("diagnose", {}, 1, 1, ("of 99 questions failed", "matching")),
+    PageCase("tails", {}, 2, 1, (f"Bottom 10% of {LATEST} on correctness",)),
+    PageCase("retrieval", {}, 3, 0, (f"Rerank candidates in {LATEST}",)),
+    PageCase("cost", {}, 3, 1, ("A run is dominated when",)),
+    PageCase("compare", {}, 1, 2, ("Config differences", "Metric changes against the baseline")),
+    # Filled in by the test: the demo question with a flagged claim, the view worth showing.
+    PageCase("question", {}, 1, 1, ("Answer", "This question across runs")),
+]
+
+
+@pytest.mark.parametrize("case", PAGE_CASES, ids=[c.key for c in PAGE_CASES])
+def test_every_page_draws_without_errors(
+    page: Page, server: Server, watch: Watch, flagged: Flagged, case: PageCase
+):
+    params = case.params
+    if case.key == "question":
+        params = {"run": flagged.run_id, "question": flagged.question_id}
+    title = PAGES[case.key].title
+    open_view(page, url(server, case.key, **params), title, charts=case.charts, grids=case.grids)
+
+    expect(page.locator(DRAWN_CHART)).to_have_count(case.charts)
+    expect(page.locator(ERROR)).to_have_count(0)
+    text = main_text(page)
+    for expected in case.texts:
+        assert expected in text
+    # Every page writes its view into the URL, so the address bar is a shareable link.
+    assert params_of(page), f"{case.key} left no view state in the URL: {page.url}"
+    assert watch.page_errors == [] and watch.dialogs == []
+    screenshot(page, case.key)
+
+    # The copy-link control's address opens this same view in a fresh load.
+    page.get_by_role("button", name="Copy link").click()
+    link = page.locator('[data-testid="stPopoverBody"] [data-testid="stCode"]').inner_text()
+    before = params_of(page)
+    open_view(page, f"{server.url}/{link.strip()}", title, charts=case.charts)
+    expect(page.get_by_role("dialog")).to_have_count(0)  # no "Page not found"
+    assert params_of(page) == before
+
+
+def test_question_deep_link_marks_the_flagged_claim_with_the_judges_reason(
+    page: Page, server: Server, flagged: Flagged
+):
+    address = url(server, "question", run=flagged.run_id, question=flagged.question_id)
+    open_view(page, address, "Question", charts=1)
+
+    mark = page.locator(f"mark.rageval-{flagged.verdict}").filter(has_text=flagged.claim)
+    expect(mark).to_have_count(1)
+    expect(mark).to_have_attribute("title", f"{flagged.verdict}: {flagged.reason}")
+    # The claim list spells the same verdict out, expanded, with the reason in full.
+    claim = page.locator('[data-testid="stExpander"]').filter(has_text=flagged.claim).first
+    expect(claim.locator("details")).to_have_attribute("open", "")
+    expect(claim).to_contain_text(f": {flagged.verdict}")
+    expect(claim).to_contain_text("Judge's reason")
+    expect(claim).to_contain_text(flagged.reason)
+    assert params_of(page) == {"run": [flagged.run_id], "question": [flagged.question_id]}
+
+
+def test_model_output_is_shown_as_text_never_run(
+    page: Page, hostile_server: Server, watch: Watch, flagged: Flagged
+):
+    address = url(hostile_server, "question", run=XSS_RUN, question=flagged.question_id)
+    open_view(page, address, "Question", charts=1)
+
+    # The payload is in the answer (inside the flagged claim's mark), the claim and the
+    # reason: each shows as the literal text, and none of it ran.
+    mark = page.locator("mark.rageval-unsupported, mark.rageval-contradicted")
+    expect(mark.filter(has_text=XSS_PAYLOAD)).to_have_count(1)
+    assert main_text(page).count(XSS_PAYLOAD) >= 3
+    assert page.evaluate("typeof window.__xss") == "undefined"
+    main = page.locator('[data-testid="stMain"]')
+    expect(main.locator('img[src="x"]')).to_have_count(0)
+    assert main.evaluate("m => [...m.querySelectorAll('script')].length") == 0
+    assert watch.dialogs == []
+    assert watch.page_errors == []
+
+
+def test_a_link_to_an_unknown_run_says_so(page: Page, server: Server, watch: Watch):
+    missing = "20991231-000000-no-such-run"
+    open_view(page, url(server, "question", run=missing, question="q001"), "Question")
+
+    expect(page.locator(ERROR)).to_contain_text(f"Run '{missing}' not found")
+    expect(page.get_by_role("link", name="Back to all runs")).to_be_visible()
+    assert watch.page_errors == []
+
+
+def test_a_link_to_an_unknown_question_says_so(page: Page, server: Server):
+    open_view(page, url(server, "question", run=LATEST, question="q99999"), "Question")
+
+    expect(page.locator(ERROR)).to_contain_text(f"Question 'q99999' not found in run '{LATEST}'")
+    expect(page.get_by_role("link", name="Back to the run's questions")).to_be_visible()
+
+
+def test_a_malformed_run_id_is_refused_not_followed(page: Page, server: Server):
+    open_view(page, url(server, "diagnose", run="../../etc"), "Diagnose", charts=1)
+
+    expect(page.locator(ERROR)).to_contain_text("is not a valid run id")
+    # The page falls back to the newest run instead of reading outside the results.
+    assert params_of(page)["run"] == [LATEST]
+
+
+def test_newcomer_reaches_the_worst_answers_unsupported_claim_in_two_clicks(
+    page: Page, server: Server
+):
+    open_view(page, server.url, "Runs", charts=2, grids=1)
+
+    # Click 1: from the overview to the latest run's failures.
+    page.get_by_role("button", name="Diagnose latest run").click()
+    wait_rendered(page, "Diagnose", charts=1, grids=1)
+    assert params_of(page)["run"] == [LATEST]
+    assert "Questions 1–50 of 99 matching" in main_text(page)
+    worst = page.get_by_role("combobox", name="Question on this page").input_value()
+    assert worst  # the page's own default pick: the first row, the worst question
+
+    # Click 2: the first row of the worst-first table opens that question.
+    select_first_row(page)
+    wait_rendered(page, "Question", charts=1)
+    assert params_of(page) == {"run": [LATEST], "question": [worst]}
+
+    flagged = page.locator("mark.rageval-unsupported, mark.rageval-contradicted")
+    expect(flagged.first).to_be_visible()
+    reason = flagged.first.get_attribute("title")
+    assert re.match(r"(unsupported|contradicted): \S", reason or ""), reason
+    claim = page.locator('[data-testid="stExpander"]').filter(has_text=flagged.first.inner_text())
+    expect(claim.first).to_contain_text(reason.split(": ", 1)[1])
+
+
+def test_sidebar_links_carry_the_run_to_the_next_page(page: Page, server: Server):
+    open_view(page, url(server, "diagnose", run=OLDEST), "Diagnose", charts=1)
+
+    page.locator('[data-testid="stSidebar"]').get_by_role("link", name="Tails").click()
+    wait_rendered(page, "Tails", charts=2)
+    assert params_of(page)["run"] == [OLDEST]
+    assert f"Bottom 10% of {OLDEST}" in main_text(page)
+
+
+def select_first_row(pg: Page) -> None:
+    """Tick the first data row of the first grid (a canvas: click its row marker)."""
+    grid = pg.locator(DRAWN_GRID).first
+    grid.scroll_into_view_if_needed()
+    box = grid.locator("canvas").first.bounding_box()
+    assert box is not None
+    row_height = 35  # Streamlit's default grid row height, header included
+    pg.mouse.click(box["x"] + 12, box["y"] + row_height * 1.5)
