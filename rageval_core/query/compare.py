@@ -10,16 +10,20 @@ bootstrap (a resampling of a few thousand paired differences) runs in numpy.
 from __future__ import annotations
 
 import json
+import threading
+import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import duckdb
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
-from rageval_core.errors import ConfigError
+from rageval_core.errors import ConfigError, ResultsError
 from rageval_core.query import sql
-from rageval_core.query.source import bind
+from rageval_core.query.source import bind, open_run
 from rageval_core.query.store import ResultsStore
 from rageval_core.query.views import _LOWER_IS_BETTER, QUESTION_METRICS, _check
 from rageval_core.results import RunInfo, validate_run_id
@@ -127,8 +131,31 @@ def resample_counts(n: int, n_resamples: int = 2000, seed: int = 0) -> np.ndarra
     """How often each of `n` paired questions is drawn in each bootstrap resample (R × n)."""
     rng = np.random.default_rng(seed)
     idx = rng.integers(0, n, size=(n_resamples, n))
-    flat = (idx + np.arange(n_resamples)[:, None] * n).ravel()
-    return np.bincount(flat, minlength=n_resamples * n).reshape(n_resamples, n).astype(float)
+    idx += (np.arange(n_resamples) * n)[:, None]
+    return np.bincount(idx.ravel(), minlength=n_resamples * n).reshape(n_resamples, n).astype(float)
+
+
+# A count matrix depends only on (n, R, seed), and the dashboard asks for the same pair of
+# runs again and again: keep the last few, as uint16 (4 MB at 2,000 × 1,000, not 16 MB).
+_COUNTS_CACHE: dict[tuple[int, int, int], np.ndarray] = {}
+_COUNTS_CACHE_MAX = 4
+_COUNTS_CACHE_CELLS = 25_000_000  # larger matrices are drawn each time, not kept
+_counts_lock = threading.Lock()
+
+
+def _counts(n: int, n_resamples: int, seed: int) -> np.ndarray:
+    key = (n, n_resamples, seed)
+    with _counts_lock:
+        hit = _COUNTS_CACHE.get(key)
+    if hit is not None:
+        return hit.astype(float)
+    c = resample_counts(n, n_resamples, seed)
+    if n * n_resamples <= _COUNTS_CACHE_CELLS and n < 2**16:
+        with _counts_lock:
+            if len(_COUNTS_CACHE) >= _COUNTS_CACHE_MAX:
+                _COUNTS_CACHE.pop(next(iter(_COUNTS_CACHE)))
+            _COUNTS_CACHE[key] = c.astype(np.uint16)
+    return c
 
 
 def paired_bootstrap_many(
@@ -138,16 +165,18 @@ def paired_bootstrap_many(
 
     Rows are questions, columns metrics; a NaN (metric missing in either run) is left out
     of each resample's mean. All columns share the same resamples (one draw of indices,
-    two matrix products), so the intervals of one comparison are mutually consistent.
+    one matrix product over values and presence), so the intervals of one comparison are
+    mutually consistent.
     """
     diffs = np.asarray(diffs, dtype=float).reshape(len(diffs), -1)
     n, k = diffs.shape
     if n == 0:
         return np.full(k, np.nan), np.full(k, np.nan)
     ok = ~np.isnan(diffs)
-    c = resample_counts(n, n_resamples, seed)
+    c = _counts(n, n_resamples, seed)
+    sums = c @ np.hstack([np.where(ok, diffs, 0.0), ok.astype(float)])
     with np.errstate(invalid="ignore", divide="ignore"):
-        means = (c @ np.where(ok, diffs, 0.0)) / (c @ ok.astype(float))
+        means = sums[:, :k] / sums[:, k:]
     lo, hi = np.full(k, np.nan), np.full(k, np.nan)
     for j in range(k):
         col = means[:, j]
@@ -165,20 +194,48 @@ def paired_bootstrap(
     return float(lo[0]), float(hi[0])
 
 
-def _changes(run_id, metric, kind, mask, qid, qtext, b, c, bft, cft) -> dict[str, np.ndarray]:
-    n = int(mask.sum())
-    return {
-        "run_id": np.full(n, run_id, dtype=object),
-        "question_id": qid[mask],
-        "question": qtext[mask],
-        "metric": np.full(n, metric, dtype=object),
-        "kind": np.full(n, kind, dtype=object),
-        "base": b[mask],
-        "value": c[mask],
-        "delta": c[mask] - b[mask],
-        "base_failure_type": bft[mask],
-        "failure_type": cft[mask],
-    }
+CHANGE_COLUMNS: tuple[str, ...] = (
+    "run_id",
+    "question_id",
+    "question",
+    "metric",
+    "kind",
+    "base",
+    "value",
+    "delta",
+    "base_failure_type",
+    "failure_type",
+)
+
+
+def _changes_sql(mets: Sequence[str], paired: str) -> str:
+    """Per-question changes over the paired rows `paired` (every candidate), in SQL.
+
+    One branch per metric (names from the whitelist) plus one for ok <-> not-ok flips.
+    Order: run, kind, flips then the largest |delta|, question, metric order.
+    """
+    branches = []
+    for j, m in enumerate(mets):
+        worse = ">" if m in _LOWER_IS_BETTER else "<"
+        branches.append(
+            sql.CHANGES_METRIC.format(
+                metric=m, order=j, worse=worse, delta=f'("{m}" - "base_{m}")', paired=paired
+            )
+        )
+    branches.append(sql.CHANGES_FLIPS.format(order=len(mets), paired=paired))
+    return sql.CHANGES.format(branches="\nUNION ALL\n".join(branches))
+
+
+def _run_rows(
+    store: ResultsStore, cur: duckdb.DuckDBPyConnection, info: RunInfo, cols: tuple[str, ...]
+) -> pa.Table:
+    """The run's `cols`, read from its own files by path (only those columns)."""
+    with open_run(cur, info, fs=store.fs, to_url=store.to_url, columns=cols) as src:
+        q = f"SELECT * FROM {src.sql}"
+        try:
+            return cur.sql(q, params=bind(q, src.params)).to_arrow_table()
+        except (duckdb.IOException, duckdb.InvalidInputException) as exc:
+            raise ResultsError(f"unreadable results file ({exc})") from exc
 
 
 def compare_runs(
@@ -199,7 +256,11 @@ def compare_runs(
     ids = [validate_run_id(r) for r in run_ids]
     if len(ids) < 2 or len(set(ids)) != len(ids):
         raise ConfigError("compare needs at least two different run ids")
-    mets = [_check(m, QUESTION_METRICS, "metric") for m in (metrics or DEFAULT_COMPARE_METRICS)]
+    mets = list(
+        dict.fromkeys(
+            _check(m, QUESTION_METRICS, "metric") for m in (metrics or DEFAULT_COMPARE_METRICS)
+        )
+    )
     if not isinstance(tolerance, (int, float)) or tolerance < 0:
         raise ConfigError("tolerance must be a non-negative number")
     infos = [store.run_info(r) for r in ids]
@@ -223,19 +284,27 @@ def compare_runs(
             warnings.append(f"{i.run_id} is {i.status}: figures cover the questions so far")
         warnings += [f"{i.run_id}: {p}" for p in i.problems]
 
-    cols = ", ".join(f'avg("{m}") AS "{m}", count("{m}") AS "n_{m}"' for m in mets)
+    # Each run is read once, by path, with only the columns a comparison uses; the means,
+    # the join and the change table then run in DuckDB over those small Arrow tables.
+    cols = ("question_id", "question", "failure_type", *mets)
+    agg = ", ".join(f'avg("{m}") AS "{m}", count("{m}") AS "n_{m}"' for m in mets)
     pairs = ", ".join(f'b."{m}" AS "base_{m}", c."{m}" AS "{m}"' for m in mets)
     metric_rows: list[dict[str, Any]] = []
-    change_frames: list[pd.DataFrame] = []
+    paired_names: list[str] = []
+    registered: list[str] = []
     cur = store.cursor()
     try:
         means: dict[str, dict[str, Any]] = {}
+        names: dict[str, str] = {}
         for info in infos:
-            with store.run_source(cur, info.run_id) as src:
-                q = sql.RUN_MEANS.format(cols=cols, src=src.sql)
-                rel = cur.execute(q, bind(q, src.params))
-                names = [d[0] for d in rel.description]
-                means[info.run_id] = dict(zip(names, rel.fetchall()[0], strict=True))
+            name = f"cmp_{uuid.uuid4().hex}"
+            cur.register(name, _run_rows(store, cur, info, cols))
+            registered.append(name)
+            names[info.run_id] = name
+            rel = cur.execute(sql.RUN_MEANS.format(cols=agg, src=name))
+            means[info.run_id] = dict(
+                zip([d[0] for d in rel.description], rel.fetchall()[0], strict=True)
+            )
         for m in mets:
             metric_rows.append(
                 {
@@ -251,29 +320,27 @@ def compare_runs(
                 }
             )
         for info in infos[1:]:
-            with (
-                store.run_source(cur, base.run_id, alias="base") as bsrc,
-                store.run_source(cur, info.run_id, alias="cand") as csrc,
-            ):
-                q = sql.PAIRED_ROWS.format(pairs=pairs, base=bsrc.sql, cand=csrc.sql)
-                df = cur.execute(q, bind(q, {**bsrc.params, **csrc.params})).df()
+            q = sql.PAIRED_ROWS.format(
+                pairs=pairs, base=names[base.run_id], cand=names[info.run_id]
+            )
+            paired = cur.sql(q, params={"run_id": info.run_id}).to_arrow_table()
+            name = f"paired_{uuid.uuid4().hex}"
+            cur.register(name, paired)
+            registered.append(name)
+            paired_names.append(name)
             n_base = means[base.run_id]["n_questions"]
             n_cand = means[info.run_id]["n_questions"]
-            if len(df) < max(n_base, n_cand):
+            if paired.num_rows < max(n_base, n_cand):
                 warnings.append(
-                    f"{info.run_id}: {len(df)} questions in common with {base.run_id} "
+                    f"{info.run_id}: {paired.num_rows} questions in common with {base.run_id} "
                     f"({n_cand} vs {n_base}); unpaired questions are left out of deltas"
                 )
-            qid = df["question_id"].to_numpy(dtype=object)
-            qtext = df["question"].to_numpy(dtype=object)
-            bft = df["base_failure_type"].to_numpy(dtype=object)
-            cft = df["failure_type"].to_numpy(dtype=object)
-            base_vals = {m: df[f"base_{m}"].to_numpy(dtype=float, na_value=np.nan) for m in mets}
-            cand_vals = {m: df[m].to_numpy(dtype=float, na_value=np.nan) for m in mets}
-            deltas = np.column_stack([cand_vals[m] - base_vals[m] for m in mets])
+            deltas = np.column_stack(
+                [_floats(paired, m) - _floats(paired, f"base_{m}") for m in mets]
+            )
             ci_lo, ci_hi = paired_bootstrap_many(deltas, n_resamples, seed)
             for j, m in enumerate(mets):
-                b, c, delta = base_vals[m], cand_vals[m], deltas[:, j]
+                delta = deltas[:, j]
                 ok = ~np.isnan(delta)
                 n_pairs = int(ok.sum())
                 lo = float(ci_lo[j]) if n_pairs else None
@@ -291,60 +358,13 @@ def compare_runs(
                         "significant": bool(n_pairs and (lo > 0 or hi < 0)),
                     }
                 )
-                with np.errstate(invalid="ignore"):
-                    worse = delta > tolerance if m in _LOWER_IS_BETTER else delta < -tolerance
-                    better = delta < -tolerance if m in _LOWER_IS_BETTER else delta > tolerance
-                for kind, mask in (("regression", worse & ok), ("improvement", better & ok)):
-                    if mask.any():
-                        change_frames.append(
-                            _changes(info.run_id, m, kind, mask, qid, qtext, b, c, bft, cft)
-                        )
-            known = pd.notna(bft) & pd.notna(cft)
-            nan = np.full(len(df), np.nan)
-            for kind, mask in (
-                ("regression", known & (bft == "ok") & (cft != "ok")),
-                ("improvement", known & (bft != "ok") & (cft == "ok")),
-            ):
-                if mask.any():
-                    change_frames.append(
-                        _changes(
-                            info.run_id, "failure_type", kind, mask, qid, qtext, nan, nan, bft, cft
-                        )
-                    )
+        union = " UNION ALL ".join(f"SELECT * FROM {p}" for p in paired_names)
+        q = _changes_sql(mets, f"({union})")
+        changes = cur.execute(q, {"tolerance": float(tolerance)}).df()
     finally:
+        for name in registered:
+            cur.unregister(name)
         cur.close()
-    change_cols = [
-        "run_id",
-        "question_id",
-        "question",
-        "metric",
-        "kind",
-        "base",
-        "value",
-        "delta",
-        "base_failure_type",
-        "failure_type",
-    ]
-    changes = pd.DataFrame(
-        {
-            col: np.concatenate([f[col] for f in change_frames]) if change_frames else []
-            for col in change_cols
-        },
-        columns=change_cols,
-    )
-    if not changes.empty:
-        # flips first, then the largest changes
-        size = changes["delta"].abs().fillna(np.inf)
-        changes = (
-            changes.assign(_size=size)
-            .sort_values(
-                ["run_id", "kind", "_size", "question_id"],
-                ascending=[True, True, False, True],
-                kind="stable",
-            )
-            .drop(columns="_size")
-            .reset_index(drop=True)
-        )
     return Comparison(
         run_ids=tuple(ids),
         baseline=ids[0],
@@ -354,6 +374,11 @@ def compare_runs(
         warnings=tuple(dict.fromkeys(warnings)),
         tolerance=float(tolerance),
     )
+
+
+def _floats(t: pa.Table, col: str) -> np.ndarray:
+    """A float column as numpy, NULL as NaN."""
+    return t.column(col).to_numpy().astype(float, copy=False)
 
 
 def _f(v: Any, digits: int = 3) -> str:

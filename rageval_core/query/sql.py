@@ -175,7 +175,7 @@ ORDER BY verdict_flips + correctness_flips DESC, question_id
 # ---- comparison ----------------------------------------------------------------------------
 
 PAIRED_ROWS = """
-SELECT b.question_id, b.question,
+SELECT $run_id::VARCHAR AS run_id, b.question_id, b.question,
        b.failure_type AS base_failure_type, c.failure_type AS failure_type,
        {pairs}
 FROM {base} b JOIN {cand} c USING (question_id)
@@ -184,4 +184,34 @@ ORDER BY b.question_id
 
 RUN_MEANS = """
 SELECT count(*) AS n_questions, {cols} FROM {src}
+"""
+
+# Per-question changes of every candidate against the baseline: one CHANGES_METRIC branch
+# per metric ({metric} from the whitelist, {worse} '<' or '>'), one CHANGES_FLIPS branch.
+CHANGES = """
+SELECT run_id, question_id, question, metric, kind, base, value, delta,
+       base_failure_type, failure_type
+FROM (
+{branches}
+)
+ORDER BY run_id, kind, coalesce(abs(delta), 'inf'::DOUBLE) DESC, question_id, metric_order
+"""
+
+CHANGES_METRIC = """
+SELECT run_id, question_id, question, '{metric}' AS metric, {order} AS metric_order,
+       CASE WHEN {delta} {worse} 0 THEN 'regression' ELSE 'improvement' END AS kind,
+       "base_{metric}"::DOUBLE AS base, "{metric}"::DOUBLE AS value, {delta}::DOUBLE AS delta,
+       base_failure_type, failure_type
+FROM {paired}
+WHERE NOT isnan({delta}) AND abs({delta}) > $tolerance
+"""
+
+CHANGES_FLIPS = """
+SELECT run_id, question_id, question, 'failure_type' AS metric, {order} AS metric_order,
+       CASE WHEN base_failure_type = 'ok' THEN 'regression' ELSE 'improvement' END AS kind,
+       NULL::DOUBLE AS base, NULL::DOUBLE AS value, NULL::DOUBLE AS delta,
+       base_failure_type, failure_type
+FROM {paired}
+WHERE base_failure_type IS NOT NULL AND failure_type IS NOT NULL
+  AND (base_failure_type = 'ok') <> (failure_type = 'ok')
 """
