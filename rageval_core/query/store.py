@@ -25,7 +25,7 @@ import time
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +45,7 @@ from rageval_core.query.summary import (
     summarize_run,
 )
 from rageval_core.results import (
+    RUN_ID_RE,
     SCHEMA_VERSION,
     RunInfo,
     filesystem,
@@ -120,6 +121,12 @@ class _State:
     problems: tuple[RunProblem, ...]
     refreshed_at: float
     fingerprint: str = ""
+    # local locations only: every run folder's file fingerprint, the RunInfo read for it,
+    # and the cache summary file's stat, so a refresh that finds nothing new costs one
+    # listing and no manifest parsing
+    scan: tuple[tuple[str, str], ...] | None = None
+    infos: dict[str, tuple[str, RunInfo]] = field(default_factory=dict)
+    cache_stamp: tuple[int, int, int] | None = None
 
 
 def _flat_params(config: dict[str, Any]) -> dict[str, Any]:
@@ -277,6 +284,8 @@ class ResultsStore:
     # ------------------------------------------------------------------ cache
 
     def _run_fingerprint(self, info: RunInfo) -> str:
+        if not self.remote:
+            return _local_fingerprint(info.path) or ""
         try:
             entries = self.fs.ls(info.path, detail=True)
         except OSError:
@@ -321,8 +330,36 @@ class ResultsStore:
         with self._lock:
             self._state = self._refresh()
 
+    def _cache_stamp(self) -> tuple[int, int, int] | None:
+        try:
+            st = os.stat(self._summary_file())
+        except OSError:
+            return None
+        return (st.st_ino, st.st_size, st.st_mtime_ns)
+
     def _refresh(self) -> _State:
-        runs = list_runs(self.location)
+        prev = self._state
+        scan = None if self.remote else _scan_local(self.root)
+        if (
+            scan is not None
+            and prev.refreshed_at
+            and scan == prev.scan
+            and self._cache_stamp() == prev.cache_stamp
+        ):
+            # Nothing on disk changed (every run folder's names, sizes and mtimes, and the
+            # cache, which another process may have rewritten): same state, new time.
+            return replace(prev, refreshed_at=time.time())
+        if scan is None:
+            runs = list_runs(self.location)
+            fps: dict[str, str] = {}
+        else:
+            # Only folders whose files changed are inspected again (manifest parsing was
+            # most of a refresh at 1,000 runs).
+            fps = dict(scan)
+            runs = []
+            for rid, fp in scan:
+                old = prev.infos.get(rid)
+                runs.append(old[1] if old and old[0] == fp else inspect_run(self.location, rid))
         problems: list[RunProblem] = []
         finished: dict[str, tuple[RunInfo, str]] = {}
         running: list[RunInfo] = []
@@ -334,9 +371,15 @@ class ResultsStore:
             if info.status == "running":
                 running.append(info)
             else:
-                finished[info.run_id] = (info, self._run_fingerprint(info))
+                fp = fps.get(info.run_id)
+                finished[info.run_id] = (
+                    info,
+                    fp if fp is not None else self._run_fingerprint(info),
+                )
 
-        live_fps = {info.run_id: self._run_fingerprint(info) for info in running}
+        live_fps = {
+            info.run_id: fps.get(info.run_id) or self._run_fingerprint(info) for info in running
+        }
         h = hashlib.sha256()
         for rid, fp in sorted({**{r: v[1] for r, v in finished.items()}, **live_fps}.items()):
             h.update(f"{rid}:{fp};".encode())
@@ -393,6 +436,9 @@ class ResultsStore:
             problems=tuple(problems),
             refreshed_at=time.time(),
             fingerprint=h.hexdigest()[:16],
+            scan=scan,
+            infos={} if scan is None else {r.run_id: (fps[r.run_id], r) for r in runs},
+            cache_stamp=self._cache_stamp(),
         )
 
     def _write_cache(
@@ -494,6 +540,57 @@ class ResultsStore:
         info = self.run_info(run_id)
         with open_run(cur, info, fs=self.fs, to_url=self.to_url, alias=alias) as src:
             yield src
+
+
+def _local_fingerprint(path: str) -> str | None:
+    """Fingerprint of a local run folder's files (names, sizes, mtimes); None if it is gone.
+
+    The same text `fsspec`'s local `ls(detail=True)` gives (lstat mtime, a symlink's
+    target size), so caches written through either path agree.
+    """
+    parts = []
+    try:
+        with os.scandir(path) as it:
+            entries = sorted(it, key=lambda e: e.name)
+    except OSError:
+        return None
+    for e in entries:
+        try:
+            st = e.stat(follow_symlinks=False)
+        except FileNotFoundError:
+            continue
+        size = st.st_size
+        if e.is_symlink():
+            try:
+                size = e.stat(follow_symlinks=True).st_size
+            except OSError:
+                size = 0
+        parts.append(f"{e.name}:{size}:{st.st_mtime or ''}")
+    return hashlib.sha256("|".join(parts).encode()).hexdigest()[:20]
+
+
+def _scan_local(root: str) -> tuple[tuple[str, str], ...]:
+    """(run id, fingerprint) of every run folder under a local root, sorted by run id.
+
+    The folders `list_runs` would look at: real directories named like a run id.
+    """
+    try:
+        with os.scandir(root) as it:
+            names = [
+                e.name
+                for e in it
+                if e.is_dir(follow_symlinks=False)
+                and RUN_ID_RE.fullmatch(e.name)
+                and not e.name.startswith(".")
+            ]
+    except OSError:
+        return ()
+    out = []
+    for name in sorted(names):
+        fp = _local_fingerprint(f"{root}/{name}")
+        if fp is not None:
+            out.append((name, fp))
+    return tuple(out)
 
 
 def _metrics_schema() -> pa.Schema:

@@ -228,3 +228,34 @@ def test_fingerprint_changes_only_with_the_runs(results):
     write_run(results, "new-run", [row("q1")])
     store.refresh()
     assert store.fingerprint() != fp
+
+
+def test_refresh_with_nothing_new_reads_no_manifest(results, monkeypatch):
+    import rageval_core.query.store as store_mod
+
+    _three(results)
+    store = ResultsStore(results)
+    before = runs_overview(store)
+    inspected = []
+    real = store_mod.inspect_run
+    monkeypatch.setattr(
+        store_mod, "inspect_run", lambda loc, rid: inspected.append(rid) or real(loc, rid)
+    )
+    store.refresh()
+    assert inspected == []
+    assert runs_overview(store).equals(before)
+    # only the folder that changed is looked at again, and the change shows
+    d = write_run(results, "bm25-c", [row("q1"), row("q2")], created_at="2025-01-03T00:00:00Z")
+    assert d.exists()
+    store.refresh()
+    assert inspected == ["bm25-c"]
+    assert runs_overview(store).set_index("run_id").loc["bm25-c", "n_questions"] == 2
+    # a cache rebuilt by another process (new segment files) is picked up
+    import shutil
+
+    from rageval_core.query import question_history
+
+    shutil.rmtree(results / ".rageval")
+    ResultsStore(results)
+    store.refresh()
+    assert len(question_history(store, "q1")) == 3
