@@ -163,29 +163,22 @@ def test_new_runs_appear_after_refresh(bucket, demo_results, tmp_path):
         assert [r.run_id for r in store.runs()] == ids[:2]
 
 
-def test_check_against_the_bucket(bucket, demo_results, tmp_path):
+def test_check_against_the_bucket(bucket, demo_results, capsys):
+    from rageval_core.cli import main
+
     location = f"s3://{bucket}/gate"
     ids = upload_demo(demo_results, location)
     before = objects(bucket)
-    ok = rageval("check", ids[3], "--baseline", ids[2], "--results", location, cwd=tmp_path)
-    assert ok.returncode in (0, 1), ok.stderr
-    assert "recall@5" in ok.stdout
-    md = rageval(
-        "check",
-        ids[3],
-        "--baseline",
-        "latest",
-        "--format",
-        "markdown",
-        "--results",
-        location,
-        cwd=tmp_path,
+    assert main(["check", ids[3], "--baseline", ids[2], "--results", location]) in (0, 1)
+    assert "recall@5" in capsys.readouterr().out
+    md = main(
+        ["check", ids[3], "--baseline", "latest", "--format", "markdown", "--results", location]
     )
-    assert md.returncode in (0, 1), md.stderr
-    assert "|" in md.stdout
-    missing = rageval("check", "no-such-run", "--results", location, cwd=tmp_path)
-    assert missing.returncode != 0 and "Traceback" not in missing.stderr
-    assert len(missing.stderr.strip().splitlines()) == 1
+    assert md in (0, 1)
+    assert "|" in capsys.readouterr().out
+    assert main(["check", "no-such-run", "--results", location]) != 0
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1, err
     assert objects(bucket) == before
 
 
