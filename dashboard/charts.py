@@ -35,8 +35,9 @@ def _layout(fig: go.Figure, title: str, x: str, y: str, **kw) -> go.Figure:
         title=title,
         xaxis_title=x,
         yaxis_title=y,
-        margin=dict(l=10, r=10, t=50, b=10),
-        legend=dict(orientation="h", y=-0.25),
+        # Legend above the plot: below it, it collided with long rotated run ids.
+        margin=dict(l=10, r=10, t=80, b=10),
+        legend=dict(orientation="h", yanchor="bottom", y=1.02, x=0),
         **kw,
     )
     return fig
