@@ -108,14 +108,14 @@ if d.missed_gold_ids:
     )
 
 st.subheader("Timings, tokens, cost")
-figures = {
-    **{f"{k} (ms)": v for k, v in d.timings.items()},
+figures = {  # the column names carry their unit already: retrieval_ms, cost_usd
+    **{f"{k.removesuffix('_ms')} (ms)": v for k, v in d.timings.items()},
     **d.tokens,
-    **{f"{k} ($)": v for k, v in d.cost.items()},
+    **{f"{k.removesuffix('_usd')} ($)": v for k, v in d.cost.items()},
 }
-cols = st.columns(len(figures))
-for col, (name, value) in zip(cols, figures.items(), strict=True):
-    col.metric(name.replace("_", " "), fmt(value, "{:.6g}"))
+cols = st.columns(4)  # eight figures in one row truncate the costs to "0.00…"
+for i, (name, value) in enumerate(figures.items()):
+    cols[i % 4].metric(name.replace("_", " "), fmt(value, "{:.6g}"))
 
 st.subheader("This question across runs")
 dataset = runs.loc[runs["run_id"] == run, "dataset_name"].iloc[0]
