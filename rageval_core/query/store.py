@@ -263,16 +263,55 @@ class ResultsStore:
     def refreshed_at(self) -> float:
         return self._state.refreshed_at
 
-    def memo(self, key: tuple, compute: Any) -> Any:
-        """`compute()` once per key and store state (the fingerprint); small LRU in memory."""
+    def memo(self, key: tuple, compute: Any, *, persist: bool = False) -> Any:
+        """`compute()` once per key and store state (the fingerprint); small LRU in memory.
+
+        `persist=True` (DataFrame values, `key[0]` a plain name) also keeps the value as a
+        small Parquet file in the cache directory, so a new process over unchanged results
+        reads it instead of computing it; files of an older store state are removed.
+        """
         full = (self._state.fingerprint, *key)
         if full in self._memo:
             return self._memo[full].copy()
-        value = compute()
+        value = self._memo_load(full) if persist else None
+        if value is None:
+            value = compute()
+            if persist:
+                self._memo_save(full, value)
         if len(self._memo) >= 32:
             self._memo.pop(next(iter(self._memo)))
         self._memo[full] = value
         return value.copy()
+
+    def _memo_path(self, full: tuple) -> Path | None:
+        fingerprint, name = full[0], str(full[1])
+        if not fingerprint or not self._state.runs or not name.isidentifier():
+            return None
+        digest = hashlib.sha256(repr(full).encode()).hexdigest()[:16]
+        return self.cache_dir / "memo" / f"{name}-{fingerprint}-{digest}.parquet"
+
+    def _memo_load(self, full: tuple) -> Any:
+        path = self._memo_path(full)
+        if path is None or not path.exists():
+            return None
+        try:
+            return pq.read_table(path).to_pandas()
+        except (OSError, pa.ArrowException):
+            return None
+
+    def _memo_save(self, full: tuple, value: Any) -> None:
+        path = self._memo_path(full)
+        if path is None:
+            return
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            write_parquet(path, pa.Table.from_pandas(value, preserve_index=False))
+            current = f"{full[1]}-{full[0]}-"
+            for old in path.parent.glob(f"{full[1]}-*.parquet"):
+                if not old.name.startswith(current):
+                    old.unlink(missing_ok=True)
+        except (OSError, pa.ArrowException):
+            pass  # a memo is an optimisation; an unwritable cache only costs time
 
     def maybe_refresh(self, max_age_s: float = 10.0) -> bool:
         """Refresh when the last refresh is older than `max_age_s`; True if it ran."""

@@ -252,12 +252,14 @@ def flaky_questions(
     A verdict flip is failure_type changing between `ok` and not ok; a correctness flip is
     answer_correctness crossing `correctness_threshold`. `dataset` defaults to the dataset of
     the newest run. Columns: question_id, n_runs, n_ok, verdict_flips, correctness_flips,
-    correctness_min, correctness_max. The result is memoised on the store until the next
-    refresh that sees a change (it scans every run's narrow rows).
+    correctness_min, correctness_max. The result is memoised on the store, and in the
+    cache directory, until a refresh sees a change (it scans every run's narrow rows).
     """
     key = ("flaky", dataset, _opt_str(dataset_version), float(correctness_threshold), min_runs)
     return store.memo(
-        key, lambda: _flaky(store, dataset, dataset_version, correctness_threshold, min_runs)
+        key,
+        lambda: _flaky(store, dataset, dataset_version, correctness_threshold, min_runs),
+        persist=True,
     )
 
 

@@ -199,6 +199,33 @@ def test_history_and_flaky(results):
     assert flaky_questions(store, dataset="zz").empty
 
 
+def test_flaky_is_kept_on_disk_until_the_runs_change(results, monkeypatch):
+    import rageval_core.query.views as views_mod
+
+    _history(results)
+    first = flaky_questions(ResultsStore(results))
+    memo = results / ".rageval" / "memo"
+    assert len(list(memo.glob("flaky-*.parquet"))) == 1
+
+    def boom(*a, **k):
+        raise AssertionError("recomputed although nothing changed")
+
+    # a new process over unchanged results reads the stored answer, same frame
+    monkeypatch.setattr(views_mod, "_flaky", boom)
+    assert flaky_questions(ResultsStore(results)).equals(first)
+    monkeypatch.undo()
+    # a new run changes the answer; the stale file is replaced
+    write_run(
+        results,
+        "h3",
+        [row("q1", failure_type="ok", answer_correctness=0.9)],
+        created_at="2025-01-09T00:00:00Z",
+    )
+    again = flaky_questions(ResultsStore(results))
+    assert again.set_index("question_id").loc["q1", "n_runs"] == 4
+    assert len(list(memo.glob("flaky-*.parquet"))) == 1
+
+
 def test_cross_run_aggregates(results):
     # quality / latency / cost chosen so that B dominates C, A and B are on the frontier
     spec = {"a": (0.9, 900.0, 0.010), "b": (0.7, 100.0, 0.001), "c": (0.6, 200.0, 0.002)}
