@@ -1,1 +1,19 @@
-"""Subcommands of `rageval`, one module each, discovered by `rageval_core.cli`."""
+"""Subcommands of `rageval`, one module each, discovered by `rageval_core.cli`.
+
+Modules here define `register(subparsers)`; anything else (like the helper below) is shared
+argument wiring, so every command spells a common option the same way.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+
+def add_results_option(parser: argparse.ArgumentParser) -> None:
+    """The `--results DIR|URL` option every command that reads or writes runs takes."""
+    parser.add_argument(
+        "--results",
+        metavar="DIR|URL",
+        help="results folder or object-store URL such as s3://bucket/prefix "
+        "(default: $RAGEVAL_RESULTS, else results/)",
+    )

@@ -6,6 +6,7 @@ import argparse
 
 from rageval_core import results
 from rageval_core.calibration import calibrate, format_calibration, load_labels
+from rageval_core.commands import add_results_option
 from rageval_core.errors import ResultsError
 
 _COLUMNS = ("question_id", "claims", "faithfulness", "judge_error")
@@ -20,11 +21,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument("labels", metavar="LABELS.yaml", help="human labels of claims or questions")
     p.add_argument("--run", required=True, metavar="RUN", help="run id to compare")
-    p.add_argument(
-        "--results",
-        metavar="DIR|URL",
-        help="results location (default: $RAGEVAL_RESULTS or results/)",
-    )
+    add_results_option(p)
     p.add_argument(
         "--faithful-min",
         type=float,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from rageval_core.commands import add_results_option
 from rageval_core.results import results_location
 
 
@@ -29,11 +30,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "config's thresholds recorded in the manifest, if any)",
     )
     p.add_argument("--format", choices=("text", "markdown"), default="text")
-    p.add_argument(
-        "--results",
-        metavar="DIR|URL",
-        help="results location (default: $RAGEVAL_RESULTS or results/)",
-    )
+    add_results_option(p)
     p.set_defaults(func=_check)
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from rageval_core.commands import add_results_option
 from rageval_core.results import results_location
 
 
@@ -16,11 +17,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "and ok/not-ok flips. The first run is the baseline.",
     )
     p.add_argument("runs", nargs="+", metavar="RUN", help="run ids; the first is the baseline")
-    p.add_argument(
-        "--results",
-        metavar="DIR|URL",
-        help="results location (default: $RAGEVAL_RESULTS or results/)",
-    )
+    add_results_option(p)
     p.add_argument("--format", choices=("table", "markdown"), default="table")
     p.add_argument("--metrics", metavar="M,M", help="comma-separated per-question metrics")
     p.add_argument(

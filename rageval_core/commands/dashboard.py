@@ -12,6 +12,7 @@ import os
 import sys
 from pathlib import Path
 
+from rageval_core.commands import add_results_option
 from rageval_core.errors import ConfigError
 from rageval_core.results import RESULTS_ENV, is_remote, results_location
 
@@ -30,11 +31,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Start the dashboard on a results location (a folder or an fsspec URL "
         "such as s3://bucket/prefix). Open the printed address in a browser.",
     )
-    parser.add_argument(
-        "--results",
-        metavar="DIR|URL",
-        help=f"results location (default: ${RESULTS_ENV}, else results/)",
-    )
+    add_results_option(parser)
     parser.add_argument("--port", type=int, default=8501, help="port to listen on (8501)")
     parser.add_argument(
         "--host",

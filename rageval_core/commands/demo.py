@@ -3,8 +3,14 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
-from rageval_core.results import results_location
+from rageval_core.commands import add_results_option
+from rageval_core.results import is_remote, results_location
+
+if TYPE_CHECKING:
+    from rageval_core.runner import RunResult
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -15,9 +21,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "example dataset and write the runs, dated as a few weeks of history. Existing runs "
         "with the same ids are left alone.",
     )
-    p.add_argument(
-        "--results", metavar="DIR", help="results directory (default: $RAGEVAL_RESULTS or results/)"
-    )
+    add_results_option(p)
     p.add_argument("--no-progress", action="store_true", help="hide the progress bars")
     p.set_defaults(func=_demo)
 
@@ -27,6 +31,19 @@ def _demo(args: argparse.Namespace) -> int:
     from rageval_core.demo import write_demo
 
     location = results_location(args.results)
-    for r in write_demo(location, progress=not args.no_progress):
-        print(f"{r.status}: {r.run_id} ({r.totals['n_questions']} questions) → {r.path}")
+    if not is_remote(location):
+        _report(write_demo(location, progress=not args.no_progress))
+        return 0
+    from rageval_core.storage import staged
+
+    # Runs are written locally (journals need appends), then uploaded manifest-last.
+    with staged(location) as stage:
+        _report(write_demo(str(stage.local_root), progress=not args.no_progress))
+        stage.upload()
+    print(f"uploaded to {location}")
     return 0
+
+
+def _report(written: Iterable[RunResult]) -> None:
+    for r in written:
+        print(f"{r.status}: {r.run_id} ({r.totals['n_questions']} questions) → {r.path}")

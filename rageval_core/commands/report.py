@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from rageval_core.commands import add_results_option
 from rageval_core.results import results_location, validate_run_id
 
 
@@ -22,11 +23,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="compare with this run; `latest` = newest complete run other than RUN",
     )
     p.add_argument("--out", metavar="FILE.html", required=True, help="file to write")
-    p.add_argument(
-        "--results",
-        metavar="DIR|URL",
-        help="results location (default: $RAGEVAL_RESULTS or results/)",
-    )
+    add_results_option(p)
     p.add_argument(
         "--worst", metavar="N", type=int, default=15, help="questions shown in full (15)"
     )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from rageval_core.commands import add_results_option
 from rageval_core.results import is_remote, results_location
 
 
@@ -15,11 +16,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "and write the run to the results directory (crash-safe; resumable with --resume).",
     )
     p.add_argument("config", metavar="CONFIG.yaml", help="run config (SPEC §3)")
-    p.add_argument(
-        "--results",
-        metavar="DIR|URL",
-        help="results directory or object-store URL (default: $RAGEVAL_RESULTS or results/)",
-    )
+    add_results_option(p)
     p.add_argument("--run-id", metavar="ID", help="run id (default: <UTC time>-<config name>)")
     p.add_argument(
         "--concurrency", metavar="N", type=int, help="questions in flight (overrides the config)"

@@ -194,3 +194,16 @@ def test_upload_refuses_unsafe_run_ids(bucket, tmp_path, bad):
 
     with pytest.raises(ResultsError):
         storage.upload_run(tmp_path, f"s3://{bucket}/p", bad)
+
+
+def test_demo_writes_into_a_bucket(bucket, tmp_path, capsys):
+    from rageval_core.cli import main
+    from rageval_core.demo import DEMO_RUNS, demo_run_id
+
+    location = f"s3://{bucket}/demo"
+    assert main(["demo", "--results", location, "--no-progress"]) == 0
+    assert f"uploaded to {location}" in capsys.readouterr().out
+    with query.ResultsStore(location, read_only=True, cache_dir=tmp_path / "c") as store:
+        runs = store.runs()
+        assert sorted(r.run_id for r in runs) == sorted(demo_run_id(d) for d in DEMO_RUNS)
+        assert {r.status for r in runs} == {"complete"} and not store.problems
