@@ -15,8 +15,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import yaml
-
 from rageval_core.errors import ConfigError, ResultsError
 from rageval_core.query.store import ResultsStore
 from rageval_core.query.summary import SUMMARY_KEYS, summarize_run
@@ -136,6 +134,8 @@ def parse_thresholds(data: Any, source: str = "thresholds") -> tuple[Threshold, 
 
 def load_thresholds(path: str | os.PathLike[str]) -> tuple[Threshold, ...]:
     """Read a thresholds YAML file (run config or bare mapping)."""
+    import yaml  # only the CLI gate reads YAML; the dashboard's import stays lighter
+
     try:
         with open(path, encoding="utf-8") as fh:
             data = yaml.safe_load(fh)
