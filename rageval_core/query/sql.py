@@ -13,6 +13,30 @@ SELECT $run_id::VARCHAR AS run_id, {cols}
 FROM {src}
 """
 
+# Many finished runs at once, their files sharing one schema: {files} maps each file to
+# its run (`filename`, `owner`), {proj} is the run-schema projection of the columns the
+# cache needs; the summaries then aggregate those rows ({rows}, registered Arrow) with
+# {select} = summary.SUMMARY_SELECT.
+NARROW_BATCH = """
+SELECT f.owner AS run_id, r.* EXCLUDE (filename)
+FROM (
+  SELECT {proj}, filename FROM read_parquet($paths, union_by_name=true, filename=true)
+) r
+JOIN {files} f ON r.filename = f.filename
+"""
+
+SUMMARY_BATCH = """
+SELECT run_id AS __run, {select}
+FROM {rows}
+GROUP BY run_id
+"""
+
+# A narrow segment: sorted so a one-question lookup reads one small row group.
+WRITE_SEGMENT = """
+COPY (SELECT * FROM segment_rows ORDER BY question_id, run_id)
+TO $path (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE {row_group})
+"""
+
 # ---- runs overview -----------------------------------------------------------------------
 
 RUNS_OVERVIEW = """

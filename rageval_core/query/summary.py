@@ -67,7 +67,13 @@ def _summary_select() -> str:
     return ",\n  ".join(parts)
 
 
-SUMMARY_SQL = "SELECT\n  " + _summary_select() + "\nFROM {src}"
+SUMMARY_EXTRA_COLUMNS: tuple[str, ...] = ("error",)
+"""Row columns SUMMARY_SELECT reads beyond the narrow cache's (ids, metrics, types…)."""
+
+SUMMARY_SELECT = _summary_select()
+"""The aggregate SELECT list of one run's rows (bound parameters: $below_*)."""
+
+SUMMARY_SQL = "SELECT\n  " + SUMMARY_SELECT + "\nFROM {src}"
 
 SUMMARY_KEYS: tuple[str, ...] = (
     "n_questions",
@@ -130,10 +136,16 @@ def summarize_run(
         cur.close()
         if own:
             con.close()
+    out = finish_summary(out)
+    out["problems"] = problems
+    return out
+
+
+def finish_summary(out: dict[str, Any]) -> dict[str, Any]:
+    """A row of SUMMARY_SELECT as Python values: counts int (NULL as 0), the rest float."""
     for k, v in out.items():
         if k.startswith(("n_", "failure_")):
             out[k] = int(v or 0)
         elif v is not None:
             out[k] = float(v)
-    out["problems"] = problems
     return out

@@ -60,10 +60,13 @@ def test_cache_is_incremental_and_swapped(results, monkeypatch):
     import rageval_core.query.store as store_mod
 
     calls = []
-    real = store_mod.summarize_run
-    monkeypatch.setattr(
-        store_mod, "summarize_run", lambda info, **kw: calls.append(info.run_id) or real(info, **kw)
-    )
+    real = store_mod.ResultsStore._compute
+
+    def counting(self, cur, add):
+        calls.extend(info.run_id for info, _ in add)
+        return real(self, cur, add)
+
+    monkeypatch.setattr(store_mod.ResultsStore, "_compute", counting)
     ResultsStore(results)
     assert calls == []
     write_run(results, "hybrid-d", [row("q1")], created_at="2025-01-04T00:00:00Z")
@@ -259,3 +262,53 @@ def test_refresh_with_nothing_new_reads_no_manifest(results, monkeypatch):
     ResultsStore(results)
     store.refresh()
     assert len(question_history(store, "q1")) == 3
+
+
+def test_batched_cache_build_equals_run_by_run(results, tmp_path, monkeypatch):
+    import rageval_core.query.store as store_mod
+    from rageval_core.query import question_history
+
+    for i in range(5):
+        write_run(
+            results,
+            f"r{i}",
+            [
+                row(f"q{j}", faithfulness=(i * 7 + j) % 10 / 10, total_ms=100.0 + i * j)
+                for j in range(6)
+            ],
+            created_at=f"2025-01-0{i + 1}T00:00:00Z",
+        )
+    write_run(results, "empty", [])
+    write_run(results, "old", [])
+    t = rows_to_table([{**row("q1", faithfulness=0.5), "run_id": "old"}])
+    write_parquet(results / "old" / "questions.parquet", t.drop_columns(["ttft_ms", "claims"]))
+    write_run(results, "fallback", [row("q1"), row("q2")], journal=True)
+    (results / "fallback" / "questions.parquet").write_bytes(b"garbage")
+    write_run(results, "sharded", [])
+    (results / "sharded" / "questions.parquet").unlink()
+    for k in (0, 1):
+        write_parquet(
+            results / "sharded" / f"questions-{k}.parquet",
+            rows_to_table([{**row(f"q{k}"), "run_id": "sharded"}]),
+        )
+    monkeypatch.setattr(store_mod, "BATCH_RUNS", 2)
+    batched_runs = []
+    real = store_mod.ResultsStore._batch
+
+    def counting(self, cur, key, batch):
+        aggs, narrow = real(self, cur, key, batch)
+        batched_runs.extend(aggs)
+        return aggs, narrow
+
+    monkeypatch.setattr(store_mod.ResultsStore, "_batch", counting)
+    batched = ResultsStore(results, cache_dir=tmp_path / "batched")
+    # every run whose rows are exactly its Parquet files went through a batch
+    assert sorted(batched_runs) == ["old", "r0", "r1", "r2", "r3", "r4", "sharded"]
+    monkeypatch.setattr(store_mod.ResultsStore, "_parquet_only_schema", lambda self, info: None)
+    single = ResultsStore(results, cache_dir=tmp_path / "single")
+    a, b = runs_overview(batched), runs_overview(single)
+    assert len(a) == 9
+    assert a.equals(b)
+    for q in ("q0", "q1", "q5"):
+        assert question_history(batched, q).equals(question_history(single, q))
+    assert sorted(map(str, batched.problems)) == sorted(map(str, single.problems))
