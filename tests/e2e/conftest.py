@@ -208,10 +208,17 @@ def watch() -> Watch:
     return Watch()
 
 
+@pytest.fixture(scope="session")
+def context(browser):
+    """One context for the session: its HTTP cache keeps Streamlit's JS bundle loaded."""
+    ctx = browser.new_context(viewport=VIEWPORT)
+    ctx.set_default_timeout(RENDER_MS)
+    yield ctx
+    ctx.close()
+
+
 @pytest.fixture
-def page(browser, watch):
-    context = browser.new_context(viewport=VIEWPORT)
-    context.set_default_timeout(RENDER_MS)
+def page(context, watch):
     pg = context.new_page()
 
     def on_dialog(dialog) -> None:
@@ -221,7 +228,7 @@ def page(browser, watch):
     pg.on("dialog", on_dialog)
     pg.on("pageerror", lambda exc: watch.page_errors.append(str(exc)))
     yield pg
-    context.close()
+    pg.close()
 
 
 def screenshot(pg, name: str) -> Path | None:
