@@ -8,13 +8,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from rageval_core.errors import PipelineError
 
 Verdict = Literal["supported", "unsupported", "contradicted"]
-VERDICTS: tuple[str, ...] = ("supported", "unsupported", "contradicted")
+VERDICTS: tuple[str, ...] = get_args(Verdict)
 
+# Order matters: a question gets the first type that applies (SPEC §5).
 FailureType = Literal[
     "error",
     "missed_refusal",
@@ -25,17 +26,7 @@ FailureType = Literal[
     "incorrect",
     "ok",
 ]
-# Order matters: a question gets the first type that applies (SPEC §5).
-FAILURE_TYPES: tuple[str, ...] = (
-    "error",
-    "missed_refusal",
-    "false_refusal",
-    "retrieval_miss",
-    "ranking_miss",
-    "unfaithful",
-    "incorrect",
-    "ok",
-)
+FAILURE_TYPES: tuple[str, ...] = get_args(FailureType)
 
 RunStatus = Literal["running", "complete", "failed"]
 
