@@ -262,3 +262,25 @@ def split_config_diff(diff: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
 def default_compare(run_ids: Sequence[str]) -> tuple[str, ...]:
     """Latest two runs, baseline (the older) first; `run_ids` is newest first."""
     return tuple(reversed(run_ids[:2]))
+
+
+# ---------------------------------------------------------------------------- compare
+
+QUESTION_CHANGE_TABS: dict[str, str] = {
+    "regression": "Regressed questions",
+    "improvement": "Improved questions",
+    "mixed": "Mixed",
+}
+
+
+def shorten(text: object, width: int = 80) -> str:
+    """`text` on one line, cut to `width` characters with an ellipsis."""
+    t = " ".join(str(text).split()) if text is not None and not pd.isna(text) else ""
+    return t if len(t) <= width else t[: width - 1] + "…"
+
+
+def split_question_changes(qc: pd.DataFrame, width: int = 80) -> dict[str, pd.DataFrame]:
+    """`question_changes` rows by kind (tab order), order kept, question text shortened."""
+    out = qc.copy()
+    out["question"] = [shorten(q, width) for q in out["question"]]
+    return {kind: out[out["kind"] == kind].reset_index(drop=True) for kind in QUESTION_CHANGE_TABS}

@@ -4,9 +4,21 @@ moved (paired bootstrap intervals), and which questions regressed, improved or f
 import streamlit as st
 
 from dashboard import charts, data, ui
-from dashboard.shaping import default_compare, split_config_diff
+from dashboard.shaping import (
+    QUESTION_CHANGE_TABS,
+    default_compare,
+    split_config_diff,
+    split_question_changes,
+)
 from rageval_core.errors import RagevalError
+from rageval_core.query.compare import question_changes
 
+QUESTION_COLUMNS = ["run_id", "question_id", "question", "failure_change", "changes"]
+EMPTY = {
+    "regression": "No question got worse.",
+    "improvement": "No question got better.",
+    "mixed": "No question got better on some metrics and worse on others.",
+}
 CHANGE_COLUMNS = [
     "run_id",
     "question_id",
@@ -86,23 +98,51 @@ st.caption(
 
 st.subheader("Questions that changed")
 st.caption(
-    f"A regression or improvement moves a metric by more than {cmp.tolerance:g}; a flip "
-    "goes between ok and a failure. Select a row to open the question in that run."
+    f"One row per question (and candidate run): its failure-type change and every metric "
+    f"that moved by more than {cmp.tolerance:g}. Mixed = some better, some worse. Worst "
+    "first: flips to a failure, then the largest drop. Select a row to open the question "
+    "in that run."
 )
-tabs = st.tabs(
-    [
-        f"Regressions ({len(cmp.regressions)})",
-        f"Improvements ({len(cmp.improvements)})",
-        f"Flips ({len(cmp.flips)})",
-    ]
-)
-for tab, (name, rows) in zip(
-    tabs,
-    (("regressions", cmp.regressions), ("improvements", cmp.improvements), ("flips", cmp.flips)),
-    strict=True,
-):
+by_kind = split_question_changes(question_changes(cmp))
+tabs = st.tabs([f"{QUESTION_CHANGE_TABS[k]} ({len(rows)})" for k, rows in by_kind.items()])
+for tab, (kind, rows) in zip(tabs, by_kind.items(), strict=True):
     with tab:
         if rows.empty:
-            st.info(f"No {name}.")
+            st.info(EMPTY[kind])
         else:
-            ui.question_table(rows, CHANGE_COLUMNS, key=f"compare_{name}")
+            ui.question_table(
+                rows,
+                QUESTION_COLUMNS,
+                key=f"compare_questions_{kind}",
+                config={
+                    "failure_change": st.column_config.TextColumn("failure type"),
+                    "changes": st.column_config.TextColumn("changes", width="large"),
+                },
+            )
+
+with st.expander("All question × metric changes"):
+    st.caption(
+        "One row per question and metric; a flip goes between ok and a failure and has no "
+        "value of its own."
+    )
+    tabs = st.tabs(
+        [
+            f"Regressions ({len(cmp.regressions)})",
+            f"Improvements ({len(cmp.improvements)})",
+            f"Flips ({len(cmp.flips)})",
+        ]
+    )
+    for tab, (name, rows) in zip(
+        tabs,
+        (
+            ("regressions", cmp.regressions),
+            ("improvements", cmp.improvements),
+            ("flips", cmp.flips),
+        ),
+        strict=True,
+    ):
+        with tab:
+            if rows.empty:
+                st.info(f"No {name}.")
+            else:
+                ui.question_table(rows, CHANGE_COLUMNS, key=f"compare_{name}")

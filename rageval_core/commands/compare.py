@@ -13,8 +13,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "compare",
         help="compare runs against the first (baseline)",
         description="Compare two or more runs question by question: config diff, metric "
-        "means with paired deltas and bootstrap 95%% intervals, regressions, improvements "
-        "and ok/not-ok flips. The first run is the baseline.",
+        "means with paired deltas and bootstrap 95%% intervals, then one line per question "
+        "that changed (regressed, improved or mixed), worst first: its failure-type change "
+        "and the metrics that moved beyond the tolerance. The first run is the baseline.",
     )
     p.add_argument("runs", nargs="+", metavar="RUN", help="run ids; the first is the baseline")
     add_results_option(p)
@@ -23,7 +24,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--tolerance", type=float, default=0.05, help="per-question change counted (default 0.05)"
     )
-    p.add_argument("--max-questions", type=int, default=10, help="questions listed per kind")
+    p.add_argument(
+        "--max-questions",
+        type=int,
+        default=20,
+        help="changed questions listed per candidate run, worst first (default 20)",
+    )
     p.set_defaults(func=_compare)
 
 
@@ -35,6 +41,8 @@ def _compare(args: argparse.Namespace) -> int:
 
     if len(args.runs) < 2:
         raise ConfigError("compare needs at least two run ids")
+    if args.max_questions < 0:
+        raise ConfigError("--max-questions must be 0 or more")
     for r in args.runs:
         validate_run_id(r)
     metrics = [m.strip() for m in args.metrics.split(",") if m.strip()] if args.metrics else None

@@ -2,7 +2,8 @@
 
 The first run is the baseline. Per metric: each run's mean, the paired delta against the
 baseline with a paired-bootstrap 95% interval (fixed seed: the same inputs always give the
-same interval), and per question the regressions, improvements and ok↔not-ok flips.
+same interval), and per question the regressions, improvements and ok↔not-ok flips;
+`question_changes` folds those to one row per question (what a lead reads first).
 Rows are read by path, one run at a time; the join and the means run in DuckDB, only the
 bootstrap (a resampling of a few thousand paired differences) runs in numpy.
 """
@@ -381,13 +382,20 @@ def _floats(t: pa.Table, col: str) -> np.ndarray:
     return t.column(col).to_numpy().astype(float, copy=False)
 
 
+def _cell(text: Any, width: int, md: bool) -> str:
+    """Untrusted text on one line, cut to `width`; in Markdown, `|` cannot end the cell."""
+    t = " ".join(str(text).split())
+    t = t if len(t) <= width else t[: width - 1] + "…"
+    return t.replace("\\", "\\\\").replace("|", "\\|") if md else t
+
+
 def _f(v: Any, digits: int = 3) -> str:
     if v is None or (isinstance(v, float) and np.isnan(v)):
         return "—"
     return f"{v:.{digits}f}"
 
 
-def format_comparison(c: Comparison, fmt: str = "table", max_questions: int = 10) -> str:
+def format_comparison(c: Comparison, fmt: str = "table", max_questions: int = 20) -> str:
     """The comparison as a terminal table or Markdown (for a pull-request comment)."""
     md = fmt == "markdown"
     out: list[str] = []
@@ -436,22 +444,154 @@ def format_comparison(c: Comparison, fmt: str = "table", max_questions: int = 10
                 for k, *vals in diff[["key", *c.run_ids]].itertuples(index=False)
             ],
         )
-    for kind in ("regression", "improvement"):
-        ch = c.changes[c.changes["kind"] == kind]
-        label = f"{kind.capitalize()}s ({len(ch)} question-metric pairs, tolerance {c.tolerance:g})"
+    # One row per question (and candidate run): which questions got worse, and how.
+    qc = question_changes(c)
+    for r in others:
+        sub = qc[qc["run_id"] == r]
+        label = f"{question_headline(sub)} (tolerance {c.tolerance:g})"
+        if len(others) > 1:
+            label = f"{r}: {label}"
         out += [f"**{label}**" if md else label, ""]
-        if ch.empty:
+        if sub.empty:
             continue
         rows = [
             [
-                r.run_id,
-                str(r.question_id),
-                r.metric,
-                f"{r.base_failure_type} → {r.failure_type}"
-                if r.metric == "failure_type"
-                else f"{_f(r.base)} → {_f(r.value)} ({r.delta:+.3f})",
+                x.kind,
+                _cell(x.question_id, 40, md),
+                _cell(x.question, 50, md),
+                x.failure_change,
+                _cell(x.changes, 500, md),
             ]
-            for r in ch.head(max_questions).itertuples(index=False)
+            for x in sub.head(max_questions).itertuples(index=False)
         ]
-        table(["run", "question", "metric", "change"], rows)
+        table(["kind", "question_id", "question", "failure type", "changes"], rows)
+        if len(sub) > max_questions:
+            out += [f"… and {len(sub) - max_questions} more", ""]
     return "\n".join(out).rstrip() + "\n"
+
+
+# ---------------------------------------------------------------------------- per question
+
+QUESTION_CHANGE_COLUMNS: tuple[str, ...] = (
+    "run_id",
+    "question_id",
+    "question",
+    "kind",
+    "failure_change",
+    "changes",
+    "base_failure_type",
+    "failure_type",
+    "to_failure",
+    "to_ok",
+    "worst_drop",
+    "best_gain",
+    "n_worse",
+    "n_better",
+)
+QUESTION_KINDS: tuple[str, ...] = ("regression", "mixed", "improvement")
+
+
+def _num(metric: str, v: float, sign: bool = False) -> str:
+    """Scores with two decimals, latency and cost with four significant digits; − for minus."""
+    spec = ".4g" if metric in _LOWER_IS_BETTER else ".2f"
+    return format(v, ("+" if sign else "") + spec).replace("-", "−")
+
+
+def _failure_change(base: Any, now: Any) -> str:
+    b = "—" if base is None or pd.isna(base) else str(base)
+    n = "—" if now is None or pd.isna(now) else str(now)
+    return "unchanged" if b == n else f"{b} → {n}"
+
+
+def question_changes(c: Comparison) -> pd.DataFrame:
+    """`c.changes` folded to one row per (candidate run, question): how that question moved.
+
+    Columns (`QUESTION_CHANGE_COLUMNS`):
+    - kind: `regression` when every change is for the worse (a drop beyond tolerance, a
+      rise for latency and cost, a flip from ok to a failure), `improvement` when every
+      change is for the better, `mixed` otherwise
+    - failure_change: `ok → unfaithful` (any change of failure type, not only flips), or
+      `unchanged`
+    - changes: the metrics that moved beyond tolerance, worse ones first, each group
+      largest first: `faithfulness 1.00→0.50 (−0.50); answer_correctness 1.00→0.62 (−0.38)`
+    - to_failure / to_ok: the question flipped from ok to a failure / back to ok
+    - worst_drop / best_gain: the largest move of a score (0–1 metric) for the worse /
+      better, 0 when none; latency and cost, in their own units, are listed but not ranked
+    - n_worse / n_better: how many metrics moved for the worse / better
+
+    Order, worst first: regressions, mixed, improvements; regressions and mixed by flip to a
+    failure then largest drop, improvements by flip to ok then largest gain; then run (in
+    `c.run_ids` order) and question id.
+    """
+    ch = c.changes
+    if ch.empty:
+        return pd.DataFrame({col: pd.Series(dtype="object") for col in QUESTION_CHANGE_COLUMNS})
+    run_order = {r: i for i, r in enumerate(c.run_ids)}
+    rows: list[dict[str, Any]] = []
+    for (run_id, qid), g in ch.groupby(["run_id", "question_id"], sort=False):
+        first = g.iloc[0]
+        worse = g[g["kind"] == "regression"]
+        better = g[g["kind"] == "improvement"]
+        flip = g[g["metric"] == "failure_type"]
+        to_failure = bool((flip["kind"] == "regression").any())
+        to_ok = bool((flip["kind"] == "improvement").any())
+        parts = []
+        for part in (worse, better):
+            m = part[part["metric"] != "failure_type"]
+            m = m.iloc[np.argsort(-m["delta"].abs().to_numpy(), kind="stable")]
+            parts += [
+                f"{r.metric} {_num(r.metric, r.base)}→{_num(r.metric, r.value)} "
+                f"({_num(r.metric, r.delta, sign=True)})"
+                for r in m.itertuples(index=False)
+            ]
+
+        def largest(part: pd.DataFrame) -> float:
+            score = part[~part["metric"].isin([*_LOWER_IS_BETTER, "failure_type"])]
+            return float(score["delta"].abs().max()) if len(score) else 0.0
+
+        kind = (
+            "mixed" if len(worse) and len(better) else "regression" if len(worse) else "improvement"
+        )
+        rows.append(
+            {
+                "run_id": run_id,
+                "question_id": qid,
+                "question": first["question"],
+                "kind": kind,
+                "failure_change": _failure_change(
+                    first["base_failure_type"], first["failure_type"]
+                ),
+                "changes": "; ".join(parts),
+                "base_failure_type": first["base_failure_type"],
+                "failure_type": first["failure_type"],
+                "to_failure": to_failure,
+                "to_ok": to_ok,
+                "worst_drop": largest(worse),
+                "best_gain": largest(better),
+                "n_worse": int((worse["metric"] != "failure_type").sum()),
+                "n_better": int((better["metric"] != "failure_type").sum()),
+            }
+        )
+    out = pd.DataFrame(rows, columns=list(QUESTION_CHANGE_COLUMNS))
+    good = out["kind"] == "improvement"
+    keys = pd.DataFrame(
+        {
+            "kind": out["kind"].map(QUESTION_KINDS.index),
+            "flip": ~out["to_ok"].where(good, out["to_failure"]),
+            "size": -out["best_gain"].where(good, out["worst_drop"]),
+            "run": out["run_id"].map(run_order),
+            "question_id": out["question_id"].astype(str),
+        }
+    )
+    order = keys.sort_values(list(keys.columns), kind="stable").index
+    return out.loc[order].reset_index(drop=True)
+
+
+def question_headline(qc: pd.DataFrame) -> str:
+    """`Regressed: 12 questions, improved: 3, mixed: 1` over `question_changes` rows."""
+    n = qc["kind"].value_counts()
+    reg = int(n.get("regression", 0))
+    return (
+        f"Regressed: {reg} question{'' if reg == 1 else 's'}, "
+        f"improved: {int(n.get('improvement', 0))}, mixed: {int(n.get('mixed', 0))}"
+    )

@@ -23,6 +23,7 @@ from rageval_core.query import (
     rerank_candidates,
     runs_overview,
 )
+from rageval_core.query.compare import question_changes
 from tests.dashboard.conftest import (
     LATEST,
     PREVIOUS,
@@ -309,8 +310,28 @@ def test_compare_defaults_to_the_latest_two(app, demo_results, store):
     cmp = compare_runs(store, [PREVIOUS, LATEST])
     differing = at.dataframe[0].value
     assert set(differing["key"]) == set(cmp.config_diff.loc[cmp.config_diff["differs"], "key"])
-    tab_labels = [t.label for t in at.tabs]
-    assert tab_labels[0] == f"Regressions ({len(cmp.regressions)})"
+    n = question_changes(cmp)["kind"].value_counts()
+    assert [t.label for t in at.tabs] == [
+        f"Regressed questions ({n.get('regression', 0)})",
+        f"Improved questions ({n.get('improvement', 0)})",
+        f"Mixed ({n.get('mixed', 0)})",
+        # the per-metric detail, in the expander below
+        f"Regressions ({len(cmp.regressions)})",
+        f"Improvements ({len(cmp.improvements)})",
+        f"Flips ({len(cmp.flips)})",
+    ]
+    # counts are questions: never more than the run has, though metric rows may be
+    n_questions = question_rows(store, LATEST, limit=1).total
+    assert 0 < n.get("regression", 0) <= n_questions < len(cmp.regressions)
+    assert n.sum() <= n_questions
+    assert at.expander[-1].label == "All question × metric changes"
+    regressed = at.dataframe(key="compare_questions_regression").value
+    assert list(regressed["question_id"]) == list(
+        question_changes(cmp).query("kind == 'regression'")["question_id"]
+    )
+    top = regressed.iloc[0]
+    assert " → " in top["failure_change"] and top["failure_change"].startswith("ok")
+    assert "→" in top["changes"] and "(−" in top["changes"]
     assert trace_names(at, 0) == [LATEST]
 
 
@@ -322,6 +343,23 @@ def test_compare_baseline_from_url_and_question_links(app, demo_results, store):
     regressions = at.dataframe(key="compare_regressions").value
     assert len(regressions) == len(cmp.regressions) > 0
     assert regressions["open"].iloc[0].startswith(f"question?run={RUN_IDS[0]}&question=")
+    # the per-question tab links to the question in the candidate run, worst first
+    regressed = at.dataframe(key="compare_questions_regression").value
+    first = question_changes(cmp).iloc[0]
+    assert first["kind"] == "regression"
+    assert regressed["open"].iloc[0] == f"question?run={RUN_IDS[0]}&question={first.question_id}"
+    assert len(regressed) == cmp.regressions["question_id"].nunique()
+
+
+def test_compare_selecting_a_regressed_question_opens_it_in_the_candidate(app, demo_results, store):
+    at = open_page(app(demo_results), "compare")
+    first = question_changes(compare_runs(store, [PREVIOUS, LATEST])).iloc[0]
+    key = "compare_questions_regression"
+    at.session_state[key] = {"selection": {"rows": [0], "columns": [], "cells": []}}
+    no_exception(at.run())
+    assert texts(at.title) == ["Question"]
+    assert at.query_params["run"] == LATEST and at.query_params["question"] == first.question_id
+    assert texts(at.subheader)[0].startswith(f"{first.question_id} · ")
 
 
 def test_compare_warns_when_the_dataset_version_differs(app, results):

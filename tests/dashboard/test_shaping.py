@@ -19,7 +19,9 @@ from dashboard.shaping import (
     mark_text,
     marked_block,
     question_links,
+    shorten,
     split_config_diff,
+    split_question_changes,
     unit_range,
     with_deltas,
 )
@@ -180,3 +182,28 @@ def test_small_helpers():
     assert unit_range(-3, 9) == (0.0, 1.0)
     assert label("recall_at_20") == "recall@20" and label("total_ms_p95") == "p95 latency (ms)"
     assert fmt(None) == "–" and fmt(float("nan"), missing=None) is None and fmt(0.5) == "0.5"
+
+
+def test_shorten_puts_text_on_one_line_and_cuts_it():
+    assert shorten("a  b\nc") == "a b c"
+    assert shorten("x" * 10, 5) == "xxxx…" and len(shorten("y" * 200)) == 80
+    assert shorten(None) == "" and shorten(float("nan")) == ""
+
+
+def test_split_question_changes_in_tab_order_keeping_the_order_within():
+    qc = pd.DataFrame(
+        {
+            "run_id": ["c"] * 4,
+            "question_id": ["q1", "q2", "q3", "q4"],
+            "question": ["long " * 30, "short", "mid", "other"],
+            "kind": ["regression", "regression", "mixed", "improvement"],
+        }
+    )
+    parts = split_question_changes(qc, width=20)
+    assert list(parts) == ["regression", "improvement", "mixed"]
+    assert list(parts["regression"]["question_id"]) == ["q1", "q2"]
+    assert parts["regression"]["question"].iloc[0] == ("long " * 4).strip() + "…"
+    assert list(parts["mixed"].index) == [0] and list(parts["improvement"]["question_id"]) == ["q4"]
+    assert qc["question"].iloc[0] == "long " * 30  # the input is left as it was
+    empty = split_question_changes(qc.iloc[0:0])
+    assert all(df.empty for df in empty.values())

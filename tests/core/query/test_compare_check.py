@@ -11,7 +11,7 @@ from rageval_core import results as results_mod
 from rageval_core.cli import main
 from rageval_core.errors import ConfigError
 from rageval_core.query import ResultsStore, compare_runs
-from rageval_core.query.compare import NOT_SET
+from rageval_core.query.compare import NOT_SET, question_changes, question_headline
 
 from .conftest import row, write_run
 
@@ -102,8 +102,27 @@ def test_cli_compare(results, capsys):
     assert main(["compare", "base", "cand", "--results", str(results)]) == 0
     out = capsys.readouterr().out
     assert "answer_correctness" in out and f"{np.mean(np.array(CAND) - BASE):+.3f}" in out
+    # per question at tolerance 0.05: q4 drops (and flips); q0, q2, q5, q6, q7 rise
+    assert "Regressed: 1 question, improved: 5, mixed: 0 (tolerance 0.05)" in out
+    q4 = next(x for x in out.splitlines() if x.startswith("regression"))
+    assert q4.split()[:6] == ["regression", "q4", "question", "q4", "ok", "→"]
+    # ties keep the metric order
+    assert q4.endswith("recall_at_5 1.00→0.45 (−0.55); answer_correctness 1.00→0.45 (−0.55)")
+    assert "… and" not in out
     assert main(["compare", "base", "cand", "--results", str(results), "--format", "markdown"]) == 0
-    assert "| metric |" in capsys.readouterr().out
+    md = capsys.readouterr().out
+    assert "| metric |" in md and "**Regressed: 1 question, improved: 5, mixed: 0" in md
+    assert "| kind | question_id | question | failure type | changes |" in md
+    assert "| regression | q4 | question q4 | ok → incorrect | recall_at_5 1.00→0.45" in md
+    assert main(["compare", "base", "cand", "--results", str(results), "--max-questions", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "… and 4 more" in out
+    listed = [x.split()[1] for x in out.splitlines() if x.startswith(("regression", "improv"))]
+    assert listed == ["q4", "q2"]  # worst first, then the largest gain (+0.30)
+    assert (
+        main(["compare", "base", "cand", "--results", str(results), "--max-questions", "-1"]) == 2
+    )
+    assert "--max-questions" in capsys.readouterr().err
     assert main(["compare", "base", "x' OR 1=1 --", "--results", str(results)]) == 1
     assert "invalid run id" in capsys.readouterr().err
 
@@ -189,3 +208,101 @@ def test_config_key_only_one_run_has_shows_not_set(results):
     d = compare_runs(store, ["base", "cand"]).config_diff.set_index("key")
     assert d.loc["config.reranker", "base"] == NOT_SET
     assert d.loc["config.reranker", "differs"]
+
+
+# Per question, metrics faithfulness and answer_correctness, tolerance 0.05:
+# (question, base (faith, corr, failure type), candidate (faith, corr, failure type))
+QUESTIONS = [
+    ("a", (1.0, 1.0, "ok"), (0.5, 0.62, "unfaithful")),  # worse twice, flips to a failure
+    ("b", (1.0, 1.0, "ok"), (1.0, 0.1, "ok")),  # the largest drop, no flip
+    ("c", (0.4, 0.9, "incorrect"), (1.0, 0.5, "incorrect")),  # one better, one worse
+    ("d", (0.5, 1.0, "unfaithful"), (1.0, 1.0, "ok")),  # better, back to ok
+    ("e", (1.0, 0.2, "incorrect"), (1.0, 0.9, "incorrect")),  # the largest gain, no flip
+    ("f", (1.0, 1.0, "ok"), (0.98, 1.0, "ok")),  # within tolerance: not listed
+    ("g", (1.0, 1.0, "ok"), (1.0, 1.0, "retrieval_miss")),  # only a flip
+    ("h | x", (1.0, 1.0, "ok"), (1.0, 1.0, "ok")),  # slower only (total_ms)
+]
+
+
+def _questions(results):
+    for run_id, side, day in (("base", 1, 1), ("cand", 2, 2), ("same", 1, 3)):
+        write_run(
+            results,
+            run_id,
+            [
+                row(
+                    qid,
+                    question=f"what about {qid}?\nsecond line",
+                    faithfulness=v[0],
+                    answer_correctness=v[1],
+                    failure_type=v[2],
+                    total_ms=300.0 if qid == "h | x" and run_id == "cand" else 100.0,
+                )
+                for qid, *sides in QUESTIONS
+                for v in [sides[side - 1]]
+            ],
+            created_at=f"2025-01-0{day}T00:00:00Z",
+        )
+
+
+METRICS = ["faithfulness", "answer_correctness", "total_ms"]
+
+
+def test_question_changes_one_row_per_question_worst_first(results):
+    _questions(results)
+    c = compare_runs(ResultsStore(results), ["base", "cand"], metrics=METRICS)
+    qc = question_changes(c)
+    got = qc[["question_id", "kind", "failure_change", "changes"]].values.tolist()
+    assert got == [
+        [
+            "a",
+            "regression",
+            "ok → unfaithful",
+            "faithfulness 1.00→0.50 (−0.50); answer_correctness 1.00→0.62 (−0.38)",
+        ],
+        ["g", "regression", "ok → retrieval_miss", ""],
+        ["b", "regression", "unchanged", "answer_correctness 1.00→0.10 (−0.90)"],
+        ["h | x", "regression", "unchanged", "total_ms 100→300 (+200)"],
+        [
+            "c",
+            "mixed",
+            "unchanged",
+            "answer_correctness 0.90→0.50 (−0.40); faithfulness 0.40→1.00 (+0.60)",
+        ],
+        ["d", "improvement", "unfaithful → ok", "faithfulness 0.50→1.00 (+0.50)"],
+        ["e", "improvement", "unchanged", "answer_correctness 0.20→0.90 (+0.70)"],
+    ]
+    assert set(qc["run_id"]) == {"cand"}
+    assert qc["worst_drop"].tolist() == pytest.approx([0.5, 0.0, 0.9, 0.0, 0.4, 0.0, 0.0])
+    assert qc["best_gain"].tolist() == pytest.approx([0.0, 0.0, 0.0, 0.0, 0.6, 0.5, 0.7])
+    assert qc["to_failure"].tolist() == [True, True, False, False, False, False, False]
+    assert qc["to_ok"].tolist() == [False, False, False, False, False, True, False]
+    assert qc["n_worse"].tolist() == [2, 0, 1, 1, 1, 0, 0]
+    assert qc["n_better"].tolist() == [0, 0, 0, 0, 1, 1, 1]
+    # every question in `changes` once, and no more questions than the run has
+    assert sorted(qc["question_id"]) == sorted(set(c.changes["question_id"]))
+    assert len(c.changes) > len(qc)
+    assert question_headline(qc) == "Regressed: 4 questions, improved: 2, mixed: 1"
+
+
+def test_question_changes_per_candidate_run_and_when_nothing_changed(results):
+    _questions(results)
+    store = ResultsStore(results)
+    c = compare_runs(store, ["base", "same", "cand"], metrics=METRICS)
+    qc = question_changes(c)
+    assert set(qc["run_id"]) == {"cand"} and len(qc) == 7  # `same` equals the baseline
+    nothing = question_changes(compare_runs(store, ["base", "same"], metrics=METRICS))
+    assert nothing.empty and "changes" in nothing.columns
+    assert question_headline(nothing) == "Regressed: 0 questions, improved: 0, mixed: 0"
+    assert main(["compare", "base", "same", "cand", "--results", str(results)]) == 0
+
+
+def test_cli_compare_lists_questions_per_candidate_escaped_in_markdown(results, capsys):
+    _questions(results)
+    r = ["--results", str(results), "--metrics", ",".join(METRICS)]
+    assert main(["compare", "base", "same", "cand", *r, "--format", "markdown"]) == 0
+    md = capsys.readouterr().out
+    assert "**same: Regressed: 0 questions, improved: 0, mixed: 0 (tolerance 0.05)**" in md
+    assert "**cand: Regressed: 4 questions, improved: 2, mixed: 1 (tolerance 0.05)**" in md
+    # a `|` in untrusted text stays inside its cell; a newline does not end the row
+    assert "| regression | h \\| x | what about h \\| x? second line | unchanged |" in md
