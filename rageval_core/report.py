@@ -24,6 +24,7 @@ from plotly.offline import get_plotlyjs
 
 from rageval_core import __version__, query
 from rageval_core.models import FAILURE_TYPES
+from rageval_core.query.compare import question_changes, question_headline
 from rageval_core.results import atomic_write_bytes
 
 CSP = (
@@ -283,23 +284,22 @@ def _comparison_section(c: query.Comparison, run_id: str, lim: ReportLimits) -> 
         out.append(
             "<ul class='warn'>" + "".join(f"<li>{esc(w, 500)}</li>" for w in c.warnings) + "</ul>"
         )
-    reg = c.regressions
-    reg = reg[reg["run_id"] == run_id]
-    out.append(f"<h3>Regressions ({len(reg):,} question × metric)</h3>")
-    if len(reg):
+    qc = question_changes(c)
+    qc = qc[qc["run_id"] == run_id]
+    worse = qc[qc["kind"] != "improvement"]
+    out.append(f"<h3>Questions that regressed ({question_headline(qc)})</h3>")
+    if len(worse):
         out.append(
             _table(
-                ["question", "metric", "baseline", "now", "change", "failure type"],
+                ["question", "kind", "failure type", "what moved"],
                 [
                     [
                         f"<code>{esc(r.question_id)}</code> {esc(r.question, 200)}",
-                        esc(r.metric),
-                        fmt(r.base) if r.metric != "failure_type" else esc(r.base_failure_type),
-                        fmt(r.value) if r.metric != "failure_type" else esc(r.failure_type),
-                        fmt(r.delta),
-                        f"{esc(r.base_failure_type)} → {esc(r.failure_type)}",
+                        esc(r.kind),
+                        esc(r.failure_change),
+                        esc(r.changes, 500),
                     ]
-                    for r in reg.head(lim.regressions).itertuples()
+                    for r in worse.head(lim.regressions).itertuples()
                 ],
             )
         )
