@@ -52,6 +52,8 @@ def _calls(store, run_ids):
         "question_detail": lambda: q.question_detail(store, newest, "q00001"),
         "question_history": lambda: q.question_history(store, "q00001"),
         "flaky_questions": lambda: q.flaky_questions(store),
+        # the scan itself, as after a change (flaky_questions keeps its answer per state)
+        "flaky_questions(recompute)": lambda: _flaky_uncached(store),
         "failure_counts": lambda: q.failure_counts(store),
         "metric_distribution": lambda: q.metric_distribution(store, newest, "answer_correctness"),
         "compare_runs(2)": lambda: q.compare_runs(store, [prev, newest]),
@@ -62,6 +64,12 @@ def _calls(store, run_ids):
             thresholds=q.parse_thresholds({"recall_at_5": {"min": 0.5, "max_drop": 0.05}}),
         ),
     }
+
+
+def _flaky_uncached(store):
+    from rageval_core.query import views
+
+    return views._flaky(store, None, None, 0.5, 2)
 
 
 def _run_ids(results: str) -> list[str]:
