@@ -36,7 +36,9 @@ def location() -> str:
 
 @st.cache_resource(show_spinner=False, max_entries=8)
 def _store(location: str) -> ResultsStore:
-    return ResultsStore(location)
+    # Read-only: a dashboard (often hosted, often shared) never writes into the results
+    # location; its derived cache lives under $XDG_CACHE_HOME instead.
+    return ResultsStore(location, read_only=True)
 
 
 def store() -> ResultsStore:

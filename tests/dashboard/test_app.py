@@ -69,6 +69,12 @@ def store(demo_results):
 # ---------------------------------------------------------------------------- Runs
 
 
+def test_the_dashboard_never_writes_into_the_results_location(app, results):
+    before = sorted(p.relative_to(results) for p in results.rglob("*"))
+    no_exception(app(results).run())
+    assert sorted(p.relative_to(results) for p in results.rglob("*")) == before
+
+
 def test_runs_page_lists_every_run_newest_first_with_metrics_and_charts(app, demo_results, store):
     at = no_exception(app(demo_results).run())
     assert texts(at.title) == ["Runs"]
