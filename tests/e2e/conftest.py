@@ -30,16 +30,7 @@ import pytest
 
 from rageval_core.results import MANIFEST, rows_to_table, write_parquet
 
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
+CHROMIUM = Path("/usr/bin/chromium")  # the shared `browser` fixture is in tests/conftest.py
 ROOT = Path(__file__).resolve().parents[2]
 SCREENSHOTS = ROOT / "docs" / "screenshots"
 VIEWPORT = {"width": 1400, "height": 900}
@@ -184,15 +175,12 @@ def hostile_server(hostile_results) -> Iterator[Server]:
     yield from _serve(hostile_results, hostile_results.parent / "dashboard.log")
 
 
-@pytest.fixture(scope="session")
-def browser():
-    from playwright.sync_api import expect, sync_playwright
+@pytest.fixture(scope="session", autouse=True)
+def _render_timeout() -> None:
+    """Playwright's `expect` waits as long as a first render can take on a busy machine."""
+    from playwright.sync_api import expect
 
     expect.set_options(timeout=RENDER_MS)
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
-        yield b
-        b.close()
 
 
 @dataclass

@@ -136,29 +136,6 @@ def poison_run(run_dir: Path, payload: str = XSS) -> None:
 
 
 @pytest.fixture(scope="session")
-def browser():
-    """Debian's chromium through Playwright (never `playwright install`)."""
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(
-            executable_path="/usr/bin/chromium",
-            headless=True,
-            args=[
-                "--no-sandbox",
-                "--disable-gpu",
-                "--disable-background-networking",
-                "--disable-component-update",
-                "--no-first-run",
-                "--disable-sync",
-                "--disable-quic",
-            ],
-        )
-        yield b
-        b.close()
-
-
-@pytest.fixture(scope="session")
 def poisoned_results(demo_results, tmp_path_factory) -> Path:
     """The demo runs with an XSS payload in every answer, claim, reason and chunk text."""
     out = tmp_path_factory.mktemp("poisoned") / "results"
