@@ -264,6 +264,16 @@ def default_compare(run_ids: Sequence[str]) -> tuple[str, ...]:
     return tuple(reversed(run_ids[:2]))
 
 
+def widest_gap_run(runs: pd.DataFrame, among: Sequence[str]) -> str | None:
+    """The run in `among` whose recall@20 beats its recall@5 the most: the one with the
+    most rerank candidates, so the Retrieval page opens on a run where they exist."""
+    picked = runs[runs["run_id"].isin(among)]
+    gap = picked["recall_at_20"] - picked["recall_at_5"]
+    if picked.empty or not (gap > 0).any():
+        return None
+    return str(picked.loc[gap.idxmax(), "run_id"])
+
+
 # ---------------------------------------------------------------------------- compare
 
 QUESTION_CHANGE_TABS: dict[str, str] = {

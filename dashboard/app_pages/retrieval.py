@@ -4,8 +4,9 @@ run, and the questions whose gold chunk sits at rank 6–20 (what a reranker cou
 import streamlit as st
 
 from dashboard import charts, data, ui
+from dashboard.shaping import widest_gap_run
 
-DEFAULT_RUNS = 5
+DEFAULT_RUNS = 10  # newest first; enough to see a reranker arrive and close a gap
 
 page = ui.start("retrieval")
 state = page.state
@@ -14,7 +15,12 @@ runs = ui.require_runs()
 chosen = ui.pick_runs(
     runs, state.runs, list(runs["run_id"].head(DEFAULT_RUNS)), key="retrieval_runs"
 )
-run = ui.pick_run(runs, state.run, key="retrieval_run", label="Run for rerank candidates")
+run = ui.pick_run(
+    runs,
+    state.run or widest_gap_run(runs, chosen),
+    key="retrieval_run",
+    label="Run for rerank candidates",
+)
 page.publish(state.shared().with_(runs=tuple(chosen), run=run))
 
 if chosen:

@@ -286,7 +286,7 @@ def test_tails_page(app, demo_results, store):
 def test_retrieval_page(app, demo_results, store):
     run = RUN_IDS[1]  # bm25-top20: gold chunks below rank 5 exist
     at = open_page(app(demo_results, run=run), "retrieval")
-    assert len(figure(at, 0)["data"]) == 5
+    assert len(figure(at, 0)["data"]) == len(RUN_IDS)  # a curve per run
     gap = figure(at, 1)
     assert "ranking problem, not embedding" in gap["layout"]["title"]["text"]
     assert any(a["text"].startswith("gap ") for a in gap["layout"]["annotations"])
@@ -294,6 +294,14 @@ def test_retrieval_page(app, demo_results, store):
     expected = rerank_candidates(store, run)
     assert len(expected) > 0
     assert list(at.dataframe[0].value["question_id"]) == list(expected["question_id"])
+
+
+def test_retrieval_page_opens_on_the_story(app, demo_results, store):
+    at = open_page(app(demo_results), "retrieval")
+    assert at.multiselect(key="retrieval_runs").value == RUN_IDS[::-1]  # every demo run
+    widest = RUN_IDS[1]  # bm25-top20: recall@20 beats recall@5 the most
+    assert at.selectbox(key="retrieval_run").value == widest
+    assert len(at.dataframe[0].value) == len(rerank_candidates(store, widest)) > 0
 
 
 def test_cost_page_marks_the_frontier_and_dominated_runs(app, demo_results):

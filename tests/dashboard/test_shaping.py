@@ -23,6 +23,7 @@ from dashboard.shaping import (
     split_config_diff,
     split_question_changes,
     unit_range,
+    widest_gap_run,
     with_deltas,
 )
 from rageval_core.models import Claim
@@ -207,3 +208,17 @@ def test_split_question_changes_in_tab_order_keeping_the_order_within():
     assert qc["question"].iloc[0] == "long " * 30  # the input is left as it was
     empty = split_question_changes(qc.iloc[0:0])
     assert all(df.empty for df in empty.values())
+
+
+def test_widest_gap_run_picks_the_run_with_most_to_rerank():
+    runs = pd.DataFrame(
+        {
+            "run_id": ["new", "mid", "old"],
+            "recall_at_5": [0.9, 0.7, 0.8],
+            "recall_at_20": [0.9, 0.95, 0.85],
+        }
+    )
+    assert widest_gap_run(runs, ["new", "mid", "old"]) == "mid"
+    assert widest_gap_run(runs, ["new", "old"]) == "old"
+    assert widest_gap_run(runs, ["new"]) is None  # no gap: keep the usual default
+    assert widest_gap_run(runs, []) is None
