@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
-from rageval_core.models import DatasetRef, JudgeRef, RunManifest
+from rageval_core.models import FAILURE_TYPES, DatasetRef, JudgeRef, RunManifest
 from rageval_core.query.summary import summarize_run
 from rageval_core.results import (
     CLAIM_TYPE,
@@ -143,15 +143,7 @@ def run_table(
             (n_claims > 0) & (faithfulness < 0.8),
             answerable & (correctness < 0.5),
         ],
-        [
-            "error",
-            "missed_refusal",
-            "false_refusal",
-            "retrieval_miss",
-            "ranking_miss",
-            "unfaithful",
-            "incorrect",
-        ],
+        list(FAILURE_TYPES[:-1]),  # the conditions above, in SPEC order
         "ok",
     )
     retrieval_ms = rng.lognormal(3.0 - 0.3 * skill, 0.4, size=n)

@@ -654,32 +654,33 @@ class ResultsStore:
 
     # ------------------------------------------------------------------ sources for views
 
-    @contextmanager
-    def summary_source(self, cur: duckdb.DuckDBPyConnection) -> Iterator[tuple[str, dict]]:
+    def summary_source(self, cur: duckdb.DuckDBPyConnection):
         """FROM text over every run's summary row (cached finished runs + live running)."""
         st = self._state
-        parts, params = [], {}
-        if st.summary_path:
-            parts.append("SELECT * FROM read_parquet($summary_path)")
-            params["summary_path"] = st.summary_path
-        name = f"live_summary_{uuid.uuid4().hex}"
-        cur.register(name, st.live_summary)
-        parts.append(f"SELECT * FROM {name}")
-        try:
-            yield "(" + " UNION ALL BY NAME ".join(parts) + ")", params
-        finally:
-            cur.unregister(name)
+        return self._union_source(cur, "summary", [st.summary_path], st.live_summary)
 
-    @contextmanager
-    def metrics_source(self, cur: duckdb.DuckDBPyConnection) -> Iterator[tuple[str, dict]]:
+    def metrics_source(self, cur: duckdb.DuckDBPyConnection):
         """FROM text over the narrow per-question rows of every run."""
         st = self._state
+        return self._union_source(cur, "metrics", list(st.segments), st.live_metrics)
+
+    @staticmethod
+    @contextmanager
+    def _union_source(
+        cur: duckdb.DuckDBPyConnection, kind: str, paths: list[str | None], live: Any
+    ) -> Iterator[tuple[str, dict]]:
+        """`(cached Parquet files UNION ALL BY NAME live rows)` as FROM text and its params.
+
+        The live table is registered under a unique name on this cursor only, so sessions
+        querying at the same time never see each other's registrations.
+        """
+        paths = [p for p in paths if p]
         parts, params = [], {}
-        if st.segments:
-            parts.append("SELECT * FROM read_parquet($metric_paths)")
-            params["metric_paths"] = list(st.segments)
-        name = f"live_metrics_{uuid.uuid4().hex}"
-        cur.register(name, st.live_metrics)
+        if paths:
+            parts.append(f"SELECT * FROM read_parquet(${kind}_paths)")
+            params[f"{kind}_paths"] = paths
+        name = f"live_{kind}_{uuid.uuid4().hex}"
+        cur.register(name, live)
         parts.append(f"SELECT * FROM {name}")
         try:
             yield "(" + " UNION ALL BY NAME ".join(parts) + ")", params
