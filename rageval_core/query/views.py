@@ -65,6 +65,16 @@ def _df(cur: duckdb.DuckDBPyConnection, q: str, params: Mapping[str, Any]) -> pd
         raise ResultsError(f"unreadable results file ({exc})") from exc
 
 
+def _over_summaries(store: ResultsStore, template: str, params: dict, **fmt: str) -> pd.DataFrame:
+    """Run `template` with `{summary}` as every run's summary row (cached + live runs)."""
+    cur = store.cursor()
+    try:
+        with store.summary_source(cur) as (src, src_params):
+            return _df(cur, template.format(summary=src, **fmt), {**src_params, **params})
+    finally:
+        cur.close()
+
+
 def _tags(tags: Iterable[str] | str | None) -> list[str]:
     if tags is None:
         return []
@@ -90,24 +100,17 @@ def runs_overview(
     Filters: runs carrying all of `tags`, config name, dataset name / version, status.
     Running runs are included with aggregates over their journal so far.
     """
-    cur = store.cursor()
-    try:
-        with store.summary_source(cur) as (src, params):
-            q = sql.RUNS_OVERVIEW.format(summary=src)
-            return _df(
-                cur,
-                q,
-                {
-                    **params,
-                    "tags": _tags(tags),
-                    "config": config,
-                    "dataset": dataset,
-                    "dataset_version": _opt_str(dataset_version),
-                    "status": status,
-                },
-            )
-    finally:
-        cur.close()
+    return _over_summaries(
+        store,
+        sql.RUNS_OVERVIEW,
+        {
+            "tags": _tags(tags),
+            "config": config,
+            "dataset": dataset,
+            "dataset_version": _opt_str(dataset_version),
+            "status": status,
+        },
+    )
 
 
 def _opt_str(v: object) -> str | None:
@@ -130,36 +133,27 @@ def metric_trend(
     """
     _check(metric, TREND_METRICS, "metric")
     p10 = f'"{metric}_p10"' if metric in QUALITY_METRICS else "CAST(NULL AS DOUBLE)"
-    cur = store.cursor()
-    try:
-        with store.summary_source(cur) as (src, params):
-            q = sql.METRIC_TREND.format(summary=src, metric=metric, p10=p10)
-            return _df(
-                cur,
-                q,
-                {
-                    **params,
-                    "tags": _tags(tags),
-                    "config": config,
-                    "dataset": dataset,
-                    "dataset_version": _opt_str(dataset_version),
-                },
-            )
-    finally:
-        cur.close()
+    return _over_summaries(
+        store,
+        sql.METRIC_TREND,
+        {
+            "tags": _tags(tags),
+            "config": config,
+            "dataset": dataset,
+            "dataset_version": _opt_str(dataset_version),
+        },
+        metric=metric,
+        p10=p10,
+    )
 
 
 def recall_curve(store: ResultsStore, run_ids: Iterable[str] | None = None) -> pd.DataFrame:
     """Mean recall@k at each K per run (columns run_id, created_at, config_name, k, recall)."""
     ids = [validate_run_id(r) for r in run_ids or ()]
     cases = " ".join(f'WHEN {k} THEN s."recall_at_{k}"' for k in DEFAULT_KS)
-    cur = store.cursor()
-    try:
-        with store.summary_source(cur) as (src, params):
-            q = sql.RECALL_CURVE.format(summary=src, cases=cases)
-            return _df(cur, q, {**params, "ks": list(DEFAULT_KS), "run_ids": ids})
-    finally:
-        cur.close()
+    return _over_summaries(
+        store, sql.RECALL_CURVE, {"ks": list(DEFAULT_KS), "run_ids": ids}, cases=cases
+    )
 
 
 def cost_quality(
@@ -176,13 +170,7 @@ def cost_quality(
     """
     _check(quality, [k for k in SUMMARY_KEYS if not k.startswith(("n_", "failure_"))], "metric")
     ids = [validate_run_id(r) for r in run_ids or ()]
-    cur = store.cursor()
-    try:
-        with store.summary_source(cur) as (src, params):
-            q = sql.COST_QUALITY.format(summary=src, quality=quality)
-            df = _df(cur, q, {**params, "run_ids": ids})
-    finally:
-        cur.close()
+    df = _over_summaries(store, sql.COST_QUALITY, {"run_ids": ids}, quality=quality)
     # Domination is a pairwise comparison of a few hundred per-run rows, not an aggregate.
     qv = df["quality"].to_numpy(dtype=float, na_value=np.nan)
     lat = df["latency_p95_ms"].to_numpy(dtype=float, na_value=np.inf)
@@ -207,13 +195,9 @@ def failure_counts(store: ResultsStore, run_ids: Iterable[str] | None = None) ->
     """Questions per failure type per run, long form: run_id, created_at, failure_type, n, share."""
     ids = [validate_run_id(r) for r in run_ids or ()]
     cases = " ".join(f"WHEN '{ft}' THEN s.\"failure_{ft}\"" for ft in FAILURE_TYPES)
-    cur = store.cursor()
-    try:
-        with store.summary_source(cur) as (src, params):
-            q = sql.FAILURE_COUNTS.format(summary=src, cases=cases)
-            return _df(cur, q, {**params, "types": list(FAILURE_TYPES), "run_ids": ids})
-    finally:
-        cur.close()
+    return _over_summaries(
+        store, sql.FAILURE_COUNTS, {"types": list(FAILURE_TYPES), "run_ids": ids}, cases=cases
+    )
 
 
 def question_history(
