@@ -220,10 +220,23 @@ MARK_STYLE = (
 )
 
 
+MAX_TEXT = 50_000
+"""Characters of one untrusted text sent to the browser; a runaway answer is cut here."""
+
+
 def marked_block(text: str | None, marks: Sequence[Mark]) -> tuple[str, list[Mark]]:
-    """`mark_text` wrapped in a block with the mark styles: ready for unsafe_allow_html."""
-    body, missed = mark_text(text or "", marks)
-    return f'{MARK_STYLE}<div class="rageval-text">{body}</div>', missed
+    """`mark_text` wrapped in a block with the mark styles: ready for unsafe_allow_html.
+
+    Text past MAX_TEXT is cut (with a note) so one pathological answer cannot ship
+    megabytes to every viewer; marks in the cut part come back as missed.
+    """
+    text = text or ""
+    note = ""
+    if len(text) > MAX_TEXT:
+        note = f'<p class="rageval-cut">… cut: showing {MAX_TEXT:,} of {len(text):,} characters</p>'
+        text = text[:MAX_TEXT]
+    body, missed = mark_text(text, marks)
+    return f'{MARK_STYLE}<div class="rageval-text">{body}</div>{note}', missed
 
 
 # ---------------------------------------------------------------------------- tables

@@ -8,6 +8,7 @@ import pandas as pd
 import pytest
 
 from dashboard.shaping import (
+    MAX_TEXT,
     Mark,
     answer_marks,
     default_compare,
@@ -76,6 +77,18 @@ def test_marked_block_escapes_text_without_marks():
     html, _ = marked_block("<script>x</script>\nline two", [])
     body = html.split("</style>", 1)[1]
     assert body == '<div class="rageval-text">&lt;script&gt;x&lt;/script&gt;<br>line two</div>'
+
+
+def test_runaway_text_is_cut_before_it_reaches_the_browser():
+    text = "ok claim. " + "<b>x</b>" * 2_000_000  # 16 MB of hostile filler
+    html, missed = marked_block(
+        text + " late claim", [Mark("ok claim", "t1", "c"), Mark("late claim", "t2", "c")]
+    )
+    assert len(html) < 2 * MAX_TEXT * len("&lt;b&gt;x&lt;/b&gt;") / len("<b>x</b>")
+    assert f"showing {MAX_TEXT:,} of {len(text) + 11:,} characters" in html
+    assert '<mark class="c" title="t1">ok claim</mark>' in html
+    assert [m.title for m in missed] == ["t2"]  # past the cut: listed, not marked
+    assert "<b>" not in html
 
 
 def test_claims_not_verbatim_overlapping_or_empty_come_back_as_missed():
