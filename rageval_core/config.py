@@ -20,7 +20,7 @@ import yaml
 
 from rageval_core.errors import ConfigError
 from rageval_core.metrics.failure import FailureThresholds
-from rageval_core.redact import env_names
+from rageval_core.redact import env_names, secret_values
 from rageval_core.results import DEFAULT_KS
 
 FACTORY_RE = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
@@ -91,6 +91,11 @@ class RunConfig:
     def secret_env_names(self) -> list[str]:
         """Environment variables whose values must never reach a file (every `*_env`)."""
         return env_names({"judge": self.judge or {}, "params": self.pipeline.params})
+
+    def secret_values(self) -> list[str]:
+        """Strings written under secret-looking keys (`api_key: sk-…`): masked in the
+        manifest by key, and scrubbed from rows and logs by value."""
+        return secret_values(self.to_manifest())
 
     def to_manifest(self) -> dict[str, Any]:
         """The config as recorded in a manifest (before redaction, which the runner applies)."""

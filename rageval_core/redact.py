@@ -49,6 +49,24 @@ def env_names(value: Any) -> list[str]:
     return found
 
 
+def secret_values(value: Any, under_secret: bool = False) -> list[str]:
+    """Every string stored under a secret-looking key anywhere inside `value` (rule 1).
+
+    Rule 1 masks them where they are written; collecting them lets rule 2 scrub them from
+    every other string too, since user code may echo such a value in an error message.
+    """
+    if isinstance(value, str):
+        return [value] if under_secret else []
+    found: list[str] = []
+    if isinstance(value, Mapping):
+        for k, v in value.items():
+            found += secret_values(v, under_secret or is_secret_key(k))
+    elif isinstance(value, (list, tuple)):
+        for v in value:
+            found += secret_values(v, under_secret)
+    return found
+
+
 class Redactor:
     """Scrubs known secret values from strings and masks values under secret-looking keys."""
 
@@ -58,10 +76,16 @@ class Redactor:
         self._secrets = sorted(values, key=len, reverse=True)
 
     @classmethod
-    def for_env(cls, names: Iterable[str], environ: Mapping[str, str] | None = None) -> Redactor:
-        """A redactor for the current values of the environment variables `names`."""
+    def for_env(
+        cls,
+        names: Iterable[str],
+        environ: Mapping[str, str] | None = None,
+        extra: Iterable[str] = (),
+    ) -> Redactor:
+        """A redactor for the current values of the environment variables `names`, plus
+        the `extra` secret values (e.g. `secret_values` of a config)."""
         environ = os.environ if environ is None else environ
-        return cls(environ.get(n, "") for n in names)
+        return cls([*(environ.get(n, "") for n in names), *extra])
 
     def text(self, value: str) -> str:
         for secret in self._secrets:

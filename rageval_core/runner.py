@@ -369,7 +369,7 @@ class Runner:
         )
         if self.concurrency < 1:
             raise ConfigError(f"--concurrency must be >= 1, got {self.concurrency}")
-        self.redactor = Redactor.for_env(config.secret_env_names())
+        self.redactor = Redactor.for_env(config.secret_env_names(), extra=config.secret_values())
         self.pinned = options.pinned_time
         self.started = time.monotonic()
 

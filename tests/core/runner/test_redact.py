@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from rageval_core.redact import MASK, Redactor, env_names, is_secret_key
+from rageval_core.redact import MASK, Redactor, env_names, is_secret_key, secret_values
 
 
 def test_secret_keys():
@@ -54,3 +54,13 @@ def test_env_names_found_anywhere():
         "A",
         "B",
     ]
+
+
+def test_secret_values_are_the_strings_under_secret_keys():
+    config = {
+        "params": {"api_key": "sk-1", "top_k": 5, "auth": {"token": ["t1", 2]}},
+        "judge": {"api_key_env": "NAME"},
+        "model": "m",
+    }
+    assert secret_values(config) == ["sk-1", "t1"]
+    assert Redactor.for_env([], {}, extra=secret_values(config)).text("bad sk-1") == f"bad {MASK}"

@@ -197,3 +197,24 @@ def test_concurrency_below_one_is_a_config_error(toy, capsys):
         main(["run", str(toy.config()), "--concurrency", "0", "--results", str(toy.results)]) == 2
     )
     assert "--concurrency must be >= 1" in capsys.readouterr().err
+
+
+def test_a_secret_written_in_the_params_reaches_no_row(toy):
+    # The manifest masks `api_key` by its name; a pipeline error echoing the value must not
+    # put it back into the row (SPEC §4: secrets never appear in a result row).
+    secret = "sk-INLINE-5e0c7a1f-do-not-leak"
+    (toy.root / "echo_key_pipeline.py").write_text(
+        "def build(api_key):\n"
+        "    def pipe(question):\n"
+        "        raise RuntimeError(f'401 invalid key {api_key}')\n"
+        "    return pipe\n"
+    )
+    path = toy.config(
+        name="inline",
+        pipeline={"factory": "echo_key_pipeline:build", "params": {"api_key": secret}},
+    )
+    run(load_config(path), RunOptions(results=str(toy.results), run_id="i", progress=False))
+    folder = toy.results / "i"
+    assert rows_of(folder)["q001"]["error"] == "RuntimeError: 401 invalid key ***"
+    texts = [p.read_bytes().decode("latin-1") for p in folder.rglob("*")]
+    assert not [t for t in texts if secret in t]
