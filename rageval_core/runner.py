@@ -528,7 +528,12 @@ class Runner:
                 pipeline = load_pipeline(self.config.pipeline, self.config.folder)
             except PipelineError as exc:  # user code's message may echo a secret
                 raise PipelineError(self.redactor.text(exc.message)) from None
-            manifest = self._open(folder, self._new_manifest(run_id, dataset, judge))
+            try:
+                manifest = self._open(folder, self._new_manifest(run_id, dataset, judge))
+            except OSError as exc:  # not a folder, read-only, disk full: a user's setup
+                raise ResultsError(
+                    f"cannot write run {run_id} in {folder.path.parent}: {exc.strerror or exc}"
+                ) from exc
             done_rows = folder.done_rows()
             done_ids = {r["question_id"] for r in done_rows}
             mine = [

@@ -90,6 +90,16 @@ def test_existing_run_id_is_refused(toy):
         run(config, RunOptions(results=str(toy.results), run_id="r", progress=False))
 
 
+def test_results_location_that_is_a_file_is_one_clear_error(toy, capsys):
+    (toy.root / "not-a-folder").write_text("")
+    path = toy.config()
+    args = ["run", str(path), "--results", str(toy.root / "not-a-folder"), "--run-id", "r"]
+    assert main([*args, "--no-progress"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("rageval run: error: cannot write run r in ") and "not-a-folder" in err
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1
+
+
 def test_default_run_id_is_time_and_config_name(toy):
     config = load_config(toy.config(name="my config"))
     result = run(config, RunOptions(results=str(toy.results), progress=False))
