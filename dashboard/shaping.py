@@ -8,6 +8,7 @@ put around it, so a page may pass their output to `unsafe_allow_html` and nothin
 from __future__ import annotations
 
 import html
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -148,20 +149,26 @@ MAX_MARKS = 200
 """Marks placed per text; the rest come back as missed (listed, not highlighted)."""
 
 
+_LINE_END = re.compile(r"\r\n|\r|\n")
+
+
 def _spans(text: str, marks: Sequence[Mark]) -> tuple[list[tuple[int, int, Mark]], list[Mark]]:
     """Non-overlapping (start, end, mark) spans of each needle, first match; the misses."""
     taken: list[tuple[int, int, Mark]] = []
     missed: list[Mark] = []
-    lowered = text.lower()
     for i, m in enumerate(marks):
         if i >= MAX_MARKS:  # each mark scans the whole text: bound a pathological row
             missed.append(m)
             continue
         needle = m.needle.strip()
         start = text.find(needle) if needle else -1
-        if start < 0 and needle:
-            start = lowered.find(needle.lower())
         end = start + len(needle)
+        if start < 0 and needle:
+            # searched in the text itself: offsets found in text.lower() shift wherever
+            # lowering changes a character's length ("İ" becomes two)
+            hit = re.search(re.escape(needle), text, re.IGNORECASE)
+            if hit:
+                start, end = hit.span()
         if start < 0 or any(s < end and start < e for s, e, _ in taken):
             missed.append(m)
             continue
@@ -186,7 +193,9 @@ def mark_text(text: str, marks: Sequence[Mark]) -> tuple[str, list[Mark]]:
         )
         pos = end
     out.append(html.escape(text[pos:]))
-    return "".join(out).replace("\n", "<br>"), missed
+    # every line ending CommonMark knows (\r too): one would end the one-line HTML block
+    # and let markdown in the rest of the text be parsed
+    return _LINE_END.sub("<br>", "".join(out)), missed
 
 
 def answer_marks(claims: Iterable[Claim]) -> list[Mark]:

@@ -235,3 +235,23 @@ def test_widest_gap_run_picks_the_run_with_most_to_rerank():
     assert widest_gap_run(runs, ["new", "old"]) == "old"
     assert widest_gap_run(runs, ["new"]) is None  # no gap: keep the usual default
     assert widest_gap_run(runs, []) is None
+
+
+def test_carriage_returns_cannot_end_the_html_block():
+    # CommonMark ends a line at \r as well as \n: a lone \r would close the one-line HTML
+    # block, and markdown after it (an image fetching a URL, a link) would be parsed.
+    text = "Line one\r![track](http://127.0.0.1:9/t.png)\r\nline three\nline four"
+    html, _ = marked_block(text, [Mark("line three", "t", "c")])
+    assert "\r" not in html and "\n" not in html
+    body = html.split("</style>", 1)[1]
+    assert body == (
+        '<div class="rageval-text">Line one<br>![track](http://127.0.0.1:9/t.png)<br>'
+        '<mark class="c" title="t">line three</mark><br>line four</div>'
+    )
+
+
+def test_case_insensitive_match_marks_the_right_span_when_lowering_changes_length():
+    # "İ".lower() is two characters: offsets found in the lowered text would be shifted.
+    html, missed = mark_text("İstanbul office. Call 555.", [Mark("call 555.", "t", "c")])
+    assert missed == []
+    assert html == 'İstanbul office. <mark class="c" title="t">Call 555.</mark>'

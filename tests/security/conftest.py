@@ -15,12 +15,13 @@ from rageval_core.results import RESULTS_ENV, rows_to_table, write_parquet
 
 ENTRY = str(Path(__file__).resolve().parents[2] / "dashboard" / "streamlit_app.py")
 PAGES = ("runs", "diagnose", "tails", "retrieval", "cost", "compare", "question")
-# HTML, script, event handlers, a javascript: link and markdown that would fetch a URL.
+# HTML, script, event handlers, a javascript: link and markdown that would fetch a URL
+# (also after a lone carriage return, which ends a CommonMark line).
 XSS = (
     '<img src=x onerror="window.__xss=1"><script>window.__xss=2</script>'
     '<svg onload="window.__xss=3"><b id="xss-bold">bold</b>"\' '
     '<a href="javascript:alert(1)">x</a> ![track](http://127.0.0.1:9/t.png) '
-    "[click](javascript:alert(1))"
+    "[click](javascript:alert(1))\r![cr](http://127.0.0.1:9/cr.png)"
 )
 RAW_MARKERS = ("<img", "<script", "<svg", "<b id=", '<a href="javascript')
 

@@ -29,7 +29,7 @@ def assert_escaped(at, helpers, where: str) -> int:
         if allow_html:
             # One line = one CommonMark HTML block: markdown inside it (an image that would
             # fetch a URL, a javascript: link) is not parsed, only shown.
-            assert "\n" not in text, (where, kind, text[:300])
+            assert "\n" not in text and "\r" not in text, (where, kind, text[:300])
         else:
             assert "](http://127.0.0.1:9" not in text, (where, kind, text[:300])
             assert "](javascript:" not in text, (where, kind, text[:300])
