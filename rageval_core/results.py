@@ -269,6 +269,17 @@ class Journal:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._fh: IO[str] = open(self.path, "a", encoding="utf-8")  # noqa: SIM115
+        if self._ends_torn():
+            # A killed writer left half a line: end it, so the next row is not glued onto it.
+            self._fh.write("\n")
+            self._fh.flush()
+
+    def _ends_torn(self) -> bool:
+        with open(self.path, "rb") as fh:
+            if fh.seek(0, os.SEEK_END) == 0:
+                return False
+            fh.seek(-1, os.SEEK_END)
+            return fh.read(1) != b"\n"
 
     def append(self, row: Mapping[str, Any]) -> None:
         self._fh.write(json.dumps(row, ensure_ascii=False, default=str) + "\n")

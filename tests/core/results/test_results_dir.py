@@ -134,6 +134,18 @@ def test_torn_last_line_is_reported_not_raised(tmp_path):
     assert problems == [f"{path}:3: truncated last line (interrupted write)"]
 
 
+def test_appending_after_a_torn_line_keeps_the_new_row(tmp_path):
+    # --resume after kill -9 reopens a journal whose last line was cut mid-write: the next
+    # row must start on its own line, not be glued to the torn one and lost with it.
+    path = tmp_path / "questions.jsonl"
+    path.write_text('{"question_id": "q1"}\n{"question_id": "q2", "ans')
+    with results.Journal(path) as j:
+        j.append({"question_id": "q3"})
+    rows, problems = results.read_journal(str(path))
+    assert [r["question_id"] for r in rows] == ["q1", "q3"]
+    assert len(problems) == 1 and ":2: " in problems[0]
+
+
 def test_journal_repeated_question_keeps_last_write(tmp_path):
     path = tmp_path / "questions.jsonl"
     with results.Journal(path) as j:
