@@ -558,6 +558,9 @@ def _from_squad(
             if context is None or qas is None:
                 problems.append(f"{where}: a paragraph needs 'context' and 'qas'")
                 continue
+            if not context.strip():  # a chunk needs text: the dataset would not load
+                problems.append(f"{where}: a paragraph needs a non-empty 'context'")
+                continue
             chunk_id = f"{doc_id}#{p}"
             corpus.append(Chunk(id=chunk_id, doc_id=doc_id, text=context))
             for k, qa in enumerate(qas):
@@ -593,6 +596,8 @@ def import_squad(
             problems.append(f"{path}:{exc.lineno}:{exc.colno}: invalid JSON: {exc.msg}")
         else:
             questions, corpus = _from_squad(data, path, problems)
+            if not questions and not problems:  # `questions: []` would not load either
+                problems.append(f"{path}: no questions to import")
     if problems:
         raise DatasetError(f"{path}: cannot import SQuAD", problems)
     return write_dataset(

@@ -140,3 +140,27 @@ def test_duplicate_squad_ids_are_reported(tmp_path: Path) -> None:
     with pytest.raises(DatasetError) as info:
         import_squad(path, tmp_path / "out")
     assert info.value.problems == [f"{path}: data[0].paragraphs[0].qas[1]: duplicate question id y"]
+
+
+@pytest.mark.parametrize(
+    ("data", "problem"),
+    [
+        ([], "no questions to import"),
+        ([{"title": "T", "paragraphs": [{"context": "c", "qas": []}]}], "no questions to import"),
+        (
+            [{"title": "T", "paragraphs": [{"context": " ", "qas": [qa("y", "Q?", ["a"])]}]}],
+            "data[0].paragraphs[0]: a paragraph needs a non-empty 'context'",
+        ),
+    ],
+)
+def test_nothing_is_written_when_the_result_would_not_load(
+    tmp_path: Path, data: list, problem: str
+) -> None:
+    # Writing first and failing the load after left an invalid dataset.yaml behind, which
+    # the next import then refused to replace without --force.
+    path = tmp_path / "e.json"
+    path.write_text(json.dumps({"version": "v2.0", "data": data}))
+    with pytest.raises(DatasetError) as info:
+        import_squad(path, tmp_path / "out")
+    assert info.value.problems == [f"{path}: {problem}"]
+    assert not (tmp_path / "out").exists()
