@@ -26,6 +26,7 @@ from typing import Any
 MASK = "***"
 SECRET_KEY_RE = re.compile(r"key|token|secret|password|credential", re.IGNORECASE)
 ENV_NAME_SUFFIX = "_env"
+MIN_SECRET_LEN = 8
 
 
 def is_secret_key(key: object) -> bool:
@@ -54,9 +55,12 @@ def secret_values(value: Any, under_secret: bool = False) -> list[str]:
 
     Rule 1 masks them where they are written; collecting them lets rule 2 scrub them from
     every other string too, since user code may echo such a value in an error message.
+    Values shorter than `MIN_SECRET_LEN` are left out: the key rule is broad (`tokenizer:
+    word`, `primary_key: id`) and scrubbing such words from every answer would ruin rows,
+    while a real credential is longer.
     """
     if isinstance(value, str):
-        return [value] if under_secret else []
+        return [value] if under_secret and len(value.strip()) >= MIN_SECRET_LEN else []
     found: list[str] = []
     if isinstance(value, Mapping):
         for k, v in value.items():

@@ -58,9 +58,11 @@ def test_env_names_found_anywhere():
 
 def test_secret_values_are_the_strings_under_secret_keys():
     config = {
-        "params": {"api_key": "sk-1", "top_k": 5, "auth": {"token": ["t1", 2]}},
+        "params": {"api_key": "sk-12345", "top_k": 5, "auth": {"token": ["t1-long-value", 2]}},
         "judge": {"api_key_env": "NAME"},
         "model": "m",
+        "tokenizer": "word",  # too short to be a credential: not scrubbed from every answer
     }
-    assert secret_values(config) == ["sk-1", "t1"]
-    assert Redactor.for_env([], {}, extra=secret_values(config)).text("bad sk-1") == f"bad {MASK}"
+    assert secret_values(config) == ["sk-12345", "t1-long-value"]
+    redactor = Redactor.for_env([], {}, extra=secret_values(config))
+    assert redactor.text("bad sk-12345, one word") == f"bad {MASK}, one word"
