@@ -146,8 +146,15 @@ def _num(v: float | None) -> str:
     return "" if v is None else f"{v:g}"
 
 
+# Markdown-active characters of an echoed value (brackets and parentheses make links and
+# images, `:` a bare-URL autolink, `$` LaTeX, `<` inline HTML): the page shows messages with
+# st.error, which renders markdown, and a crafted link must not draw a foreign link or image.
+_MD_ACTIVE = re.compile(r"([\\`*_{}\[\]()#+!|<>~$:&])")
+
+
 def _short(value: str) -> str:
-    return repr(value[:60] + ("…" if len(value) > 60 else ""))
+    """A URL value, cut and quoted, safe to show in a markdown-rendered message."""
+    return _MD_ACTIVE.sub(r"\\\1", repr(value[:60] + ("…" if len(value) > 60 else "")))
 
 
 def _one(raw: list[str]) -> str:
@@ -207,7 +214,10 @@ def _tags(raw: list[str]) -> tuple[str, ...]:
 def _bound(text: str) -> float | None:
     if text == "":
         return None
-    value = float(text)  # ValueError names the text
+    try:
+        value = float(text)
+    except ValueError:  # float's own message would echo the text unescaped
+        raise ValueError(f"could not convert string to float: {_short(text)}") from None
     if not math.isfinite(value):
         raise ValueError(f"range bound must be finite, got {_short(text)}")
     return value

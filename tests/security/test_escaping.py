@@ -61,3 +61,36 @@ def test_question_page_shows_payload_as_text(poisoned, app, helpers, question_id
     html_bodies = [t for _, allow, t in helpers.page_strings(at) if allow]
     assert any("&lt;script&gt;" in t for t in html_bodies)
     assert_escaped(at, helpers, "question")
+
+
+MD_LINK = "![t](http://127.0.0.1:9/t.png)[x](http://127.0.0.1:9/x)"
+
+
+def test_bad_url_values_echoed_in_errors_are_not_markdown(demo_results, app, helpers):
+    # A crafted link must not make the dashboard draw an image from (or a link to) another
+    # site in its own error box: every echoed value is shown as text.
+    params = {
+        "run": MD_LINK,
+        "baseline": MD_LINK,
+        "runs": [MD_LINK],
+        "question": MD_LINK,
+        "metric": MD_LINK,
+        "sort": MD_LINK,
+        "chart": MD_LINK,
+        "tags": ["<" + MD_LINK],
+        # a bound that is not a number: a protocol-relative link has no ':' to split on
+        "range": ["faithfulness:![t](//127.0.0.1/t.png):"],
+        "answerable": MD_LINK,
+        "page": MD_LINK,
+    }
+    at = app(demo_results)
+    at.run()
+    for page in helpers.PAGES:
+        for k, v in params.items():  # each page writes the cleaned state back to the URL
+            at.query_params[k] = v
+        at.switch_page(f"app_pages/{page}.py").run()
+        assert not at.exception, (page, at.exception)
+        errors = [t for kind, _, t in helpers.page_strings(at) if kind == "error"]
+        assert sum("Ignored URL parameter" in e for e in errors) >= len(params), (page, errors)
+        assert not any("](" in e for e in errors), (page, errors)
+        assert_escaped(at, helpers, page)
