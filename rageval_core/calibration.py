@@ -28,6 +28,17 @@ from rageval_core.metrics.generation import normalize_answer
 from rageval_core.models import VERDICTS
 
 FAITHFUL = ("faithful", "unfaithful")
+_NUMBER_TAGS = {"tag:yaml.org,2002:int", "tag:yaml.org,2002:float"}
+
+
+class _LabelLoader(yaml.SafeLoader):
+    """Safe YAML where numbers stay the text written: the dataset keeps `id: 001` as "001",
+    so a label must too, or it would match no question. Booleans (`faithful:`) still parse."""
+
+    yaml_implicit_resolvers = {
+        first: [(tag, rx) for tag, rx in resolvers if tag not in _NUMBER_TAGS]
+        for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+    }
 
 
 @dataclass(frozen=True)
@@ -43,7 +54,7 @@ def load_labels(path: str | Path) -> list[Label]:
     """Read and validate a labels file; every problem is listed in one DatasetError."""
     path = Path(path)
     try:
-        doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+        doc = yaml.load(path.read_text(encoding="utf-8"), Loader=_LabelLoader)
     except (OSError, yaml.YAMLError) as exc:
         raise DatasetError(f"{path}: cannot read labels ({exc})") from None
     entries = doc.get("labels") if isinstance(doc, dict) else None

@@ -136,3 +136,18 @@ def test_calibrate_command_unknown_run_is_one_clear_error(tmp_path, capsys):
     code = cli.main(["calibrate", str(labels), "--run", "nope", "--results", str(tmp_path)])
     assert code == 1
     assert "no such run" in capsys.readouterr().err
+
+
+def test_numeric_looking_ids_and_claims_keep_their_text(tmp_path):
+    # The golden dataset keeps `id: 001` as the text "001" (dataset.py); a label must match
+    # it, not become "1" and be reported as "question not in the run".
+    path = tmp_path / "labels.yaml"
+    path.write_text(
+        "labels:\n"
+        "  - {question_id: 001, claim: 1998, verdict: supported}\n"
+        "  - {question_id: 1.10, faithful: true}\n"
+    )
+    assert load_labels(path) == [
+        Label("001", "supported", "1998"),
+        Label("1.10", "faithful"),
+    ]
