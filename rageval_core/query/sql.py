@@ -228,13 +228,15 @@ FROM (
 ORDER BY run_id, kind, coalesce(abs(delta), 'inf'::DOUBLE) DESC, question_id, metric_order
 """
 
+# A change counts when it is more than the tolerance: the 1e-9 slack keeps a move of
+# exactly the tolerance (0.70 - 0.75 = -0.05000000000000004 in floating point) out.
 CHANGES_METRIC = """
 SELECT run_id, question_id, question, '{metric}' AS metric, {order} AS metric_order,
        CASE WHEN {delta} {worse} 0 THEN 'regression' ELSE 'improvement' END AS kind,
        "base_{metric}"::DOUBLE AS base, "{metric}"::DOUBLE AS value, {delta}::DOUBLE AS delta,
        base_failure_type, failure_type
 FROM {paired}
-WHERE NOT isnan({delta}) AND abs({delta}) > $tolerance
+WHERE NOT isnan({delta}) AND abs({delta}) > $tolerance + 1e-9
 """
 
 CHANGES_FLIPS = """

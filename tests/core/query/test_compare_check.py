@@ -306,3 +306,23 @@ def test_cli_compare_lists_questions_per_candidate_escaped_in_markdown(results, 
     assert "**cand: Regressed: 4 questions, improved: 2, mixed: 1 (tolerance 0.05)**" in md
     # a `|` in untrusted text stays inside its cell; a newline does not end the row
     assert "| regression | h \\| x | what about h \\| x? second line | unchanged |" in md
+
+
+def test_a_change_of_exactly_the_tolerance_is_not_a_regression(results):
+    # 0.70 - 0.75 is -0.05000000000000004 in floating point: "more than the tolerance"
+    # must not catch a drop of exactly the tolerance.
+    pairs = [(0.75, 0.70), (0.55, 0.60), (0.9, 0.8)]
+    write_run(
+        results, "base", [row(f"q{i}", answer_correctness=b) for i, (b, _) in enumerate(pairs)]
+    )
+    write_run(
+        results,
+        "cand",
+        [row(f"q{i}", answer_correctness=c) for i, (_, c) in enumerate(pairs)],
+        created_at="2025-01-02T00:00:00Z",
+    )
+    c = compare_runs(
+        ResultsStore(results), ["base", "cand"], metrics=["answer_correctness"], tolerance=0.05
+    )
+    assert list(c.changes["question_id"]) == ["q2"]
+    assert list(c.changes["kind"]) == ["regression"]
