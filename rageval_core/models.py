@@ -6,7 +6,7 @@ library passes these typed values. This module must not do I/O.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, get_args
 
@@ -107,14 +107,24 @@ class PipelineOutput:
         answer = value.get("answer")
         if not isinstance(answer, str):
             raise PipelineError("pipeline output field 'answer' must be a string")
+        items = value.get("retrieved") or []
+        if isinstance(items, (str, bytes, Mapping)) or not isinstance(items, Sequence):
+            raise PipelineError(
+                f"pipeline output field 'retrieved' must be a list of chunks, "
+                f"got {type(items).__name__}"
+            )
         retrieved = []
-        for i, item in enumerate(value.get("retrieved") or []):
+        for i, item in enumerate(items):
             if isinstance(item, RetrievedChunk):
                 retrieved.append(item)
                 continue
             if not isinstance(item, Mapping) or not isinstance(item.get("id"), str):
                 raise PipelineError(f"pipeline output retrieved[{i}] needs a string 'id'")
             score = item.get("score")
+            if score is not None and (
+                isinstance(score, bool) or not isinstance(score, (int, float))
+            ):
+                raise PipelineError(f"pipeline output retrieved[{i}].score must be a number")
             retrieved.append(
                 RetrievedChunk(
                     id=item["id"],
