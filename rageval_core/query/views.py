@@ -9,7 +9,7 @@ Metric names, sort keys and columns are checked against the whitelists below and
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -65,14 +65,30 @@ def _df(cur: duckdb.DuckDBPyConnection, q: str, params: Mapping[str, Any]) -> pd
         raise ResultsError(f"unreadable results file ({exc})") from exc
 
 
+def _cache_retry(store: ResultsStore, compute: Callable[[], pd.DataFrame]) -> pd.DataFrame:
+    """`compute()` over the derived cache; once more after a refresh if a cache file it
+    named is gone (another process or thread rewrote the cache since this store's state)."""
+    try:
+        return compute()
+    except ResultsError as exc:
+        if not isinstance(exc.__cause__, duckdb.IOException):
+            raise
+        store.refresh()
+        return compute()
+
+
 def _over_summaries(store: ResultsStore, template: str, params: dict, **fmt: str) -> pd.DataFrame:
     """Run `template` with `{summary}` as every run's summary row (cached + live runs)."""
-    cur = store.cursor()
-    try:
-        with store.summary_source(cur) as (src, src_params):
-            return _df(cur, template.format(summary=src, **fmt), {**src_params, **params})
-    finally:
-        cur.close()
+
+    def compute() -> pd.DataFrame:
+        cur = store.cursor()
+        try:
+            with store.summary_source(cur) as (src, src_params):
+                return _df(cur, template.format(summary=src, **fmt), {**src_params, **params})
+        finally:
+            cur.close()
+
+    return _cache_retry(store, compute)
 
 
 def _tags(tags: Iterable[str] | str | None) -> list[str]:
@@ -204,23 +220,27 @@ def question_history(
     store: ResultsStore, question_id: str, *, dataset: str | None = None
 ) -> pd.DataFrame:
     """One question across every run, oldest first (narrow cache + running runs)."""
-    cur = store.cursor()
-    try:
-        with (
-            store.summary_source(cur) as (s_src, s_params),
-            store.metrics_source(cur) as (
-                m_src,
-                m_params,
-            ),
-        ):
-            q = sql.QUESTION_HISTORY.format(summary=s_src, metrics=m_src)
-            return _df(
-                cur,
-                q,
-                {**s_params, **m_params, "question_id": str(question_id), "dataset": dataset},
-            )
-    finally:
-        cur.close()
+
+    def compute() -> pd.DataFrame:
+        cur = store.cursor()
+        try:
+            with (
+                store.summary_source(cur) as (s_src, s_params),
+                store.metrics_source(cur) as (
+                    m_src,
+                    m_params,
+                ),
+            ):
+                q = sql.QUESTION_HISTORY.format(summary=s_src, metrics=m_src)
+                return _df(
+                    cur,
+                    q,
+                    {**s_params, **m_params, "question_id": str(question_id), "dataset": dataset},
+                )
+        finally:
+            cur.close()
+
+    return _cache_retry(store, compute)
 
 
 def flaky_questions(
@@ -242,7 +262,10 @@ def flaky_questions(
     key = ("flaky", dataset, _opt_str(dataset_version), float(correctness_threshold), min_runs)
     return store.memo(
         key,
-        lambda: _flaky(store, dataset, dataset_version, correctness_threshold, min_runs),
+        lambda: _cache_retry(
+            store,
+            lambda: _flaky(store, dataset, dataset_version, correctness_threshold, min_runs),
+        ),
         persist=True,
     )
 

@@ -312,3 +312,20 @@ def test_batched_cache_build_equals_run_by_run(results, tmp_path, monkeypatch):
     for q in ("q0", "q1", "q5"):
         assert question_history(batched, q).equals(question_history(single, q))
     assert sorted(map(str, batched.problems)) == sorted(map(str, single.problems))
+
+
+def test_cross_run_views_survive_a_cache_rewritten_under_them(results, tmp_path):
+    # Two stores on one cache (two dashboard processes, or a refresh on another thread):
+    # one rewrites the cache and removes the segment the other's state still names.
+    from rageval_core.query import failure_counts, question_history
+
+    write_run(results, "r0", [row("q1")], created_at="2025-01-01T00:00:00Z")
+    write_run(results, "r1", [row("q1")], created_at="2025-01-02T00:00:00Z")
+    a = ResultsStore(results, cache_dir=tmp_path / "c")
+    write_run(results, "r0", [row("q1", answer_correctness=0.25)])  # r0 changed on disk
+    ResultsStore(results, cache_dir=tmp_path / "c")  # its refresh drops r0's old segment
+    hist = question_history(a, "q1")
+    assert sorted(hist["run_id"]) == ["r0", "r1"]
+    assert hist.set_index("run_id").loc["r0", "answer_correctness"] == 0.25
+    assert set(runs_overview(a)["run_id"]) == {"r0", "r1"}
+    assert set(failure_counts(a)["run_id"]) == {"r0", "r1"}
