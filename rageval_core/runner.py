@@ -210,7 +210,9 @@ def evaluate_question(ctx: _Context, q: GoldenQuestion) -> dict[str, Any]:
     }
     if out is None:
         row.update(
-            dict.fromkeys(results.retrieval_columns(ks)),
+            # Nothing was retrieved: 0 for an answerable question (NULL would drop the
+            # crash from the means and flatter a pipeline that fails on hard questions).
+            retrieval_metrics([], q.gold_chunk_ids, ks),
             failure_type="error",
             claims=[],
             unsupported_claims=[],

@@ -56,6 +56,8 @@ def test_run_writes_a_complete_run(toy):
     err = rows["q003"]
     assert err["error"].startswith("ValueError: cannot handle")
     assert err["failure_type"] == "error" and err["answer"] is None
+    # A crash retrieved nothing: it counts as a miss in the retrieval means, not as absent.
+    assert err["recall_at_5"] == 0.0 and err["mrr"] == 0.0 and err["gold_ranks"] == [None]
 
     # Unanswerable: declining is the right answer, scored 1.0; retrieval metrics NULL.
     un = rows["u001"]
