@@ -21,7 +21,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--baseline",
         metavar="RUN|latest",
-        help="run to compare with; `latest` = newest complete run other than RUN",
+        help="run to compare with; `latest` = newest complete run made before RUN",
     )
     p.add_argument(
         "--thresholds",

@@ -20,7 +20,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--baseline",
         metavar="RUN|latest",
-        help="compare with this run; `latest` = newest complete run other than RUN",
+        help="compare with this run; `latest` = newest complete run made before RUN",
     )
     p.add_argument("--out", metavar="FILE.html", required=True, help="file to write")
     add_results_option(p)

@@ -147,20 +147,26 @@ def load_thresholds(path: str | os.PathLike[str]) -> tuple[Threshold, ...]:
 
 
 def resolve_baseline(store: ResultsStore, run_id: str, baseline: str | None) -> str | None:
-    """`latest` → the newest complete run other than `run_id` (None if there is none)."""
+    """`latest` → the newest complete run made before `run_id` (None if there is none).
+
+    "Before" by the manifests' `created_at` (then run id), so checking an older run never
+    compares it with a newer one; a run whose own manifest is unreadable is compared with
+    the newest complete run other than itself.
+    """
     if baseline is None:
         return None
     if baseline != "latest":
         return store.run_info(baseline).run_id
+    own = store.run_info(run_id).manifest
+    own_key = (own.created_at, run_id) if own else None
     # Manifests only: no run needs summarising to find the newest complete one.
     done = [
-        r
+        (r.manifest.created_at, r.run_id)
         for r in list_runs(store.location)
         if r.run_id != run_id and r.status == "complete" and r.manifest and r.readable
     ]
-    if not done:
-        return None
-    return max(done, key=lambda r: (r.manifest.created_at, r.run_id)).run_id
+    earlier = [k for k in done if own_key is None or k < own_key]
+    return max(earlier)[1] if earlier else None
 
 
 def check_run(

@@ -187,14 +187,6 @@ def paired_bootstrap_many(
     return lo, hi
 
 
-def paired_bootstrap(
-    diffs: np.ndarray, n_resamples: int = 2000, seed: int = 0
-) -> tuple[float, float]:
-    """95% percentile interval of the mean of one array of paired differences."""
-    lo, hi = paired_bootstrap_many(np.asarray(diffs, dtype=float)[:, None], n_resamples, seed)
-    return float(lo[0]), float(hi[0])
-
-
 CHANGE_COLUMNS: tuple[str, ...] = (
     "run_id",
     "question_id",

@@ -199,6 +199,7 @@ class ResultsStore:
         self._lock = threading.Lock()
         self._state = _State(None, (), _empty_summary(), _empty_metrics(), (), (), 0.0)
         self._memo: dict[tuple, Any] = {}
+        self._memo_lock = threading.Lock()
         if refresh:
             self.refresh()
 
@@ -278,16 +279,18 @@ class ResultsStore:
         reads it instead of computing it; files of an older store state are removed.
         """
         full = (self._state.fingerprint, *key)
-        if full in self._memo:
-            return self._memo[full].copy()
+        cached = self._memo.get(full)
+        if cached is not None:
+            return cached.copy()
         value = self._memo_load(full) if persist else None
         if value is None:
             value = compute()
             if persist:
                 self._memo_save(full, value)
-        if len(self._memo) >= 32:
-            self._memo.pop(next(iter(self._memo)))
-        self._memo[full] = value
+        with self._memo_lock:  # sessions run on threads; eviction must not race
+            if len(self._memo) >= 32:
+                self._memo.pop(next(iter(self._memo)), None)
+            self._memo[full] = value
         return value.copy()
 
     def _memo_path(self, full: tuple) -> Path | None:

@@ -186,14 +186,16 @@ def test_cli_check_pass_breach_and_errors(results, tmp_path, capsys):
     assert main(["check", "cand", "--thresholds", str(tmp_path / "nope.yaml"), *r]) == 2
 
 
-def test_latest_baseline_skips_running_and_self(results):
+def test_latest_baseline_is_the_newest_complete_run_before(results):
     from rageval_core.query import resolve_baseline
 
     _pair(results)
     write_run(results, "live", [row("q1")], status="running", created_at="2025-01-09T00:00:00Z")
+    write_run(results, "later", [row("q1")], created_at="2025-01-10T00:00:00Z")
     store = ResultsStore(results, refresh=False)
-    assert resolve_baseline(store, "cand", "latest") == "base"
-    assert resolve_baseline(store, "base", "latest") == "cand"
+    assert resolve_baseline(store, "cand", "latest") == "base"  # not "later", not running
+    assert resolve_baseline(store, "later", "latest") == "cand"  # skips the running run
+    assert resolve_baseline(store, "base", "latest") is None  # nothing came before it
     assert resolve_baseline(store, "base", None) is None
 
 
