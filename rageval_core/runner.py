@@ -34,6 +34,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 from tqdm import tqdm
 
@@ -338,6 +339,8 @@ class _RunFolder:
             return None
         try:
             data = json.loads(self.manifest.read_text(encoding="utf-8"))
+        except OSError as exc:  # a folder, no permission: the user's files, not our bug
+            raise ResultsError(f"{self.manifest}: cannot read ({exc.strerror or exc})") from exc
         except ValueError as exc:
             raise ResultsError(f"{self.manifest}: not valid JSON ({exc})") from exc
         return results.manifest_from_dict(data, str(self.manifest))
@@ -348,7 +351,15 @@ class _RunFolder:
     def done_rows(self) -> list[dict[str, Any]]:
         """Rows already recorded for this shard: final Parquet, else the journal."""
         if self.parquet.exists():
-            return pq.read_table(self.parquet).to_pylist()
+            try:
+                # Through a file handle: pyarrow would read a folder as an (empty) dataset.
+                with open(self.parquet, "rb") as fh:
+                    return pq.read_table(fh).to_pylist()
+            except (OSError, ValueError, pa.ArrowException) as exc:
+                reason = " ".join(str(getattr(exc, "strerror", None) or exc).split())
+                raise ResultsError(
+                    f"{self.parquet}: unreadable Parquet ({type(exc).__name__}: {reason})"
+                ) from exc
         if not self.journal.exists():
             return []
         rows, problems = results.read_journal(str(self.journal))
