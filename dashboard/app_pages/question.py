@@ -37,6 +37,11 @@ run = state.run or ui.pick_run(runs, None, key="question_run")
 question = state.question
 if question is None:
     ids = data.question_rows(run, sort="question_id", limit=MAX_PICKER).rows["question_id"]
+    if ids.empty:  # e.g. a run that has just started: its journal is still empty
+        page.publish(state.shared().with_(run=run))
+        st.info(f"Run '{run}' has no questions yet.")
+        ui.link("diagnose", f"Run {run}", ViewState(run=run))
+        st.stop()
     question = st.selectbox("Question", list(ids), key="question_pick")
 page.publish(state.shared().with_(run=run, question=question))
 

@@ -261,6 +261,14 @@ def test_question_with_bad_ids_says_so_without_an_exception(app, demo_results, p
     assert any(message in e for e in texts(at.error)), texts(at.error)
 
 
+def test_question_of_a_run_without_questions_says_it_has_none_yet(app, results):
+    make_running(results, LATEST, keep=0)  # just started: the journal is still empty
+    at = open_page(app(results, run=LATEST), "question")
+    assert any("has no questions yet" in i and LATEST in i for i in texts(at.info)), texts(at.info)
+    assert not any("None" in e for e in texts(at.error)), texts(at.error)
+    assert "question" not in at.query_params
+
+
 def test_question_without_a_question_offers_a_picker(app, demo_results):
     at = open_page(app(demo_results, run=LATEST), "question")
     assert at.selectbox(key="question_pick").value == "q001"
