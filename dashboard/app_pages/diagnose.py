@@ -24,6 +24,7 @@ TABLE_COLUMNS = [
     "cost_usd",
 ]
 ANSWERABLE = {None: "any", True: "answerable", False: "unanswerable"}
+FILTER_FIELDS = ("run", "search", "failure_types", "tags", "answerable", "ranges", "sort")
 
 page = ui.start("diagnose")
 state = page.state
@@ -101,8 +102,12 @@ view = state.shared().with_(
     sort=None if sort == "severity" else sort,
     page=state.page,
 )
-if view.with_(page=0) != state.with_(page=0):
-    view = view.with_(page=0)  # new filters start on the first page
+# New filters start on the first page. Only the table's own fields count: a URL may carry
+# others (a link back from a question carries `question`) that this view drops.
+# A URL without a (known) run shows the newest: that default is no change of run either.
+before = state.with_(run=state.run if state.run in set(runs["run_id"]) else runs["run_id"].iloc[0])
+if any(getattr(view, f) != getattr(before, f) for f in FILTER_FIELDS):
+    view = view.with_(page=0)
 filters = QuestionFilter(
     failure_types=view.failure_types,
     tags=view.tags,

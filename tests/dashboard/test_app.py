@@ -179,6 +179,24 @@ def test_diagnose_pages_through_the_table(app, demo_results, store):
     assert at.query_params["page"] == "1"
 
 
+def test_diagnose_keeps_the_urls_page_when_the_url_carries_other_fields(app, demo_results, store):
+    # A link from the Question page back to the table carries `question` as well.
+    at = open_page(app(demo_results, run=LATEST, page="1", question="q001"), "diagnose")
+    expected = question_rows(store, LATEST, limit=50, offset=50).rows
+    assert list(at.dataframe[0].value["question_id"]) == list(expected["question_id"])
+    assert at.query_params["page"] == "1"
+    # without a run the page shows the newest run: that default is not a new filter
+    at = open_page(app(demo_results, page="1", question="q001"), "diagnose")
+    assert at.query_params["run"] == LATEST and at.query_params["page"] == "1"
+
+
+def test_diagnose_goes_back_to_the_first_page_when_a_filter_changes(app, demo_results):
+    at = open_page(app(demo_results, run=LATEST, page="1"), "diagnose")
+    at.text_input(key="diagnose_search").input("DockBook").run()
+    no_exception(at)
+    assert "page" not in at.query_params
+
+
 def test_selecting_a_row_on_diagnose_opens_that_question(app, demo_results, store):
     at = open_page(app(demo_results, run=LATEST), "diagnose")
     qid = question_rows(store, LATEST, limit=50).rows["question_id"][4]
