@@ -23,7 +23,7 @@ from typing import Any
 
 import yaml
 
-from rageval_core.errors import DatasetError
+from rageval_core.errors import ConfigError, DatasetError
 from rageval_core.metrics.generation import normalize_answer
 from rageval_core.models import VERDICTS
 
@@ -155,10 +155,19 @@ class Calibration:
     questions: Agreement
 
 
+def check_faithful_min(value: float, name: str = "faithful_min") -> float:
+    """`value` if it is a faithfulness (0..1); ConfigError otherwise (NaN included)."""
+    if not 0.0 <= value <= 1.0:  # written so NaN fails too
+        raise ConfigError(f"{name} must be between 0 and 1, got {value}")
+    return value
+
+
 def calibrate(
     labels: Iterable[Label], rows: Iterable[Mapping[str, Any]], faithful_min: float = 1.0
 ) -> Calibration:
     """Compare labels with a run's rows (question_id, claims, faithfulness, judge_error)."""
+    # Out of range, every question would count as (un)faithful: a silent, useless kappa.
+    check_faithful_min(faithful_min)
     by_question = {str(r["question_id"]): r for r in rows}
     result = Calibration(Agreement(VERDICTS), Agreement(FAITHFUL))
     for label in labels:

@@ -3,9 +3,15 @@
 from __future__ import annotations
 
 import argparse
+import sys
 
 from rageval_core import results
-from rageval_core.calibration import calibrate, format_calibration, load_labels
+from rageval_core.calibration import (
+    calibrate,
+    check_faithful_min,
+    format_calibration,
+    load_labels,
+)
 from rageval_core.commands import add_results_option
 from rageval_core.errors import ResultsError
 
@@ -33,13 +39,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    check_faithful_min(args.faithful_min, "--faithful-min")  # before any file is read
     labels = load_labels(args.labels)
     info = results.inspect_run(results.results_location(args.results), args.run)
     if not info.readable:
         raise ResultsError(f"run {args.run} has no readable rows: {'; '.join(info.problems)}")
     table, problems = results.read_run_rows(info)
     for problem in problems:
-        print(f"warning: {problem}")
+        # stderr: stdout is the report, which users redirect to a file.
+        print(f"rageval calibrate: warning: {problem}", file=sys.stderr)
     rows = table.select([c for c in _COLUMNS if c in table.column_names]).to_pylist()
     print(format_calibration(calibrate(labels, rows, faithful_min=args.faithful_min)))
     return 0
