@@ -45,13 +45,18 @@ class Threshold:
 
 @dataclass(frozen=True)
 class CheckRow:
-    """One figure of the run, its baseline value and the limits it broke (if any)."""
+    """One figure of the run, its baseline value and the limits it broke (if any).
+
+    `notes` are limits that could not be checked and are not breaches (the baseline has
+    no value for the figure): shown on the row so a skipped limit is never silent.
+    """
 
     metric: str
     value: float | None
     baseline: float | None
     threshold: Threshold | None
     breaches: tuple[str, ...]
+    notes: tuple[str, ...] = ()
 
     @property
     def delta(self) -> float | None:
@@ -181,7 +186,8 @@ def check_run(
     `baseline` may be a run id, `latest`, or None. Without thresholds the result lists a
     default set of figures and passes. A limit on a figure the run lacks (e.g. no
     faithfulness because every answer was a refusal) is a breach: the gate cannot vouch
-    for it.
+    for it. A drop/rise limit on a figure the baseline lacks is not a breach (the run
+    itself is not at fault) but is noted on its row.
     """
     validate_run_id(run_id)
     info = store.run_info(run_id)
@@ -208,6 +214,7 @@ def check_run(
         t = by_metric.get(m)
         v, b = values.get(m), base_values.get(m)
         breaches: list[str] = []
+        row_notes: list[str] = []
         if t is not None:
             if v is None and (t.min is not None or t.max is not None):
                 breaches.append("no value")
@@ -220,11 +227,15 @@ def check_run(
                     breaches.append(f"dropped {b - v:.4g} > max_drop {t.max_drop:g}")
                 if t.max_rise is not None and v - b > t.max_rise + 1e-12:
                     breaches.append(f"rose {v - b:.4g} > max_rise {t.max_rise:g}")
+            elif base_id is not None and b is None:
+                skipped = [k for k in ("max_drop", "max_rise") if getattr(t, k) is not None]
+                if skipped:
+                    row_notes.append(f"baseline has no value: {'/'.join(skipped)} not checked")
             elif base_id is None and (t.max_drop is not None or t.max_rise is not None):
                 note = "no baseline: max_drop/max_rise not checked"
                 if note not in notes:
                     notes.append(note)
-        rows.append(CheckRow(m, v, b, t, tuple(breaches)))
+        rows.append(CheckRow(m, v, b, t, tuple(breaches), tuple(row_notes)))
     return CheckResult(run_id, base_id, tuple(rows), tuple(notes))
 
 
@@ -249,7 +260,7 @@ def format_check(result: CheckResult, fmt: str = "text") -> str:
         ]
         for r in result.rows:
             mark = "✗" if r.breached else "✓"
-            why = "; ".join(r.breaches)
+            why = "; ".join((*r.breaches, *r.notes))
             lines.append(
                 f"| {mark} | {r.label} | {_fmt(r.value)} | {_fmt(r.baseline)} | "
                 f"{_fmt_delta(r.delta)} | {why} |"
@@ -271,8 +282,8 @@ def format_check(result: CheckResult, fmt: str = "text") -> str:
         was = f"(was {_fmt(r.baseline)})" if r.baseline is not None else ""
         mark = "✗" if r.breached else " "
         line = f"{mark} {r.label:<{width}}  {_fmt(r.value):>6}  {was:<12}  {_fmt_delta(r.delta):>6}"
-        if r.breaches:
-            line += "  " + "; ".join(r.breaches)
+        if r.breaches or r.notes:
+            line += "  " + "; ".join((*r.breaches, *r.notes))
         lines.append(line.rstrip())
     lines += [f"note: {n}" for n in result.notes]
     lines.append(

@@ -186,6 +186,32 @@ def test_cli_check_pass_breach_and_errors(results, tmp_path, capsys):
     assert main(["check", "cand", "--thresholds", str(tmp_path / "nope.yaml"), *r]) == 2
 
 
+def test_a_limit_the_baseline_has_no_value_for_is_noted_on_its_row_not_a_breach(
+    results, tmp_path, capsys
+):
+    write_run(results, "base", [row("q1"), row("q2")], created_at="2025-01-01T00:00:00Z")
+    write_run(
+        results,
+        "cand",
+        [row("q1", faithfulness=0.2), row("q2", faithfulness=0.4)],
+        created_at="2025-01-02T00:00:00Z",
+    )
+    r = ["--results", str(results)]
+    limits = _thresholds(tmp_path, "faithfulness: {max_drop: 0.05}\nmrr: {max_rise: 0.0}\n")
+    assert main(["check", "cand", "--baseline", "base", "--thresholds", limits, *r]) == 0
+    out = capsys.readouterr().out
+    line = next(x for x in out.splitlines() if "faithfulness" in x)
+    assert "baseline has no value" in line and "max_drop" in line and "✗" not in line
+    assert "baseline has no value" not in next(x for x in out.splitlines() if "mrr" in x)
+    assert "PASSED" in out
+    md_args = ["check", "cand", "--baseline", "base", "--thresholds", limits]
+    assert main([*md_args, "--format", "markdown", *r]) == 0
+    md = capsys.readouterr().out
+    md_line = next(x for x in md.splitlines() if "| faithfulness |" in x)
+    assert md_line.startswith("| ✓ |") and "baseline has no value" in md_line
+    assert "**passed**" in md
+
+
 def test_latest_baseline_is_the_newest_complete_run_before(results):
     from rageval_core.query import resolve_baseline
 
