@@ -36,6 +36,9 @@ QUESTION_METRICS: tuple[str, ...] = (*QUALITY_METRICS, *LATENCY_COLUMNS, *COST_C
 TREND_METRICS: tuple[str, ...] = tuple(k for k in SUMMARY_KEYS)
 """Run-level figures a trend may plot (`<metric>` mean, `<metric>_p10`, rates, p95s…)."""
 
+COST_QUALITY_METRICS: tuple[str, ...] = tuple(k for m in QUALITY_METRICS for k in (m, f"{m}_p10"))
+"""Accepted `quality` of `cost_quality`: higher-is-better quality means and their p10."""
+
 _LOWER_IS_BETTER = frozenset(LATENCY_COLUMNS + COST_COLUMNS)
 _SEVERITY = (
     "CASE failure_type "
@@ -180,11 +183,19 @@ def cost_quality(
 ) -> pd.DataFrame:
     """Quality against p95 latency and cost per question, one row per run, best first.
 
+    `quality` is one of `COST_QUALITY_METRICS` (a quality mean or its p10, higher is
+    better); anything else is a ConfigError naming it.
+
     `dominated_latency` / `dominated_cost`: another run is at least as good on quality and
     at least as cheap on that axis, strictly better on one. `dominated` uses both axes;
     rows with `dominated == False` form the Pareto frontier.
     """
-    _check(quality, [k for k in SUMMARY_KEYS if not k.startswith(("n_", "failure_"))], "metric")
+    if quality not in COST_QUALITY_METRICS:
+        # The frontier treats higher as better: a latency, cost or rate would rank backwards.
+        raise ConfigError(
+            f"cost_quality: {str(quality)[:60]!r} is not a higher-is-better quality metric; "
+            f"expected one of: {', '.join(COST_QUALITY_METRICS)}"
+        )
     ids = [validate_run_id(r) for r in run_ids or ()]
     df = _over_summaries(store, sql.COST_QUALITY, {"run_ids": ids}, quality=quality)
     # Domination is a pairwise comparison of a few hundred per-run rows, not an aggregate.

@@ -129,6 +129,28 @@ def test_hostile_identifiers_rejected(store):
     assert question_history(store, "q1' OR '1'='1").empty
 
 
+@pytest.mark.parametrize(
+    "lower_is_better",
+    [
+        "total_ms_p95",
+        "cost_usd_per_question",
+        "missed_refusal_rate",
+        "false_refusal_rate",
+        "faithfulness_below_threshold",
+        "n_questions",
+    ],
+)
+def test_cost_quality_takes_only_higher_is_better_quality_metrics(store, lower_is_better):
+    # the frontier treats higher as better: a latency or a rate there would rank backwards
+    with pytest.raises(ConfigError, match=lower_is_better):
+        cost_quality(store, quality=lower_is_better)
+
+
+def test_cost_quality_takes_every_quality_metric_and_its_p10(store):
+    assert not cost_quality(store, quality="faithfulness_p10").empty
+    assert not cost_quality(store, quality="recall_at_5").empty
+
+
 def test_bottom_and_distribution(store):
     vals = np.array([f for f in FAITH if f is not None])
     cut = np.quantile(vals, 0.1)
