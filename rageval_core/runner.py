@@ -12,7 +12,8 @@ Order of writes, which is what makes a run survive `kill -9`:
 `--resume RUN_ID` reads the journal back, skips the question ids already there and
 finishes the rest. Ctrl-C stops submitting questions, records the ones in flight, marks
 the run `failed` (resumable) and re-raises KeyboardInterrupt, which the CLI turns into
-exit 130. Every string written goes through the run's `Redactor` first.
+exit 130; a second Ctrl-C does the same at once, leaving the questions in flight
+unrecorded. Every string written goes through the run's `Redactor` first.
 
 The pipeline is the user's code: anything it raises for one question becomes that row's
 `error` (`Type: message`, failure type `error`) and the run goes on.
@@ -24,11 +25,13 @@ import hashlib
 import importlib
 import json
 import os
+import queue
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, Future, wait
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -264,6 +267,52 @@ def evaluate_question(ctx: _Context, q: GoldenQuestion) -> dict[str, Any]:
     return ctx.redactor.row(row)
 
 
+# ---------------------------------------------------------------------------- the pool
+
+
+class _DaemonPool:
+    """A fixed pool of daemon worker threads handing out `Future`s.
+
+    Not ThreadPoolExecutor: Python joins its (non-daemon) threads at interpreter exit, so
+    even `shutdown(wait=False)` left an abandoned run (second Ctrl-C) waiting for every
+    question in flight — one pipeline call can take minutes. Daemon threads do not hold
+    the process; an abandoned question was never journalled, so nothing is lost.
+    """
+
+    def __init__(self, workers: int, name: str):
+        self._work: queue.SimpleQueue[tuple[Future[Any], Callable[..., Any], tuple] | None]
+        self._work = queue.SimpleQueue()
+        self._threads = [
+            threading.Thread(target=self._worker, name=f"{name}_{i}", daemon=True)
+            for i in range(workers)
+        ]
+        for t in self._threads:
+            t.start()
+
+    def submit(self, fn: Callable[..., Any], *args: Any) -> Future[Any]:
+        future: Future[Any] = Future()
+        self._work.put((future, fn, args))
+        return future
+
+    def _worker(self) -> None:
+        while (item := self._work.get()) is not None:
+            future, fn, args = item
+            if not future.set_running_or_notify_cancel():
+                continue  # cancelled while queued
+            try:
+                future.set_result(fn(*args))
+            except BaseException as exc:  # delivered to whoever waits on the future
+                future.set_exception(exc)
+
+    def shutdown(self, wait: bool) -> None:
+        """Stop the workers once the queue drains; cancel queued work first yourself."""
+        for _ in self._threads:
+            self._work.put(None)
+        if wait:
+            for t in self._threads:
+                t.join()
+
+
 # ---------------------------------------------------------------------------- the run folder
 
 
@@ -487,7 +536,8 @@ class Runner:
         self, ctx: _Context, todo: list[GoldenQuestion], done: int, journal: results.Journal
     ) -> list[dict[str, Any]]:
         """Run `todo` on a bounded pool; journal each row as it finishes. Ctrl-C: stop
-        submitting, record what is in flight, then re-raise."""
+        submitting, record what is in flight, then re-raise. A second Ctrl-C abandons the
+        questions in flight: no waiting for them, here or at exit."""
         new_rows: list[dict[str, Any]] = []
         bar = tqdm(
             total=done + len(todo),
@@ -506,9 +556,10 @@ class Runner:
                 new_rows.append(row)
                 bar.update(1)
 
-        pool = ThreadPoolExecutor(self.concurrency, thread_name_prefix="rageval")
+        pool = _DaemonPool(self.concurrency, "rageval")
         pending: set[Future[dict[str, Any]]] = set()
         queue = iter(todo)
+        abandoned = False
         try:
             while True:
                 # A short queue keeps memory flat and lets Ctrl-C stop quickly.
@@ -521,13 +572,20 @@ class Runner:
                 finished, pending = wait(pending, return_when=FIRST_COMPLETED)
                 record(finished)
         except KeyboardInterrupt:
-            for f in pending:
-                f.cancel()
-            self.log("interrupted: finishing the questions in flight (Ctrl-C again to abandon)")
-            record(f for f in wait(pending)[0] if not f.cancelled())
+            try:  # the second Ctrl-C may come at any point of this, the log line included
+                for f in pending:
+                    f.cancel()
+                self.log("interrupted: finishing the questions in flight (Ctrl-C again to abandon)")
+                record(f for f in wait(pending)[0] if not f.cancelled())
+            except KeyboardInterrupt:
+                abandoned = True
+                self.log("abandoned: the questions in flight are not recorded")
+                raise
             raise
         finally:
-            pool.shutdown(wait=True, cancel_futures=True)
+            for f in pending:
+                f.cancel()  # queued questions never start; running ones cannot be stopped
+            pool.shutdown(wait=not abandoned)
             bar.close()
         return new_rows
 

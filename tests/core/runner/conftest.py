@@ -18,11 +18,15 @@ import os
 import time
 
 
-def build(delay=0.0, fail_word="boom", secret_env=None, timings=True, swap=()):
+def build(delay=0.0, fail_word="boom", secret_env=None, timings=True, swap=(),
+          slow_from=None, slow_delay=0.0):
     secret = os.environ.get(secret_env) if secret_env else None
 
     def pipe(question):
         time.sleep(delay)
+        if slow_from is not None and "fact" in question:
+            if int(question.rstrip("?").split()[-1]) >= slow_from:
+                time.sleep(slow_delay)
         if fail_word in question:
             raise ValueError(f"cannot handle {question!r}" + (f" key={secret}" if secret else ""))
         if "fact" not in question:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import signal
+import subprocess
 import time
 from pathlib import Path
 
@@ -72,3 +73,33 @@ def test_ctrl_c_marks_the_run_failed_keeps_the_journal_and_exits_130(toy):
     assert resumed.returncode == 0, err
     ids = pq.read_table(toy.results / "c" / "questions.parquet").column("question_id").to_pylist()
     assert sorted(ids) == sorted(set(ids)) and len(ids) == N_QUESTIONS
+
+
+def test_second_ctrl_c_abandons_the_questions_in_flight_without_waiting(toy):
+    # q001, q002 answer at once; every later question takes a minute, so a run that waited
+    # for its questions in flight (on the second Ctrl-C, or at interpreter exit) would
+    # outlast the timeout below by far.
+    config = toy.config(params={"slow_from": 3, "slow_delay": 60.0}, concurrency=2)
+    proc = toy.cli("run", str(config), "--results", "results", "--run-id", "a", "--no-progress")
+    journal = toy.results / "a" / "questions.jsonl"
+    wait_for_lines(journal, 2, proc)
+    time.sleep(0.3)  # q003 and q004 are now in their minute-long sleep
+    proc.send_signal(signal.SIGINT)
+    first = proc.stderr.readline()
+    assert "interrupted: finishing the questions in flight" in first, first
+    interrupted_at = time.monotonic()
+    proc.send_signal(signal.SIGINT)
+    try:
+        _, err = proc.communicate(timeout=15)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
+        raise AssertionError("the second Ctrl-C still waited for the questions in flight") from None
+    assert time.monotonic() - interrupted_at < 15
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err and "abandon" in err, err
+
+    manifest = json.loads((toy.results / "a" / "manifest.json").read_text())
+    assert manifest["status"] == "failed"
+    assert journal_lines(journal) == 2 and manifest["totals"]["n_questions"] == 2
+    assert results.inspect_run(str(toy.results), "a").status == "failed"
