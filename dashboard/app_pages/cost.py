@@ -8,6 +8,9 @@ from dashboard.shaping import label
 from rageval_core.query import QUALITY_METRICS
 
 MAX_STAGE_RUNS = 30  # newest runs in the per-stage chart
+# Not correctness: a run that answers from memory is correct but unsupported, and on
+# correctness it dominates every grounded run, a misleading first view.
+DEFAULT_QUALITY = "faithfulness"
 
 page = ui.start("cost")
 state = page.state
@@ -19,8 +22,12 @@ quality = st.selectbox(
     format_func=label,
     key="cost_metric",
     index=QUALITY_METRICS.index(
-        state.metric if state.metric in QUALITY_METRICS else "answer_correctness"
+        state.metric if state.metric in QUALITY_METRICS else DEFAULT_QUALITY
     ),
+)
+st.caption(
+    "A run can be correct without being supported by what it retrieved (answering from "
+    "memory), so faithfulness is shown first; see both per question on Compare or Diagnose."
 )
 page.publish(state.shared().with_(metric=quality))
 

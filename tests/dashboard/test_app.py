@@ -343,6 +343,16 @@ def test_cost_page_marks_the_frontier_and_dominated_runs(app, demo_results):
     assert trace_names(at, 2)[0] == "retrieval p50"
 
 
+def test_cost_page_defaults_to_faithfulness_and_says_why(app, demo_results):
+    # On correctness the demo's "memorising" run (correct but unsupported) dominates all.
+    at = open_page(app(demo_results), "cost")
+    assert at.selectbox(key="cost_metric").value == "faithfulness"
+    assert at.query_params["metric"] == "faithfulness"
+    assert any("correct without being supported" in c for c in texts(at.caption)), texts(at.caption)
+    at = open_page(app(demo_results, metric="answer_correctness"), "cost")
+    assert at.selectbox(key="cost_metric").value == "answer_correctness"
+
+
 def test_compare_defaults_to_the_latest_two(app, demo_results, store):
     at = open_page(app(demo_results), "compare")
     assert at.query_params["baseline"] == PREVIOUS
