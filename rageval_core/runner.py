@@ -90,7 +90,9 @@ class RunOptions:
     """How to run, beyond the config. `pinned_time` is replay mode (used by the demo):
     the run is dated `pinned_time`, its duration and `finished_at` follow from the
     pipeline's own reported timings, and no git commit is recorded, so the same inputs
-    give byte-identical manifests and rows."""
+    give byte-identical manifests and rows. `sync_shards` is set when the results folder
+    stands in for object storage: a finished shard calls it before deciding whether the
+    whole run is complete."""
 
     results: str = "results"
     run_id: str | None = None
@@ -99,6 +101,9 @@ class RunOptions:
     shard: Shard | None = None
     progress: bool = True
     pinned_time: datetime | None = None
+    # (run folder, shard index, shard count): publish this finished shard where the other
+    # workers can see it and refresh their status files into the folder (storage.py)
+    sync_shards: Callable[[Path, int, int], None] | None = None
 
 
 @dataclass(frozen=True)
@@ -658,6 +663,9 @@ class Runner:
                 folder.shard_status,
                 {"status": status, "finished_at": finished_at, "totals": totals},
             )
+            if not failed and self.options.sync_shards is not None:
+                # Other workers finish elsewhere: look at their status now, not at start-up.
+                self.options.sync_shards(folder.path, folder.shard.index, folder.shard.count)
             if failed or not self._all_shards_complete(folder, manifest.shards):
                 return RunResult(folder.run_id, folder.path, status, totals)
             totals = self._shard_totals(folder, manifest.shards)

@@ -15,6 +15,7 @@ botocore; nothing here reads or stores them.
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -64,6 +65,55 @@ class StagedRun:
             local = folder / name
             fs.get_file(path, str(local))
             self.downloaded[f"{run_id}/{name}"] = _digest(local)
+
+    def sync_shard(self, folder: Path, index: int, count: int) -> None:
+        """Publish finished shard `index` of the run in `folder`, then fetch every other
+        shard's status (and, when complete, its Parquet) from the bucket into `folder`.
+
+        Shard workers run on different machines: what one downloaded at start says nothing
+        about shards that finished since, so the last to finish would never see the run
+        complete. Each worker puts its status up *before* reading the others', so of two
+        finishing together at least one sees both. The manifest goes up before the status
+        (and only if the bucket has none): a worker that finalises has seen every status,
+        so its complete manifest always lands after any worker's "running" one.
+        """
+        fs, root = results.filesystem(self.location)
+        run_id = results.validate_run_id(folder.name)
+        remote = f"{root}/{run_id}"
+
+        def put(name: str) -> None:
+            fs.put_file(str(folder / name), f"{remote}/{name}")
+            self.downloaded[f"{run_id}/{name}"] = _digest(folder / name)  # the bucket's now
+
+        if (folder / results.parquet_name(index)).exists():
+            put(results.parquet_name(index))
+        fs.invalidate_cache(remote)
+        if not fs.exists(f"{remote}/{results.MANIFEST}"):
+            put(results.MANIFEST)
+        else:  # ours must never replace the bucket's (possibly already final) manifest
+            self.downloaded[f"{run_id}/{results.MANIFEST}"] = _digest(folder / results.MANIFEST)
+        put(f"shard-{index}.json")
+        for k in range(count):
+            if k != index:
+                self._fetch_shard(fs, remote, folder, k)
+
+    def _fetch_shard(self, fs, remote: str, folder: Path, k: int) -> None:
+        """Shard `k`'s status from the bucket (removed here when it has none), and its
+        Parquet when complete. A status whose Parquet is missing is dropped: not complete."""
+        status = folder / f"shard-{k}.json"
+        parquet = folder / results.parquet_name(k)
+        try:
+            fs.get_file(f"{remote}/{status.name}", str(status))
+            complete = json.loads(status.read_text(encoding="utf-8")).get("status") == "complete"
+            if complete:
+                fs.get_file(f"{remote}/{parquet.name}", str(parquet))
+        except FileNotFoundError:
+            status.unlink(missing_ok=True)
+            return
+        except (ValueError, AttributeError):
+            return  # unreadable status: the runner sees it as not complete
+        for path in (status, parquet) if complete else (status,):
+            self.downloaded[f"{folder.name}/{path.name}"] = _digest(path)
 
     def upload(self) -> list[str]:
         """Upload every run folder written here (finished or failed); return their URLs.

@@ -41,7 +41,7 @@ def _run(args: argparse.Namespace) -> int:
     config = load_config(args.config)
     location = results_location(args.results)
 
-    def _go(folder: str):
+    def _go(folder: str, sync_shards=None):
         return run(
             config,
             RunOptions(
@@ -51,6 +51,7 @@ def _run(args: argparse.Namespace) -> int:
                 concurrency=args.concurrency,
                 shard=Shard.parse(args.shard) if args.shard else None,
                 progress=not args.no_progress,
+                sync_shards=sync_shards,
             ),
         )
 
@@ -60,7 +61,7 @@ def _run(args: argparse.Namespace) -> int:
 
         with staged(location, args.resume or args.run_id) as stage:
             try:
-                result = _go(str(stage.local_root))
+                result = _go(str(stage.local_root), stage.sync_shard)
             finally:
                 stage.upload()
         where = f"{location.rstrip('/')}/{result.run_id}"

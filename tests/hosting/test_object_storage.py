@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import boto3
@@ -207,3 +208,96 @@ def test_demo_writes_into_a_bucket(bucket, tmp_path, capsys):
         runs = store.runs()
         assert sorted(r.run_id for r in runs) == sorted(demo_run_id(d) for d in DEMO_RUNS)
         assert {r.status for r in runs} == {"complete"} and not store.problems
+
+
+GATED_PIPELINE = """
+import os
+import time
+from pathlib import Path
+
+from rageval_core.example.pipeline import build as build_example
+
+
+def build(**params):
+    pipe = build_example(**params)
+    gate = os.environ.get("TEST_GATE")
+
+    def gated(question):
+        if gate:
+            Path(gate + ".started").touch()
+            while Path(gate).exists():
+                time.sleep(0.05)
+        return pipe(question)
+
+    return gated
+"""
+
+
+def test_sharded_run_completes_when_the_first_started_shard_finishes_last(bucket, tmp_path):
+    # Shard 0 starts (seeing no other shard), shard 1 starts and finishes, then shard 0
+    # finishes: only shard 0 can see that both are done, from the bucket, not its start-up
+    # download. It must write summary.json and the complete manifest.
+    import json
+
+    import yaml
+
+    location = f"s3://{bucket}/sharded-late"
+    (tmp_path / "gated_pipeline.py").write_text(GATED_PIPELINE)
+    config = yaml.safe_load((EXAMPLE / "bm25-top5.yaml").read_text())
+    config["dataset"] = str((EXAMPLE / config["dataset"]).resolve())
+    config["pipeline"]["factory"] = "gated_pipeline:build"
+    (tmp_path / "gated.yaml").write_text(yaml.safe_dump(config))
+    gate = tmp_path / "gate"
+    gate.touch()
+
+    def shard(k: int, env: dict[str, str]) -> subprocess.Popen:
+        return subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "rageval_core.cli",
+                "run",
+                "gated.yaml",
+                "--results",
+                location,
+                "--run-id",
+                "nightly",
+                "--shard",
+                f"{k}/2",
+                "--no-progress",
+            ],
+            cwd=tmp_path,
+            env={**os.environ, **env},
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+
+    first = shard(0, {"TEST_GATE": str(gate)})
+    try:
+        deadline = time.monotonic() + 60
+        while not (tmp_path / "gate.started").exists():  # shard 0 is evaluating questions
+            assert first.poll() is None, first.communicate()
+            assert time.monotonic() < deadline, "shard 0 never started"
+            time.sleep(0.05)
+        second = shard(1, {})
+        out, err = second.communicate(timeout=120)
+        assert second.returncode == 0, err
+        assert inspect_run(location, "nightly").summary_file is None  # shard 0 still running
+    finally:
+        gate.unlink()
+    out, err = first.communicate(timeout=120)
+    assert first.returncode == 0, err
+
+    s3 = boto3.client("s3")
+    manifest = json.loads(
+        s3.get_object(Bucket=bucket, Key="sharded-late/nightly/manifest.json")["Body"].read()
+    )
+    assert manifest["status"] == "complete", manifest
+    assert manifest["totals"]["n_questions"] == 99
+    info = inspect_run(location, "nightly")
+    assert info.status == "complete" and info.ok, info.problems
+    assert info.summary_file is not None, "the last shard to finish wrote no summary.json"
+    assert len(info.parquet_files) == 2
+    with query.ResultsStore(location, read_only=True, cache_dir=tmp_path / "c") as store:
+        assert query.question_rows(store, "nightly", query.QuestionFilter()).total == 99
