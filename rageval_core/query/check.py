@@ -216,8 +216,9 @@ def check_run(
         breaches: list[str] = []
         row_notes: list[str] = []
         if t is not None:
-            if v is None and (t.min is not None or t.max is not None):
-                breaches.append("no value")
+            baseline_limit = b is not None and (t.max_drop is not None or t.max_rise is not None)
+            if v is None and (t.min is not None or t.max is not None or baseline_limit):
+                breaches.append("no value")  # the gate cannot vouch for what it cannot see
             if v is not None and t.min is not None and v < t.min - 1e-12:
                 breaches.append(f"below min {t.min:g}")
             if v is not None and t.max is not None and v > t.max + 1e-12:

@@ -212,6 +212,14 @@ def test_a_limit_the_baseline_has_no_value_for_is_noted_on_its_row_not_a_breach(
     assert "**passed**" in md
 
 
+def test_a_figure_the_run_lacks_but_the_baseline_has_breaches_a_drop_limit(results, tmp_path):
+    write_run(results, "base", [row("q1", faithfulness=0.9)], created_at="2025-01-01T00:00:00Z")
+    write_run(results, "cand", [row("q1")], created_at="2025-01-02T00:00:00Z")
+    r = ["--results", str(results)]
+    limits = _thresholds(tmp_path, "faithfulness: {max_drop: 0.05}\n")
+    assert main(["check", "cand", "--baseline", "base", "--thresholds", limits, *r]) == 1
+
+
 def test_latest_baseline_is_the_newest_complete_run_before(results):
     from rageval_core.query import resolve_baseline
 
