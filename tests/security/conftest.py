@@ -11,6 +11,7 @@ import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
+from rageval_core import query
 from rageval_core.results import RESULTS_ENV, rows_to_table, write_parquet
 
 ENTRY = str(Path(__file__).resolve().parents[2] / "dashboard" / "streamlit_app.py")
@@ -33,6 +34,15 @@ def demo_results(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("demo") / "results"
     shutil.copytree(committed, out, ignore=shutil.ignore_patterns(".rageval"))
     return out
+
+
+@pytest.fixture(scope="module")
+def store(demo_results, tmp_path_factory):
+    """A read-only store over the demo runs, with its cache in a folder of its own."""
+    with query.ResultsStore(
+        str(demo_results), read_only=True, cache_dir=tmp_path_factory.mktemp("c")
+    ) as s:
+        yield s
 
 
 def run_ids(results: Path) -> list[str]:

@@ -33,14 +33,6 @@ TRAVERSAL = [
 ]
 
 
-@pytest.fixture(scope="module")
-def store(demo_results, tmp_path_factory):
-    with query.ResultsStore(
-        str(demo_results), read_only=True, cache_dir=tmp_path_factory.mktemp("c")
-    ) as s:
-        yield s
-
-
 @pytest.mark.parametrize("bad", TRAVERSAL)
 def test_results_layer_rejects(bad, demo_results):
     with pytest.raises(ResultsError):

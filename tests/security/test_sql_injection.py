@@ -23,14 +23,6 @@ SQLI = [
 
 
 @pytest.fixture(scope="module")
-def store(demo_results, tmp_path_factory):
-    with query.ResultsStore(
-        str(demo_results), read_only=True, cache_dir=tmp_path_factory.mktemp("c")
-    ) as s:
-        yield s
-
-
-@pytest.fixture(scope="module")
 def run_id(demo_results, helpers):
     return helpers.run_ids(demo_results)[-1]
 
