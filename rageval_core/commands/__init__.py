@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import argparse
 
+from rageval_core.results import validate_run_id
+
 
 def add_results_option(parser: argparse.ArgumentParser) -> None:
     """The `--results DIR|URL` option every command that reads or writes runs takes."""
@@ -17,3 +19,19 @@ def add_results_option(parser: argparse.ArgumentParser) -> None:
         help="results folder or object-store URL such as s3://bucket/prefix "
         "(default: $RAGEVAL_RESULTS, else results/)",
     )
+
+
+def add_baseline_option(parser: argparse.ArgumentParser, help: str) -> None:
+    """`--baseline RUN|latest`, shared by the commands that compare a run with another."""
+    parser.add_argument(
+        "--baseline",
+        metavar="RUN|latest",
+        help=f"{help}; `latest` = newest complete run made before RUN",
+    )
+
+
+def validate_run_args(run: str, baseline: str | None) -> None:
+    """Reject unsafe run ids (from a CI script or a pasted URL) before anything is read."""
+    validate_run_id(run)
+    if baseline and baseline != "latest":
+        validate_run_id(baseline)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from rageval_core.commands import add_results_option
+from rageval_core.commands import add_baseline_option, add_results_option, validate_run_args
 from rageval_core.results import results_location
 
 
@@ -18,11 +18,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "Exit 0 = pass, 1 = breach, 2 = bad arguments or thresholds.",
     )
     p.add_argument("run", metavar="RUN", help="run id to check")
-    p.add_argument(
-        "--baseline",
-        metavar="RUN|latest",
-        help="run to compare with; `latest` = newest complete run made before RUN",
-    )
+    add_baseline_option(p, "run to compare with")
     p.add_argument(
         "--thresholds",
         metavar="FILE",
@@ -37,11 +33,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def _check(args: argparse.Namespace) -> int:
     from rageval_core.query import ResultsStore, check_run, load_thresholds, parse_thresholds
     from rageval_core.query.check import format_check
-    from rageval_core.results import validate_run_id
 
-    validate_run_id(args.run)
-    if args.baseline and args.baseline != "latest":
-        validate_run_id(args.baseline)
+    validate_run_args(args.run, args.baseline)
     with ResultsStore(results_location(args.results), read_only=True, refresh=False) as store:
         if args.thresholds:
             thresholds = load_thresholds(args.thresholds)

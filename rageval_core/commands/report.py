@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from rageval_core.commands import add_results_option
-from rageval_core.results import results_location, validate_run_id
+from rageval_core.commands import add_baseline_option, add_results_option, validate_run_args
+from rageval_core.results import results_location
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -17,11 +17,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "their unsupported claims and judge reasons, and the comparison with --baseline.",
     )
     p.add_argument("run", metavar="RUN", help="run id")
-    p.add_argument(
-        "--baseline",
-        metavar="RUN|latest",
-        help="compare with this run; `latest` = newest complete run made before RUN",
-    )
+    add_baseline_option(p, "compare with this run")
     p.add_argument("--out", metavar="FILE.html", required=True, help="file to write")
     add_results_option(p)
     p.add_argument(
@@ -35,9 +31,7 @@ def _report(args: argparse.Namespace) -> int:
     from rageval_core.errors import ConfigError
     from rageval_core.report import ReportLimits, write_report
 
-    validate_run_id(args.run)
-    if args.baseline and args.baseline != "latest":
-        validate_run_id(args.baseline)
+    validate_run_args(args.run, args.baseline)
     if not 0 <= args.worst <= 500:
         raise ConfigError(f"--worst must be between 0 and 500, got {args.worst}")
     out = write_report(
