@@ -29,6 +29,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from rageval_core.results import MANIFEST, rows_to_table, write_parquet
+from tests.conftest import IN_CI
 
 CHROMIUM = Path("/usr/bin/chromium")  # the shared `browser` fixture is in tests/conftest.py
 ROOT = Path(__file__).resolve().parents[2]
@@ -62,8 +63,8 @@ class Server:
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    if CHROMIUM.exists():
-        return
+    if CHROMIUM.exists() or IN_CI:
+        return  # under CI the browser fixture fails each test instead of skipping it
     skip = pytest.mark.skip(reason=f"{CHROMIUM} is not installed (apt-get install chromium)")
     for item in items:
         if "e2e" in item.keywords:

@@ -19,8 +19,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rageval_core.metrics.retrieval import ndcg_at_k, retrieval_metrics
+from tests.conftest import import_or_skip_unless_ci
 
-pytrec_eval = pytest.importorskip("pytrec_eval")
+pytrec_eval = import_or_skip_unless_ci("pytrec_eval", "pip install pytrec-eval-terrier")
 
 KS = (1, 2, 3, 5, 7, 10, 20, 50)  # includes cut-offs beyond every generated list
 MEASURES = {
