@@ -305,6 +305,19 @@ QUESTION_CHANGE_TABS: dict[str, str] = {
 }
 
 
+def paired_deltas(metrics: pd.DataFrame, baseline: str) -> tuple[pd.DataFrame, list[str]]:
+    """(candidate rows of `Comparison.metrics` that have a delta, and for each candidate
+    run with no delta at all a line saying why) — an empty chart explains nothing."""
+    cand = metrics[metrics["run_id"] != baseline]
+    has = cand["delta"].notna()
+    reasons = [
+        f"No change to show for {run_id}: {'; '.join(dict.fromkeys(part['note'].dropna()))}."
+        for run_id, part in cand[~has].groupby("run_id", sort=False)
+        if not has[part.index].any()
+    ]
+    return cand[has], reasons
+
+
 def shorten(text: object, width: int = 80) -> str:
     """`text` on one line, cut to `width` characters with an ellipsis."""
     t = " ".join(str(text).split()) if text is not None and not pd.isna(text) else ""

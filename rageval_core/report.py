@@ -271,7 +271,7 @@ def _comparison_section(c: query.Comparison, run_id: str, lim: ReportLimits) -> 
             esc(r.metric),
             fmt(r.mean),
             f"{r.delta:+.3f}" if r.delta == r.delta else "—",
-            f"[{fmt(r.ci_low)}, {fmt(r.ci_high)}]",
+            esc(r.note) if isinstance(r.note, str) else f"[{fmt(r.ci_low)}, {fmt(r.ci_high)}]",
             "yes" if bool(r.significant) else "no",
             fmt(r.n_pairs, 0),
         ]
@@ -303,7 +303,8 @@ def _comparison_section(c: query.Comparison, run_id: str, lim: ReportLimits) -> 
                 ],
             )
         )
-    chart = _figure_html(_delta_chart(m[m["delta"].notna()]), "Change vs baseline")
+    paired = m[m["delta"].notna()]
+    chart = _figure_html(_delta_chart(paired), "Change vs baseline") if len(paired) else ""
     return "".join(out), chart
 
 

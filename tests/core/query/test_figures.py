@@ -1,0 +1,149 @@
+"""Figures that mean what their labels say, on real runs written to tmp_path.
+
+- comparing runs with nothing to pair (no question in common, a run of 0 rows) is a
+  defined result, not an exception, in the library, `rageval compare` and `report --baseline`
+- the paired bootstrap never raises and its interval holds the point estimate
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from rageval_core.cli import main
+from rageval_core.query import ResultsStore, compare_runs
+from rageval_core.query.compare import format_comparison, paired_bootstrap_many
+
+from .conftest import row, write_run
+
+# ---------------------------------------------------------------------------- nothing to pair
+
+
+def _runs(results):
+    """`base` (q1, q2), `other` (x1, x2: nothing in common), `empty` (0 rows), `holes`
+    (q1, q2 without answer_correctness)."""
+    write_run(
+        results,
+        "base",
+        [row("q1", answer_correctness=0.5), row("q2", answer_correctness=1.0)],
+        created_at="2025-01-01T00:00:00Z",
+    )
+    write_run(
+        results,
+        "other",
+        [row("x1", answer_correctness=0.2), row("x2", answer_correctness=0.4)],
+        created_at="2025-01-02T00:00:00Z",
+    )
+    write_run(results, "empty", [], created_at="2025-01-03T00:00:00Z")
+    write_run(
+        results,
+        "holes",
+        [row("q1", answer_correctness=None), row("q2", answer_correctness=None)],
+        created_at="2025-01-04T00:00:00Z",
+    )
+
+
+NOTES = {
+    ("base", "other"): "no questions in common",
+    ("base", "empty"): "empty has no questions",
+    ("empty", "base"): "baseline empty has no questions",
+    ("base", "holes"): "no question has a value in both runs",
+}
+
+
+@pytest.mark.parametrize(("baseline", "cand"), list(NOTES))
+def test_compare_with_nothing_to_pair_has_no_delta_and_says_why(results, baseline, cand):
+    _runs(results)
+    c = compare_runs(ResultsStore(results), [baseline, cand])
+    m = c.metrics[c.metrics["run_id"] == cand].set_index("metric")
+    ac = m.loc["answer_correctness"]
+    assert ac["n_pairs"] == 0 and not ac["significant"]
+    assert all(pd_missing(ac[k]) for k in ("delta", "ci_low", "ci_high"))
+    assert ac["note"] == NOTES[(baseline, cand)]
+    if cand != "holes":  # every metric is unavailable, and a warning says so once
+        assert set(m["note"]) == {NOTES[(baseline, cand)]}
+        assert any(NOTES[(baseline, cand)] in w for w in c.warnings), c.warnings
+    base_rows = c.metrics[c.metrics["run_id"] == baseline]
+    assert base_rows["note"].isna().all()  # the baseline's own rows need no reason
+    text = format_comparison(c)
+    assert NOTES[(baseline, cand)] in text
+
+
+def pd_missing(v) -> bool:
+    return v is None or (isinstance(v, float) and math.isnan(v))
+
+
+def test_cli_compare_with_nothing_to_pair_is_clean(results, capsys):
+    _runs(results)
+    for pair in (["base", "other"], ["base", "empty"], ["empty", "base"]):
+        assert main(["compare", *pair, "--results", str(results)]) == 0
+        out, err = capsys.readouterr()
+        assert "Traceback" not in err and err == ""
+        assert ("no questions in common" in out) or ("has no questions" in out), out
+        assert main(["compare", *pair, "--results", str(results), "--format", "markdown"]) == 0
+        assert "| metric |" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(("baseline", "cand"), [("base", "other"), ("base", "empty")])
+def test_report_with_a_baseline_that_shares_nothing(results, tmp_path, capsys, baseline, cand):
+    _runs(results)
+    out = tmp_path / "r.html"
+    argv = ["report", cand, "--baseline", baseline, "--out", str(out), "--results", str(results)]
+    assert main(argv) == 0, capsys.readouterr().err
+    html = out.read_text()
+    assert NOTES[(baseline, cand)] in html
+
+
+# ---------------------------------------------------------------------------- bootstrap
+
+_value = st.one_of(
+    st.floats(-1e6, 1e6, allow_nan=False, allow_infinity=False),
+    st.just(math.nan),
+    st.sampled_from([0.0, 1.0, 0.5]),  # ties
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.integers(0, 30).flatmap(
+        lambda n: st.integers(1, 3).flatmap(
+            lambda k: st.lists(st.lists(_value, min_size=k, max_size=k), min_size=n, max_size=n)
+        )
+    ),
+    st.integers(0, 3),
+)
+def test_bootstrap_never_raises_and_holds_the_estimate(rows, seed):
+    k = len(rows[0]) if rows else 2
+    diffs = np.array(rows, dtype=float).reshape(len(rows), k)
+    lo, hi = paired_bootstrap_many(diffs, n_resamples=200, seed=seed)
+    assert lo.shape == hi.shape == (k,)
+    again = paired_bootstrap_many(diffs, n_resamples=200, seed=seed)
+    np.testing.assert_array_equal(lo, again[0])
+    np.testing.assert_array_equal(hi, again[1])
+    for j in range(k):
+        col = diffs[:, j]
+        present = col[~np.isnan(col)]
+        if len(present) == 0:
+            assert np.isnan(lo[j]) and np.isnan(hi[j])
+            continue
+        est = present.mean()
+        slack = 1e-9 * max(1.0, abs(est), *np.abs(present))
+        assert lo[j] - slack <= est <= hi[j] + slack, (lo[j], est, hi[j])
+        if len(present) == 1:
+            assert lo[j] == pytest.approx(est) and hi[j] == pytest.approx(est)
+
+
+@pytest.mark.parametrize("shape", [(0,), (0, 3), (5, 0), (1,), (1, 2)])
+def test_bootstrap_takes_any_shape(shape):
+    diffs = np.full(shape, 0.25)
+    lo, hi = paired_bootstrap_many(diffs)
+    k = 1 if len(shape) == 1 else shape[1]
+    assert lo.shape == hi.shape == (k,)
+    if shape[0]:
+        assert np.allclose(lo, 0.25) and np.allclose(hi, 0.25)
+    else:
+        assert np.isnan(lo).all() and np.isnan(hi).all()
