@@ -49,6 +49,7 @@ SUMMARY_ROWS: tuple[tuple[str, str], ...] = (
     ("total_cost_per_question", "cost per question ($)"),
     ("cost_usd_total", "pipeline cost ($)"),
 )
+CORRECTNESS = "correctness (answerable)"
 TAIL_METRICS = ("faithfulness", "answer_correctness", "recall_at_5", "ndcg_at_10")
 NOT_OK = tuple(ft for ft in FAILURE_TYPES if ft != "ok")
 
@@ -329,7 +330,7 @@ def build_report(
     counts = query.failure_counts(store, run_ids)
     curve = query.recall_curve(store, run_ids)
     dists = {r: query.metric_distribution(store, r, "answer_correctness") for r in run_ids}
-    bottom = query.bottom_questions(store, run_id, "answer_correctness", pct=10)
+    tail = query.bottom_questions(store, run_id, "answer_correctness")
     worst = query.question_rows(
         store, run_id, query.QuestionFilter(failure_types=NOT_OK), limit=limits.worst
     )
@@ -353,16 +354,17 @@ def build_report(
             "Tails",
             _figure_html(_tails_chart(rows), "Mean vs 10th percentile")
             + _figure_html(_distribution_chart(dists), "Answer correctness per question")
-            + f"<h3>Bottom 10% by answer correctness ({len(bottom):,} questions)</h3>"
+            + f"<h3>Bottom {tail.pct:g}% by {CORRECTNESS}</h3>"
+            + f"<p>{esc(tail.describe(CORRECTNESS))}.</p>"
             + _table(
-                ["question", "failure type", "answer correctness"],
+                ["question", "failure type", CORRECTNESS],
                 [
                     [
                         f"<code>{esc(r.question_id)}</code> {esc(r.question, 200)}",
                         esc(r.failure_type),
                         fmt(r.value),
                     ]
-                    for r in bottom.head(30).itertuples()
+                    for r in tail.rows.head(30).itertuples()
                 ],
             ),
         ),

@@ -1,8 +1,10 @@
-"""Pages whose figures must say what they show: Compare with nothing to pair."""
+"""Pages whose figures must say what they show: Compare with nothing to pair, the bottom
+tenth on Tails."""
 
 from __future__ import annotations
 
 import json
+import math
 import shutil
 from pathlib import Path
 
@@ -11,6 +13,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 
+from dashboard.shaping import label
 from rageval_core.results import MANIFEST, SUMMARY
 
 from .conftest import LATEST
@@ -56,3 +59,15 @@ def test_compare_with_nothing_to_pair_says_why(app, results, rows, note):
     assert len(cand) and cand["delta"].isna().all()
     assert all(note in n for n in cand["note"]), list(cand["note"])
     assert any(note in i for i in texts(at.info)), texts(at.info)  # instead of an empty chart
+
+
+@pytest.mark.parametrize("metric", ["recall_at_5", "faithfulness", "answer_correctness"])
+def test_tails_shows_a_tenth_and_says_so(app, demo_results, metric):
+    values = pq.read_table(demo_results / LATEST / "questions.parquet").column(metric)
+    n = len(values) - values.null_count
+    shown = math.ceil(n / 10)
+    at = open_page(app(demo_results, run=LATEST, metric=metric), "tails")
+    table = at.dataframe(key="tails_bottom").value
+    assert len(table) == shown  # not every question tied at the cut
+    caption = next(c for c in texts(at.caption) if "bottom 10%" in c)
+    assert f"bottom 10%: {shown} of {n} questions, {label(metric)} ≤ " in caption, caption

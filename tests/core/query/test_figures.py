@@ -3,11 +3,14 @@
 - comparing runs with nothing to pair (no question in common, a run of 0 rows) is a
   defined result, not an exception, in the library, `rageval compare` and `report --baseline`
 - the paired bootstrap never raises and its interval holds the point estimate
+- the bottom 10% is a tenth of the questions whatever the ties, and its label says so
 """
 
 from __future__ import annotations
 
 import math
+import tempfile
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -15,7 +18,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rageval_core.cli import main
-from rageval_core.query import ResultsStore, compare_runs
+from rageval_core.errors import ConfigError
+from rageval_core.query import ResultsStore, bottom_questions, compare_runs
 from rageval_core.query.compare import format_comparison, paired_bootstrap_many
 
 from .conftest import row, write_run
@@ -147,3 +151,86 @@ def test_bootstrap_takes_any_shape(shape):
         assert np.allclose(lo, 0.25) and np.allclose(hi, 0.25)
     else:
         assert np.isnan(lo).all() and np.isnan(hi).all()
+
+
+# ---------------------------------------------------------------------------- the bottom tenth
+
+_score = st.one_of(
+    st.sampled_from([0.0, 0.5, 1.0]),  # ties, often
+    st.floats(0, 1),
+    st.none(),
+    st.sampled_from([math.nan, math.inf]),  # no value, as NULL
+)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.lists(_score, max_size=60).flatmap(
+        lambda s: st.tuples(st.just(s), st.permutations(range(len(s))))
+    ),
+    st.sampled_from([10, 10, 25, 50, 100]),
+    st.sampled_from(["faithfulness", "total_ms"]),
+)
+def test_the_tail_is_exactly_its_share_whatever_the_ties(scores_ids, pct, metric):
+    scores, perm = scores_ids
+    ids = [f"q{p:03d}" for p in perm]  # file order is not id order
+    with tempfile.TemporaryDirectory() as d:
+        write_run(Path(d), "r", [row(q, **{metric: s}) for q, s in zip(ids, scores, strict=True)])
+        with ResultsStore(d, read_only=True, refresh=False) as store:
+            tail = bottom_questions(store, "r", metric, pct=pct)
+    scored = [(s, q) for s, q in zip(scores, ids, strict=True) if s is not None]
+    scored = [(s, q) for s, q in scored if math.isfinite(s)]
+    high = metric == "total_ms"  # latency: the tail is the slowest
+    worst_first = sorted(scored, key=lambda t: (-t[0] if high else t[0], t[1]))
+    n = math.ceil(len(scored) * pct / 100)
+    assert tail.n_scored == len(scored)
+    assert len(tail.rows) == n
+    assert list(zip(tail.rows["value"], tail.rows["question_id"], strict=True)) == worst_first[:n]
+    shown, left = [v for v, _ in worst_first[:n]], [v for v, _ in worst_first[n:]]
+    if shown and left:
+        assert (min(left) >= max(shown)) if not high else (max(left) <= min(shown))
+
+
+def _ties(results, n=626, low=388):
+    """n answerable questions: `low` with faithfulness 0.5, the rest 1.0; recall@5 all 1.0."""
+    write_run(
+        results,
+        "ties",
+        [row(f"q{i:04d}", faithfulness=0.5 if i < low else 1.0) for i in range(n)],
+    )
+
+
+def test_ties_do_not_swell_the_tail_and_the_label_says_what_is_shown(results):
+    _ties(results)
+    store = ResultsStore(results)
+    tail = bottom_questions(store, "ties", "faithfulness")
+    assert len(tail.rows) == 63  # ceil(626 / 10), not the 388 tied at the cut
+    assert list(tail.rows["question_id"]) == [f"q{i:04d}" for i in range(63)]
+    assert tail.describe("faithfulness") == (
+        "bottom 10%: 63 of 626 questions, faithfulness ≤ 0.50 "
+        "(388 are ≤ 0.50: ties broken by question id)"
+    )
+    everyone = bottom_questions(store, "ties", "recall_at_5")  # every value is 1.0
+    assert len(everyone.rows) == 63
+    assert everyone.describe("recall@5").startswith("bottom 10%: 63 of 626 questions, recall@5")
+    slow = bottom_questions(store, "ties", "total_ms")
+    assert slow.describe("total ms") == "no question of this run has a value for total ms"
+
+
+@pytest.mark.parametrize("pct", [0, -5, 100.5, math.nan, True, "10"])
+def test_a_tail_share_outside_0_to_100_is_refused(results, pct):
+    _ties(results, n=5, low=1)
+    with pytest.raises(ConfigError, match="pct must be in"):
+        bottom_questions(ResultsStore(results), "ties", "faithfulness", pct=pct)
+
+
+def test_report_tail_is_a_tenth_with_the_same_label(results, tmp_path):
+    write_run(
+        results,
+        "ties",
+        [row(f"q{i:03d}", answer_correctness=0.0 if i < 60 else 1.0) for i in range(100)],
+    )
+    out = tmp_path / "r.html"
+    assert main(["report", "ties", "--out", str(out), "--results", str(results)]) == 0
+    html = out.read_text()
+    assert "bottom 10%: 10 of 100 questions, correctness (answerable) ≤ 0.00" in html
