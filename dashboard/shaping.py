@@ -34,9 +34,9 @@ KEY_METRICS: dict[str, str] = {
     "recall_at_5": "recall@5",
     "mrr": "MRR",
     "faithfulness": "faithfulness",
-    "answer_correctness": "correctness",
+    "answer_correctness": "correctness (answerable)",
     "faithfulness_p10": "faithfulness p10",
-    "answer_correctness_p10": "correctness p10",
+    "answer_correctness_p10": "correctness p10 (answerable)",
     "missed_refusal_rate": "missed refusals",
     "false_refusal_rate": "false refusals",
     "total_ms_p95": "p95 latency (ms)",
@@ -50,13 +50,20 @@ FLAGGED_VERDICTS = ("unsupported", "contradicted")
 
 
 def label(name: str) -> str:
-    """A metric's display name: `recall_at_5` -> `recall@5`, `total_ms` -> `total ms`."""
+    """A run-level figure's display name: `recall_at_5` -> `recall@5`, `total_ms` -> `total
+    ms`; correctness says it covers answerable questions (as its figures do)."""
     if name in KEY_METRICS:
         return KEY_METRICS[name]
     for stem in ("recall", "precision", "hit", "ndcg"):
         if name.startswith(f"{stem}_at_"):
             return f"{stem}@{name.removeprefix(f'{stem}_at_')}"
     return name.replace("_", " ")
+
+
+def question_label(name: str) -> str:
+    """A per-question column's display name: one question's answer_correctness is its own
+    score (refusal credit on an unanswerable question), so no `(answerable)` here."""
+    return "answer correctness" if name == "answer_correctness" else label(name)
 
 
 def fmt(value: object, spec: str = "{:.4g}", missing: str | None = "–") -> str | None:

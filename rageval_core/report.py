@@ -24,6 +24,7 @@ from plotly.offline import get_plotlyjs
 
 from rageval_core import __version__, query
 from rageval_core.models import FAILURE_TYPES
+from rageval_core.query.check import metric_label
 from rageval_core.query.compare import question_changes, question_headline
 from rageval_core.results import atomic_write_bytes
 
@@ -40,10 +41,10 @@ SUMMARY_ROWS: tuple[tuple[str, str], ...] = (
     ("ndcg_at_10", "nDCG@10"),
     ("faithfulness", "faithfulness (mean)"),
     ("faithfulness_p10", "faithfulness (p10)"),
-    ("answer_correctness", "answer correctness (mean)"),
-    ("answer_correctness_p10", "answer correctness (p10)"),
-    ("missed_refusal_rate", "missed refusals"),
-    ("false_refusal_rate", "false refusals"),
+    ("answer_correctness", "correctness (answerable, mean)"),
+    ("answer_correctness_p10", "correctness (answerable, p10)"),
+    ("missed_refusal_rate", "missed refusals (share of unanswerable)"),
+    ("false_refusal_rate", "false refusals (share of answerable)"),
     ("total_ms_p50", "latency p50 (ms)"),
     ("total_ms_p95", "latency p95 (ms)"),
     ("total_cost_per_question", "cost per question ($)"),
@@ -127,7 +128,7 @@ def _tails_chart(summaries: Mapping[str, Mapping[str, Any]]) -> go.Figure:
         for stat, suffix in (("mean", ""), ("p10", "_p10")):
             fig.add_bar(
                 name=html.escape(f"{run_id} {stat}"),
-                x=list(TAIL_METRICS),
+                x=[metric_label(m) for m in TAIL_METRICS],
                 y=[s.get(f"{m}{suffix}") for m in TAIL_METRICS],
             )
     fig.update_layout(barmode="group", yaxis={"range": [0, 1]})
@@ -144,7 +145,7 @@ def _distribution_chart(dists: Mapping[str, pd.DataFrame]) -> go.Figure:
             hovertext=[html.escape(str(q)) for q in d["question_id"]],
             opacity=0.7,
         )
-    fig.update_layout(barmode="overlay", xaxis_title="answer correctness", yaxis_title="questions")
+    fig.update_layout(barmode="overlay", xaxis_title=CORRECTNESS, yaxis_title="questions")
     return fig
 
 
@@ -353,7 +354,7 @@ def build_report(
         (
             "Tails",
             _figure_html(_tails_chart(rows), "Mean vs 10th percentile")
-            + _figure_html(_distribution_chart(dists), "Answer correctness per question")
+            + _figure_html(_distribution_chart(dists), "Correctness per answerable question")
             + f"<h3>Bottom {tail.pct:g}% by {CORRECTNESS}</h3>"
             + f"<p>{esc(tail.describe(CORRECTNESS))}.</p>"
             + _table(

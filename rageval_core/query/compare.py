@@ -26,6 +26,7 @@ from rageval_core.errors import ConfigError, ResultsError
 from rageval_core.query import sql
 from rageval_core.query.source import bind, open_run
 from rageval_core.query.store import ResultsStore
+from rageval_core.query.summary import run_value_sql
 from rageval_core.query.views import _LOWER_IS_BETTER, QUESTION_METRICS, _check
 from rageval_core.results import RunInfo, validate_run_id
 
@@ -224,11 +225,14 @@ def _changes_sql(mets: Sequence[str], paired: str) -> str:
 
 
 def _run_rows(
-    store: ResultsStore, cur: duckdb.DuckDBPyConnection, info: RunInfo, cols: tuple[str, ...]
+    store: ResultsStore, cur: duckdb.DuckDBPyConnection, info: RunInfo, mets: Sequence[str]
 ) -> pa.Table:
-    """The run's `cols`, read from its own files by path (only those columns)."""
+    """question_id, question, failure_type and each metric as run-level figures count it
+    (`run_value_sql`: correctness NULL on unanswerable questions), read by path."""
+    cols = ("question_id", "question", "failure_type", "answerable", *mets)
     with open_run(cur, info, fs=store.fs, to_url=store.to_url, columns=cols) as src:
-        q = f"SELECT * FROM {src.sql}"
+        values = ", ".join(f'{run_value_sql(m)} AS "{m}"' for m in mets)
+        q = f"SELECT question_id, question, failure_type, {values} FROM {src.sql}"
         try:
             return cur.sql(q, params=bind(q, src.params)).to_arrow_table()
         except (duckdb.IOException, duckdb.InvalidInputException) as exc:
@@ -248,7 +252,9 @@ def compare_runs(
 
     A question regresses on a metric when its value drops by more than `tolerance`
     (rises, for latency and cost); it flips when failure_type goes between `ok` and any
-    other type. Deltas and intervals use questions present, with a value, in both runs.
+    other type. Deltas and intervals use questions present, with a value, in both runs;
+    answer_correctness counts on answerable questions only, as in the run summary (an
+    unanswerable question that changes its refusal shows as a flip).
     """
     ids = [validate_run_id(r) for r in run_ids]
     if len(ids) < 2 or len(set(ids)) != len(ids):
@@ -283,7 +289,6 @@ def compare_runs(
 
     # Each run is read once, by path, with only the columns a comparison uses; the means,
     # the join and the change table then run in DuckDB over those small Arrow tables.
-    cols = ("question_id", "question", "failure_type", *mets)
     agg = ", ".join(f'avg("{m}") AS "{m}", count("{m}") AS "n_{m}"' for m in mets)
     pairs = ", ".join(f'b."{m}" AS "base_{m}", c."{m}" AS "{m}"' for m in mets)
     metric_rows: list[dict[str, Any]] = []
@@ -295,7 +300,7 @@ def compare_runs(
         names: dict[str, str] = {}
         for info in infos:
             name = f"cmp_{uuid.uuid4().hex}"
-            cur.register(name, _run_rows(store, cur, info, cols))
+            cur.register(name, _run_rows(store, cur, info, mets))
             registered.append(name)
             names[info.run_id] = name
             rel = cur.execute(sql.RUN_MEANS.format(cols=agg, src=name))

@@ -166,9 +166,9 @@ SELECT DISTINCT unnest(tags) AS tag FROM {src} ORDER BY tag
 """
 
 DISTRIBUTION = """
-SELECT question_id, "{metric}" AS value
-FROM {src}
-WHERE "{metric}" IS NOT NULL
+SELECT question_id, value
+FROM (SELECT question_id, {value} AS value FROM {src})
+WHERE value IS NOT NULL
 ORDER BY value, question_id
 """
 

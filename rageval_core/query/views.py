@@ -27,6 +27,7 @@ from rageval_core.query.summary import (
     LATENCY_COLUMNS,
     QUALITY_METRICS,
     SUMMARY_KEYS,
+    run_value_sql,
 )
 from rageval_core.results import DEFAULT_KS, validate_run_id
 
@@ -509,7 +510,8 @@ def bottom_questions(
     store: ResultsStore, run_id: str, metric: str, *, pct: float = TAIL_PCT
 ) -> Tail:
     """The worst `pct`% of the run's questions on `metric`: ceil(n × pct / 100) of the n
-    questions with a value (NULL, NaN and ±inf have none), lowest first.
+    questions with a value (NULL, NaN and ±inf have none; correctness counts on answerable
+    questions only, see `run_value_sql`), lowest first.
 
     Ties at the cut are broken by question id, so the tail is that share whatever the
     ties (a run where most questions score 1.0 still shows a tenth, not all of them).
@@ -528,7 +530,7 @@ def bottom_questions(
         with store.run_source(cur, run_id) as src:
             q = sql.BOTTOM_QUESTIONS.format(
                 src=src.sql,
-                value=f'"{metric}"',
+                value=run_value_sql(metric),
                 direction="DESC" if high else "ASC",
                 within=">=" if high else "<=",
                 edge="min" if high else "max",
@@ -574,12 +576,15 @@ def question_tags(store: ResultsStore, run_id: str) -> list[str]:
 
 
 def metric_distribution(store: ResultsStore, run_id: str, metric: str) -> pd.DataFrame:
-    """Non-NULL values of `metric` in one run, ascending (question_id, value): histogram/ECDF."""
+    """Values of `metric` in one run, ascending (question_id, value): histogram/ECDF.
+
+    The values run-level figures count (`run_value_sql`): correctness of answerable
+    questions only, so the curve matches the mean and p10 beside it."""
     _check(metric, QUESTION_METRICS, "metric")
     cur = store.cursor()
     try:
         with store.run_source(cur, run_id) as src:
-            q = sql.DISTRIBUTION.format(src=src.sql, metric=metric)
+            q = sql.DISTRIBUTION.format(src=src.sql, value=run_value_sql(metric))
             return _df(cur, q, src.params)
     finally:
         cur.close()

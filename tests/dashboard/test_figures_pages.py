@@ -1,5 +1,5 @@
 """Pages whose figures must say what they show: Compare with nothing to pair, the bottom
-tenth on Tails."""
+tenth on Tails, correctness on answerable questions on Runs."""
 
 from __future__ import annotations
 
@@ -61,13 +61,32 @@ def test_compare_with_nothing_to_pair_says_why(app, results, rows, note):
     assert any(note in i for i in texts(at.info)), texts(at.info)  # instead of an empty chart
 
 
+def _scored(demo_results: Path, metric: str) -> pa.Array:
+    """The run-level values of `metric` in the latest run: correctness on answerable only."""
+    t = pq.read_table(demo_results / LATEST / "questions.parquet")
+    if metric == "answer_correctness":
+        t = t.filter(t["answerable"])
+    return t[metric].drop_null()
+
+
 @pytest.mark.parametrize("metric", ["recall_at_5", "faithfulness", "answer_correctness"])
 def test_tails_shows_a_tenth_and_says_so(app, demo_results, metric):
-    values = pq.read_table(demo_results / LATEST / "questions.parquet").column(metric)
-    n = len(values) - values.null_count
+    n = len(_scored(demo_results, metric))
     shown = math.ceil(n / 10)
     at = open_page(app(demo_results, run=LATEST, metric=metric), "tails")
     table = at.dataframe(key="tails_bottom").value
     assert len(table) == shown  # not every question tied at the cut
     caption = next(c for c in texts(at.caption) if "bottom 10%" in c)
     assert f"bottom 10%: {shown} of {n} questions, {label(metric)} ≤ " in caption, caption
+
+
+def test_runs_page_shows_correctness_on_answerable_questions(app, demo_results):
+    t = pq.read_table(demo_results / LATEST / "questions.parquet")
+    answerable = pc.mean(_scored(demo_results, "answer_correctness")).as_py()
+    mixed = pc.mean(t["answer_correctness"]).as_py()  # what the page showed before
+    assert f"{answerable:.4g}" != f"{mixed:.4g}"
+    at = app(demo_results).run()
+    assert not at.exception
+    shown = {m.label: m.value for m in at.metric}
+    assert shown["correctness (answerable)"] == f"{answerable:.4g}"
+    assert "missed refusals" in shown and "false refusals" in shown

@@ -4,6 +4,7 @@
   defined result, not an exception, in the library, `rageval compare` and `report --baseline`
 - the paired bootstrap never raises and its interval holds the point estimate
 - the bottom 10% is a tenth of the questions whatever the ties, and its label says so
+- run-level correctness covers answerable questions; refusals have their own figures
 """
 
 from __future__ import annotations
@@ -19,8 +20,16 @@ from hypothesis import strategies as st
 
 from rageval_core.cli import main
 from rageval_core.errors import ConfigError
-from rageval_core.query import ResultsStore, bottom_questions, compare_runs
+from rageval_core.query import (
+    ResultsStore,
+    bottom_questions,
+    compare_runs,
+    metric_distribution,
+    runs_overview,
+    summarize_run,
+)
 from rageval_core.query.compare import format_comparison, paired_bootstrap_many
+from rageval_core.results import inspect_run
 
 from .conftest import row, write_run
 
@@ -234,3 +243,84 @@ def test_report_tail_is_a_tenth_with_the_same_label(results, tmp_path):
     assert main(["report", "ties", "--out", str(out), "--results", str(results)]) == 0
     html = out.read_text()
     assert "bottom 10%: 10 of 100 questions, correctness (answerable) ≤ 0.00" in html
+
+
+# ---------------------------------------------------------------------------- correctness
+
+
+def _refusal_runs(results):
+    """Three runs on q1, q2 (answerable) and u1, u2 (unanswerable).
+
+    - `sure`: answers 0.9, declines u1, answers u2 (a missed refusal)
+    - `shaky`: answers 0.4, declines both — the same mean of the per-question column as
+      `sure` (0.7), which is how different runs showed identical correctness
+    - `brave`: answers 0.9 like `sure`, answers both unanswerable (two missed refusals)
+    """
+
+    def rows(score, refuse_u2, refuse_u1=True):
+        return [
+            row("q1", answer_correctness=score, failure_type="ok"),
+            row("q2", answer_correctness=score, failure_type="ok"),
+            *(
+                row(
+                    u,
+                    answerable=False,
+                    refused=declined,
+                    answer_correctness=1.0 if declined else 0.0,
+                    failure_type="ok" if declined else "missed_refusal",
+                )
+                for u, declined in (("u1", refuse_u1), ("u2", refuse_u2))
+            ),
+        ]
+
+    write_run(results, "sure", rows(0.9, False), created_at="2025-01-01T00:00:00Z")
+    write_run(results, "shaky", rows(0.4, True), created_at="2025-01-02T00:00:00Z")
+    write_run(results, "brave", rows(0.9, False, False), created_at="2025-01-03T00:00:00Z")
+
+
+EXPECTED = {  # correctness over q1, q2; abstention over u1, u2
+    "sure": {"answer_correctness": 0.9, "missed_refusal_rate": 0.5},
+    "shaky": {"answer_correctness": 0.4, "missed_refusal_rate": 0.0},
+    "brave": {"answer_correctness": 0.9, "missed_refusal_rate": 1.0},
+}
+
+
+def test_correctness_covers_answerable_questions_and_refusals_stand_apart(results):
+    _refusal_runs(results)
+    store = ResultsStore(results)
+    overview = runs_overview(store).set_index("run_id")  # the cached summaries
+    for run_id, want in EXPECTED.items():
+        direct = summarize_run(inspect_run(str(results), run_id))  # the run's own files
+        for s in (direct, overview.loc[run_id]):
+            assert s["answer_correctness"] == pytest.approx(want["answer_correctness"])
+            assert s["answer_correctness_p10"] == pytest.approx(want["answer_correctness"])
+            assert s["answer_correctness_below_threshold"] == pytest.approx(
+                float(want["answer_correctness"] < 0.5)
+            )
+            assert s["missed_refusal_rate"] == pytest.approx(want["missed_refusal_rate"])
+            assert s["false_refusal_rate"] == 0.0
+    # compare: means and per-question deltas of correctness over answerable questions only
+    c = compare_runs(store, ["sure", "shaky", "brave"], metrics=["answer_correctness"])
+    m = c.metrics.set_index("run_id")
+    assert m.loc["sure", "mean"] == pytest.approx(0.9) and m.loc["sure", "n"] == 2
+    assert m.loc["shaky", "delta"] == pytest.approx(-0.5) and m.loc["shaky", "n_pairs"] == 2
+    assert m.loc["brave", "delta"] == pytest.approx(0.0)
+    moved = c.changes[c.changes["metric"] == "answer_correctness"]
+    assert set(moved["question_id"]) == {"q1", "q2"}  # u1/u2 show as flips, not scores
+    assert list(c.flips[c.flips["run_id"] == "brave"]["question_id"]) == ["u1"]
+    # the tail and the distribution of correctness are over answerable questions too
+    assert list(metric_distribution(store, "sure", "answer_correctness")["value"]) == [0.9, 0.9]
+    assert bottom_questions(store, "brave", "answer_correctness").n_scored == 2
+
+
+def test_check_and_report_label_correctness_as_answerable(results, tmp_path, capsys):
+    _refusal_runs(results)
+    r = ["--results", str(results)]
+    assert main(["check", "shaky", "--baseline", "sure", *r]) == 0
+    out = capsys.readouterr().out
+    line = next(x for x in out.splitlines() if "answer_correctness" in x)
+    assert "(answerable)" in line and "0.40" in line and "(was 0.90)" in line, out
+    html_out = tmp_path / "r.html"
+    assert main(["report", "shaky", "--baseline", "sure", "--out", str(html_out), *r]) == 0
+    html = html_out.read_text()
+    assert "correctness (answerable, mean)" in html and "missed refusals" in html
