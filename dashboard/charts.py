@@ -9,7 +9,7 @@ from __future__ import annotations
 import pandas as pd
 import plotly.graph_objects as go
 
-from dashboard.shaping import label
+from dashboard.shaping import label, question_label
 
 GROUP_COLORS = {
     "retrieval": "#d62728",
@@ -226,8 +226,8 @@ def question_history(df: pd.DataFrame, metrics: list[str]) -> go.Figure:
             x=df["created_at"],
             y=df[m],
             mode="lines+markers",
-            name=label(m),
+            name=question_label(m),
             text=df["run_id"] + " · " + df["failure_type"].fillna(""),
-            hovertemplate="%{text}<br>%{y:.3f}<extra>" + label(m) + "</extra>",
+            hovertemplate="%{text}<br>%{y:.3f}<extra>" + question_label(m) + "</extra>",
         )
     return _layout(fig, "This question across runs", "run created", "score")

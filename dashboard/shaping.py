@@ -34,9 +34,9 @@ KEY_METRICS: dict[str, str] = {
     "recall_at_5": "recall@5",
     "mrr": "MRR",
     "faithfulness": "faithfulness",
-    "answer_correctness": "correctness",
+    "answer_correctness": "correctness (answerable)",
     "faithfulness_p10": "faithfulness p10",
-    "answer_correctness_p10": "correctness p10",
+    "answer_correctness_p10": "correctness p10 (answerable)",
     "missed_refusal_rate": "missed refusals",
     "false_refusal_rate": "false refusals",
     "total_ms_p95": "p95 latency (ms)",
@@ -50,13 +50,20 @@ FLAGGED_VERDICTS = ("unsupported", "contradicted")
 
 
 def label(name: str) -> str:
-    """A metric's display name: `recall_at_5` -> `recall@5`, `total_ms` -> `total ms`."""
+    """A run-level figure's display name: `recall_at_5` -> `recall@5`, `total_ms` -> `total
+    ms`; correctness says it covers answerable questions (as its figures do)."""
     if name in KEY_METRICS:
         return KEY_METRICS[name]
     for stem in ("recall", "precision", "hit", "ndcg"):
         if name.startswith(f"{stem}_at_"):
             return f"{stem}@{name.removeprefix(f'{stem}_at_')}"
     return name.replace("_", " ")
+
+
+def question_label(name: str) -> str:
+    """A per-question column's display name: one question's answer_correctness is its own
+    score (refusal credit on an unanswerable question), so no `(answerable)` here."""
+    return "answer correctness" if name == "answer_correctness" else label(name)
 
 
 def fmt(value: object, spec: str = "{:.4g}", missing: str | None = "–") -> str | None:
@@ -303,6 +310,19 @@ QUESTION_CHANGE_TABS: dict[str, str] = {
     "improvement": "Improved questions",
     "mixed": "Mixed",
 }
+
+
+def paired_deltas(metrics: pd.DataFrame, baseline: str) -> tuple[pd.DataFrame, list[str]]:
+    """(candidate rows of `Comparison.metrics` that have a delta, and for each candidate
+    run with no delta at all a line saying why) — an empty chart explains nothing."""
+    cand = metrics[metrics["run_id"] != baseline]
+    has = cand["delta"].notna()
+    reasons = [
+        f"No change to show for {run_id}: {'; '.join(dict.fromkeys(part['note'].dropna()))}."
+        for run_id, part in cand[~has].groupby("run_id", sort=False)
+        if not has[part.index].any()
+    ]
+    return cand[has], reasons
 
 
 def shorten(text: object, width: int = 80) -> str:

@@ -24,6 +24,7 @@ from plotly.offline import get_plotlyjs
 
 from rageval_core import __version__, query
 from rageval_core.models import FAILURE_TYPES
+from rageval_core.query.check import metric_label
 from rageval_core.query.compare import question_changes, question_headline
 from rageval_core.results import atomic_write_bytes
 
@@ -40,15 +41,16 @@ SUMMARY_ROWS: tuple[tuple[str, str], ...] = (
     ("ndcg_at_10", "nDCG@10"),
     ("faithfulness", "faithfulness (mean)"),
     ("faithfulness_p10", "faithfulness (p10)"),
-    ("answer_correctness", "answer correctness (mean)"),
-    ("answer_correctness_p10", "answer correctness (p10)"),
-    ("missed_refusal_rate", "missed refusals"),
-    ("false_refusal_rate", "false refusals"),
+    ("answer_correctness", "correctness (answerable, mean)"),
+    ("answer_correctness_p10", "correctness (answerable, p10)"),
+    ("missed_refusal_rate", "missed refusals (share of unanswerable)"),
+    ("false_refusal_rate", "false refusals (share of answerable)"),
     ("total_ms_p50", "latency p50 (ms)"),
     ("total_ms_p95", "latency p95 (ms)"),
     ("total_cost_per_question", "cost per question ($)"),
     ("cost_usd_total", "pipeline cost ($)"),
 )
+CORRECTNESS = "correctness (answerable)"
 TAIL_METRICS = ("faithfulness", "answer_correctness", "recall_at_5", "ndcg_at_10")
 NOT_OK = tuple(ft for ft in FAILURE_TYPES if ft != "ok")
 
@@ -126,7 +128,7 @@ def _tails_chart(summaries: Mapping[str, Mapping[str, Any]]) -> go.Figure:
         for stat, suffix in (("mean", ""), ("p10", "_p10")):
             fig.add_bar(
                 name=html.escape(f"{run_id} {stat}"),
-                x=list(TAIL_METRICS),
+                x=[metric_label(m) for m in TAIL_METRICS],
                 y=[s.get(f"{m}{suffix}") for m in TAIL_METRICS],
             )
     fig.update_layout(barmode="group", yaxis={"range": [0, 1]})
@@ -143,7 +145,7 @@ def _distribution_chart(dists: Mapping[str, pd.DataFrame]) -> go.Figure:
             hovertext=[html.escape(str(q)) for q in d["question_id"]],
             opacity=0.7,
         )
-    fig.update_layout(barmode="overlay", xaxis_title="answer correctness", yaxis_title="questions")
+    fig.update_layout(barmode="overlay", xaxis_title=CORRECTNESS, yaxis_title="questions")
     return fig
 
 
@@ -271,7 +273,7 @@ def _comparison_section(c: query.Comparison, run_id: str, lim: ReportLimits) -> 
             esc(r.metric),
             fmt(r.mean),
             f"{r.delta:+.3f}" if r.delta == r.delta else "—",
-            f"[{fmt(r.ci_low)}, {fmt(r.ci_high)}]",
+            esc(r.note) if isinstance(r.note, str) else f"[{fmt(r.ci_low)}, {fmt(r.ci_high)}]",
             "yes" if bool(r.significant) else "no",
             fmt(r.n_pairs, 0),
         ]
@@ -303,7 +305,8 @@ def _comparison_section(c: query.Comparison, run_id: str, lim: ReportLimits) -> 
                 ],
             )
         )
-    chart = _figure_html(_delta_chart(m[m["delta"].notna()]), "Change vs baseline")
+    paired = m[m["delta"].notna()]
+    chart = _figure_html(_delta_chart(paired), "Change vs baseline") if len(paired) else ""
     return "".join(out), chart
 
 
@@ -328,7 +331,7 @@ def build_report(
     counts = query.failure_counts(store, run_ids)
     curve = query.recall_curve(store, run_ids)
     dists = {r: query.metric_distribution(store, r, "answer_correctness") for r in run_ids}
-    bottom = query.bottom_questions(store, run_id, "answer_correctness", pct=10)
+    tail = query.bottom_questions(store, run_id, "answer_correctness")
     worst = query.question_rows(
         store, run_id, query.QuestionFilter(failure_types=NOT_OK), limit=limits.worst
     )
@@ -351,17 +354,18 @@ def build_report(
         (
             "Tails",
             _figure_html(_tails_chart(rows), "Mean vs 10th percentile")
-            + _figure_html(_distribution_chart(dists), "Answer correctness per question")
-            + f"<h3>Bottom 10% by answer correctness ({len(bottom):,} questions)</h3>"
+            + _figure_html(_distribution_chart(dists), "Correctness per answerable question")
+            + f"<h3>Bottom {tail.pct:g}% by {CORRECTNESS}</h3>"
+            + f"<p>{esc(tail.describe(CORRECTNESS))}.</p>"
             + _table(
-                ["question", "failure type", "answer correctness"],
+                ["question", "failure type", CORRECTNESS],
                 [
                     [
                         f"<code>{esc(r.question_id)}</code> {esc(r.question, 200)}",
                         esc(r.failure_type),
                         fmt(r.value),
                     ]
-                    for r in bottom.head(30).itertuples()
+                    for r in tail.rows.head(30).itertuples()
                 ],
             ),
         ),

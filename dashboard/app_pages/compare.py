@@ -7,6 +7,7 @@ from dashboard import charts, data, ui
 from dashboard.shaping import (
     QUESTION_CHANGE_TABS,
     default_compare,
+    paired_deltas,
     split_config_diff,
     split_question_changes,
 )
@@ -79,8 +80,11 @@ with st.expander(f"{len(same)} identical settings"):
     st.dataframe(same, hide_index=True, width="stretch", key="compare_config_same")
 
 st.subheader("Metric changes against the baseline")
-moved = cmp.metrics[cmp.metrics["run_id"] != cmp.baseline]
-ui.chart(charts.metric_deltas(moved), key="compare_deltas")
+moved, unpaired = paired_deltas(cmp.metrics, cmp.baseline)
+for reason in unpaired:
+    st.info(reason)
+if not moved.empty:
+    ui.chart(charts.metric_deltas(moved), key="compare_deltas")
 st.dataframe(
     cmp.metrics,
     hide_index=True,
@@ -93,7 +97,8 @@ st.dataframe(
 )
 st.caption(
     "Deltas are paired over the questions both runs answered; the interval is a 95% "
-    "paired bootstrap. `significant` = the interval excludes 0."
+    "paired bootstrap. `significant` = the interval excludes 0; `note` says why a delta "
+    "is missing."
 )
 
 st.subheader("Questions that changed")

@@ -4,7 +4,13 @@ import streamlit as st
 
 from dashboard import charts, data, ui
 from dashboard.links import MAX_SEARCH, ViewState
-from dashboard.shaping import failure_breakdown, failure_headline, failure_label, label, unit_range
+from dashboard.shaping import (
+    failure_breakdown,
+    failure_headline,
+    failure_label,
+    question_label,
+    unit_range,
+)
 from rageval_core.models import FAILURE_TYPES
 from rageval_core.query import QUALITY_METRICS, SORT_KEYS, QuestionFilter
 
@@ -71,7 +77,7 @@ range_metric = c[0].selectbox(
     "Metric range",
     range_options,
     index=range_options.index(url_range[0] if url_range else None),
-    format_func=lambda m: "no range" if m is None else label(m),
+    format_func=lambda m: "no range" if m is None else question_label(m),
     key="diagnose_range_metric",
 )
 lo, hi = c[1].slider(
@@ -87,7 +93,7 @@ sort = c[2].selectbox(
     "Sort (worst first)",
     SORT_KEYS,
     index=SORT_KEYS.index(state.sort or "severity"),
-    format_func=label,
+    format_func=question_label,
     key="diagnose_sort",
 )
 

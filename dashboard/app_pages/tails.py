@@ -7,10 +7,9 @@ import streamlit as st
 from dashboard import charts, data, ui
 from dashboard.links import CHARTS
 from dashboard.shaping import label
-from rageval_core.query import QUALITY_METRICS
+from rageval_core.query import QUALITY_METRICS, TAIL_PCT
 
 DEFAULT_RUNS = 3
-BOTTOM_PCT = 10
 
 page = ui.start("tails")
 state = page.state
@@ -40,7 +39,7 @@ chosen = ui.pick_runs(
     key="tails_runs",
     label="Runs to overlay",
 )
-run = ui.pick_run(runs, state.run, key="tails_run", label="Run for the bottom 10%")
+run = ui.pick_run(runs, state.run, key="tails_run", label=f"Run for the bottom {TAIL_PCT:g}%")
 page.publish(state.shared().with_(metric=metric, chart=kind, runs=tuple(chosen), run=run))
 
 ui.chart(charts.trend(data.metric_trend(metric), metric), key="tails_trend")
@@ -53,14 +52,14 @@ if chosen:
 else:
     st.info("Pick at least one run to see its distribution.")
 
-st.subheader(f"Bottom {BOTTOM_PCT}% of {run} on {label(metric)}")
-bottom = data.bottom_questions(run, metric, pct=BOTTOM_PCT)
-if bottom.empty:
+st.subheader(f"Bottom {TAIL_PCT:g}% of {run} on {label(metric)}")
+tail = data.bottom_questions(run, metric)
+if tail.rows.empty:
     st.info(f"No question of this run has a value for {label(metric)}.")
 else:
-    st.caption(f"{len(bottom)} questions at or below {bottom['threshold'].iloc[0]:.3f}.")
+    st.caption(f"Showing the {tail.describe(label(metric))}.")
     ui.question_table(
-        bottom,
+        tail.rows,
         ["question_id", "question", "failure_type", "value", "tags"],
         key="tails_bottom",
         run_id=run,

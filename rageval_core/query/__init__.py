@@ -19,7 +19,7 @@ and raise `ConfigError`, run ids raise `ResultsError`):
 - runs_overview(store, *, tags, config, dataset, dataset_version, status) -> DataFrame
 - metric_trend(store, metric, *, config, dataset, dataset_version, tags) -> DataFrame
 - question_rows(store, run_id, filters, *, sort, descending, limit, offset) -> QuestionPage
-- bottom_questions(store, run_id, metric, *, pct=10) -> DataFrame
+- bottom_questions(store, run_id, metric, *, pct=TAIL_PCT) -> Tail (the worst tenth)
 - rerank_candidates(store, run_id, *, lo=6, hi=20) -> DataFrame
 - recall_curve(store, run_ids=None) -> DataFrame            (run_id, k, recall)
 - cost_quality(store, *, quality, run_ids) -> DataFrame      Pareto flags included
@@ -48,11 +48,13 @@ from rageval_core.query.summary import QUALITY_METRICS, SUMMARY_KEYS, summarize_
 from rageval_core.query.views import (
     QUESTION_METRICS,
     SORT_KEYS,
+    TAIL_PCT,
     TREND_METRICS,
     QuestionDetail,
     QuestionFilter,
     QuestionPage,
     RetrievedRow,
+    Tail,
     bottom_questions,
     cost_quality,
     failure_counts,
@@ -73,6 +75,7 @@ __all__ = [
     "QUESTION_METRICS",
     "SORT_KEYS",
     "SUMMARY_KEYS",
+    "TAIL_PCT",
     "TREND_METRICS",
     "CheckResult",
     "CheckRow",
@@ -83,6 +86,7 @@ __all__ = [
     "ResultsStore",
     "RetrievedRow",
     "RunProblem",
+    "Tail",
     "Threshold",
     "bottom_questions",
     "check_run",

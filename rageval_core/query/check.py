@@ -17,7 +17,7 @@ from typing import Any
 
 from rageval_core.errors import ConfigError, ResultsError
 from rageval_core.query.store import ResultsStore
-from rageval_core.query.summary import SUMMARY_KEYS, summarize_run
+from rageval_core.query.summary import SUMMARY_KEYS, answerable_only, summarize_run
 from rageval_core.results import list_runs, validate_run_id
 
 CHECK_METRICS: tuple[str, ...] = SUMMARY_KEYS
@@ -90,14 +90,15 @@ class CheckResult:
 
 
 def metric_label(metric: str) -> str:
-    """`recall_at_5` → `recall@5`, `faithfulness_p10` → `faithfulness p10`."""
+    """`recall_at_5` → `recall@5`, `faithfulness_p10` → `faithfulness p10`; a figure over
+    answerable questions only says so: `answer_correctness (answerable)`."""
     label = metric
     for kind in ("recall", "precision", "hit"):
         label = label.replace(f"{kind}_at_", f"{kind}@")
     label = label.replace("ndcg_at_", "ndcg@")
     if label.endswith("_p10"):
         label = label[: -len("_p10")] + " p10"
-    return label
+    return f"{label} (answerable)" if answerable_only(metric) else label
 
 
 def _num(v: Any) -> bool:

@@ -26,6 +26,7 @@ from rageval_core.errors import ConfigError, ResultsError
 from rageval_core.query import sql
 from rageval_core.query.source import bind, open_run
 from rageval_core.query.store import ResultsStore
+from rageval_core.query.summary import run_value_sql
 from rageval_core.query.views import _LOWER_IS_BETTER, QUESTION_METRICS, _check
 from rageval_core.results import RunInfo, validate_run_id
 
@@ -44,8 +45,9 @@ class Comparison:
     """Result of `compare_runs`; DataFrames are small (one row per metric/question change).
 
     - `config_diff`: key, one column per run id, `differs` (differing keys first)
-    - `metrics`: metric, run_id, mean, n, delta, ci_low, ci_high, n_pairs, significant
-      (baseline rows have delta 0 and no interval)
+    - `metrics`: metric, run_id, mean, n, delta, ci_low, ci_high, n_pairs, significant,
+      note (baseline rows have delta 0 and no interval; a candidate row with no paired
+      value has no delta or interval and `note` says why, e.g. "no questions in common")
     - `changes`: run_id, question_id, question, metric, kind (regression | improvement),
       base, value, delta, base_failure_type, failure_type — metric `failure_type` marks a
       flip between ok and not ok
@@ -164,14 +166,17 @@ def paired_bootstrap_many(
 ) -> tuple[np.ndarray, np.ndarray]:
     """95% percentile intervals of the mean paired difference, one per column of `diffs`.
 
-    Rows are questions, columns metrics; a NaN (metric missing in either run) is left out
-    of each resample's mean. All columns share the same resamples (one draw of indices,
+    Rows are questions, columns metrics (a 1-D array is one metric); a NaN (metric missing
+    in either run) is left out of each resample's mean. A column with no value, or no rows
+    at all, has a NaN interval. All columns share the same resamples (one draw of indices,
     one matrix product over values and presence), so the intervals of one comparison are
     mutually consistent.
     """
-    diffs = np.asarray(diffs, dtype=float).reshape(len(diffs), -1)
+    diffs = np.asarray(diffs, dtype=float)
+    if diffs.ndim == 1:
+        diffs = diffs[:, None]
     n, k = diffs.shape
-    if n == 0:
+    if n == 0 or k == 0:  # nothing paired: no interval, not an error
         return np.full(k, np.nan), np.full(k, np.nan)
     ok = ~np.isnan(diffs)
     c = _counts(n, n_resamples, seed)
@@ -220,11 +225,14 @@ def _changes_sql(mets: Sequence[str], paired: str) -> str:
 
 
 def _run_rows(
-    store: ResultsStore, cur: duckdb.DuckDBPyConnection, info: RunInfo, cols: tuple[str, ...]
+    store: ResultsStore, cur: duckdb.DuckDBPyConnection, info: RunInfo, mets: Sequence[str]
 ) -> pa.Table:
-    """The run's `cols`, read from its own files by path (only those columns)."""
+    """question_id, question, failure_type and each metric as run-level figures count it
+    (`run_value_sql`: correctness NULL on unanswerable questions), read by path."""
+    cols = ("question_id", "question", "failure_type", "answerable", *mets)
     with open_run(cur, info, fs=store.fs, to_url=store.to_url, columns=cols) as src:
-        q = f"SELECT * FROM {src.sql}"
+        values = ", ".join(f'{run_value_sql(m)} AS "{m}"' for m in mets)
+        q = f"SELECT question_id, question, failure_type, {values} FROM {src.sql}"
         try:
             return cur.sql(q, params=bind(q, src.params)).to_arrow_table()
         except (duckdb.IOException, duckdb.InvalidInputException) as exc:
@@ -244,7 +252,9 @@ def compare_runs(
 
     A question regresses on a metric when its value drops by more than `tolerance`
     (rises, for latency and cost); it flips when failure_type goes between `ok` and any
-    other type. Deltas and intervals use questions present, with a value, in both runs.
+    other type. Deltas and intervals use questions present, with a value, in both runs;
+    answer_correctness counts on answerable questions only, as in the run summary (an
+    unanswerable question that changes its refusal shows as a flip).
     """
     ids = [validate_run_id(r) for r in run_ids]
     if len(ids) < 2 or len(set(ids)) != len(ids):
@@ -279,7 +289,6 @@ def compare_runs(
 
     # Each run is read once, by path, with only the columns a comparison uses; the means,
     # the join and the change table then run in DuckDB over those small Arrow tables.
-    cols = ("question_id", "question", "failure_type", *mets)
     agg = ", ".join(f'avg("{m}") AS "{m}", count("{m}") AS "n_{m}"' for m in mets)
     pairs = ", ".join(f'b."{m}" AS "base_{m}", c."{m}" AS "{m}"' for m in mets)
     metric_rows: list[dict[str, Any]] = []
@@ -291,7 +300,7 @@ def compare_runs(
         names: dict[str, str] = {}
         for info in infos:
             name = f"cmp_{uuid.uuid4().hex}"
-            cur.register(name, _run_rows(store, cur, info, cols))
+            cur.register(name, _run_rows(store, cur, info, mets))
             registered.append(name)
             names[info.run_id] = name
             rel = cur.execute(sql.RUN_MEANS.format(cols=agg, src=name))
@@ -310,6 +319,7 @@ def compare_runs(
                     "ci_high": None,
                     "n_pairs": None,
                     "significant": False,
+                    "note": None,
                 }
             )
         for info in infos[1:]:
@@ -323,11 +333,9 @@ def compare_runs(
             paired_names.append(name)
             n_base = means[base.run_id]["n_questions"]
             n_cand = means[info.run_id]["n_questions"]
-            if paired.num_rows < max(n_base, n_cand):
-                warnings.append(
-                    f"{info.run_id}: {paired.num_rows} questions in common with {base.run_id} "
-                    f"({n_cand} vs {n_base}); unpaired questions are left out of deltas"
-                )
+            unpaired = _unpaired(base.run_id, n_base, info.run_id, n_cand, paired.num_rows)
+            if unpaired:
+                warnings.append(f"{info.run_id} vs baseline {base.run_id}: {unpaired}")
             deltas = np.column_stack(
                 [_floats(paired, m) - _floats(paired, f"base_{m}") for m in mets]
             )
@@ -336,6 +344,9 @@ def compare_runs(
                 delta = deltas[:, j]
                 ok = ~np.isnan(delta)
                 n_pairs = int(ok.sum())
+                note = None
+                if not n_pairs:
+                    note = _no_pairs(base.run_id, n_base, info.run_id, n_cand, paired.num_rows)
                 lo = float(ci_lo[j]) if n_pairs else None
                 hi = float(ci_hi[j]) if n_pairs else None
                 metric_rows.append(
@@ -349,6 +360,7 @@ def compare_runs(
                         "ci_high": hi,
                         "n_pairs": n_pairs,
                         "significant": bool(n_pairs and (lo > 0 or hi < 0)),
+                        "note": note,
                     }
                 )
         union = " UNION ALL ".join(f"SELECT * FROM {p}" for p in paired_names)
@@ -367,6 +379,29 @@ def compare_runs(
         warnings=tuple(dict.fromkeys(warnings)),
         tolerance=float(tolerance),
     )
+
+
+def _no_pairs(base: str, n_base: int, cand: str, n_cand: int, n_common: int) -> str:
+    """Why a metric of `cand` has no delta against `base` (no question paired with a value)."""
+    if not n_base:
+        return f"baseline {base} has no questions"
+    if not n_cand:
+        return f"{cand} has no questions"
+    if not n_common:
+        return "no questions in common"
+    return "no question has a value in both runs"
+
+
+def _unpaired(base: str, n_base: int, cand: str, n_cand: int, n_common: int) -> str | None:
+    """The warning when some questions of either run have no partner, else None."""
+    if not n_common:
+        return f"{_no_pairs(base, n_base, cand, n_cand, n_common)}: no deltas or intervals"
+    if n_common < max(n_base, n_cand):
+        return (
+            f"{n_common} questions in common ({n_cand} vs {n_base}); unpaired questions are "
+            "left out of deltas"
+        )
+    return None
 
 
 def _floats(t: pa.Table, col: str) -> np.ndarray:
@@ -419,10 +454,11 @@ def format_comparison(c: Comparison, fmt: str = "table", max_questions: int = 20
         for r in others:
             d, lo, hi = sub.loc[r, "delta"], sub.loc[r, "ci_low"], sub.loc[r, "ci_high"]
             mark = " *" if sub.loc[r, "significant"] else ""
+            note = sub.loc[r, "note"]
             row += [
                 _f(sub.loc[r, "mean"]),
                 ("—" if d is None or np.isnan(d) else f"{d:+.3f}") + mark,
-                f"[{_f(lo)}, {_f(hi)}]",
+                _cell(note, 60, md) if isinstance(note, str) else f"[{_f(lo)}, {_f(hi)}]",
             ]
         rows.append(row)
     table(header, rows)

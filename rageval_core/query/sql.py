@@ -116,14 +116,30 @@ ORDER BY {order}, question_id
 LIMIT $limit OFFSET $offset
 """
 
+# The worst ceil(n × $pct / 100) of the n questions with a value (NULL, NaN and ±inf have
+# none), worst first ({direction} ASC, or DESC when higher is worse), ties broken by
+# question_id so a run of equal scores cannot swell the tail; n_within counts the scored
+# questions as bad as the last one kept ({within} <= or >=, {edge} max or min), ties cut
+# included. isfinite, not isnan: DuckDB 2.0 folds isnan to false from Parquet min/max
+# statistics, which pyarrow writes without the NaNs.
 BOTTOM_QUESTIONS = """
-WITH r AS (SELECT * FROM {src} WHERE "{metric}" IS NOT NULL),
-cut AS (SELECT quantile_cont("{metric}", $q) AS threshold FROM r)
-SELECT r.question_id, r.question, r.answer, r.failure_type, r.tags,
-       r."{metric}" AS value, cut.threshold
-FROM r, cut
-WHERE r."{metric}" <= cut.threshold
-ORDER BY value, question_id
+WITH scored AS (
+  SELECT question_id, question, answer, failure_type, tags, value,
+         row_number() OVER (ORDER BY value {direction}, question_id) AS rank,
+         count(*) OVER () AS n_scored
+  FROM (
+    SELECT question_id, question, answer, failure_type, tags,
+           TRY_CAST({value} AS DOUBLE) AS value
+    FROM {src}
+  )
+  WHERE isfinite(value)
+),
+kept AS (SELECT * FROM scored WHERE rank <= ceil(n_scored * $pct / 100.0))
+SELECT question_id, question, answer, failure_type, tags, value, n_scored,
+       (SELECT count(*) FROM scored
+        WHERE value {within} (SELECT {edge}(value) FROM kept)) AS n_within
+FROM kept
+ORDER BY rank
 """
 
 RERANK_CANDIDATES = """
@@ -150,9 +166,9 @@ SELECT DISTINCT unnest(tags) AS tag FROM {src} ORDER BY tag
 """
 
 DISTRIBUTION = """
-SELECT question_id, "{metric}" AS value
-FROM {src}
-WHERE "{metric}" IS NOT NULL
+SELECT question_id, value
+FROM (SELECT question_id, {value} AS value FROM {src})
+WHERE value IS NOT NULL
 ORDER BY value, question_id
 """
 

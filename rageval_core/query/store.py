@@ -63,7 +63,7 @@ from rageval_core.results import (
     write_parquet,
 )
 
-CACHE_VERSION = 2
+CACHE_VERSION = 3  # 3: answer_correctness figures cover answerable questions only
 MAX_SEGMENTS = 8  # more than this and the next update merges them into one file
 SEGMENT_ROW_GROUP = 16_384
 BATCH_RUNS = 64  # finished runs summarised by one DuckDB query (8x faster than one by one)

@@ -2,7 +2,8 @@
 
 Key names double as metric names everywhere else: `<metric>` is the run-level mean,
 `<metric>_p10` the continuous 10th percentile (SPEC §5), so a threshold file can say
-`faithfulness_p10: {min: 0.5}` and mean exactly this value.
+`faithfulness_p10: {min: 0.5}` and mean exactly this value. Run-level figures of
+`ANSWERABLE_ONLY` metrics cover answerable questions only (see `run_value_sql`).
 """
 
 from __future__ import annotations
@@ -28,6 +29,26 @@ COST_COLUMNS: tuple[str, ...] = ("cost_usd", "judge_cost_usd")
 # for unfaithful; 0.5 is the usual pass mark for a graded correctness score).
 DEFAULT_BELOW: Mapping[str, float] = {"faithfulness": 0.8, "answer_correctness": 0.5}
 
+ANSWERABLE_ONLY: frozenset[str] = frozenset({"answer_correctness"})
+"""Per-question columns whose run-level figures (mean, p10, share below threshold, compare
+deltas, distribution, bottom tenth) cover answerable questions only. On an unanswerable
+question `answer_correctness` is refusal credit (1.0 declined, 0.0 answered): mixed into
+the mean it let runs with different answers show the same correctness. That credit is
+reported as `missed_refusal_rate` instead. (Retrieval columns are NULL there already.)"""
+
+
+def run_value_sql(metric: str) -> str:
+    """SQL of one row's `metric` as run-level figures aggregate it (`metric` is a name
+    from a whitelist, never user text): NULL where the figure does not cover the row."""
+    if metric in ANSWERABLE_ONLY:
+        return f'CASE WHEN answerable THEN "{metric}" END'
+    return f'"{metric}"'
+
+
+def answerable_only(key: str) -> bool:
+    """Whether a run-level key (`answer_correctness_p10`, …) covers answerable questions only."""
+    return any(key == m or key.startswith(f"{m}_") for m in ANSWERABLE_ONLY)
+
 
 def _summary_select() -> str:
     # Built once from the fixed metric whitelist above; no caller-supplied identifier.
@@ -38,15 +59,18 @@ def _summary_select() -> str:
         "count(*) FILTER (WHERE error IS NOT NULL OR failure_type = 'error') AS n_errors",
     ]
     for m in QUALITY_METRICS:
-        parts.append(f'avg("{m}") AS "{m}"')
-        parts.append(f'quantile_cont("{m}", 0.1) AS "{m}_p10"')
+        parts.append(f'avg({run_value_sql(m)}) AS "{m}"')
+        parts.append(f'quantile_cont({run_value_sql(m)}, 0.1) AS "{m}_p10"')
+    for m, param in (
+        ("faithfulness", "below_faithfulness"),
+        ("answer_correctness", "below_correctness"),
+    ):
+        v = run_value_sql(m)
+        parts.append(
+            f"avg(CASE WHEN {v} IS NULL THEN NULL WHEN {v} < ${param} THEN 1.0 ELSE 0.0 END) "
+            f'AS "{m}_below_threshold"'
+        )
     parts += [
-        "avg(CASE WHEN faithfulness IS NULL THEN NULL "
-        "WHEN faithfulness < $below_faithfulness THEN 1.0 ELSE 0.0 END) "
-        "AS faithfulness_below_threshold",
-        "avg(CASE WHEN answer_correctness IS NULL THEN NULL "
-        "WHEN answer_correctness < $below_correctness THEN 1.0 ELSE 0.0 END) "
-        "AS answer_correctness_below_threshold",
         "avg(recall_at_5 - recall_at_20) AS recall_gap",
         "avg(CASE WHEN answerable = false AND refused IS NOT NULL "
         "THEN (NOT refused)::DOUBLE END) AS missed_refusal_rate",
@@ -105,9 +129,10 @@ def summarize_run(
     """The run's aggregates, keyed by `SUMMARY_KEYS`, plus `problems` (list of str).
 
     Reads the run's own Parquet shard(s) by path, or its journal(s) while running.
-    Retrieval means cover answerable questions only (their metrics are NULL otherwise);
-    missed_refusal_rate is over unanswerable questions, false_refusal_rate over
-    answerable ones; latency quantiles are continuous; costs treat a missing value as 0.
+    Retrieval and answer_correctness figures cover answerable questions only (retrieval
+    metrics are NULL otherwise; see ANSWERABLE_ONLY); missed_refusal_rate is over
+    unanswerable questions, false_refusal_rate over answerable ones; latency quantiles
+    are continuous; costs treat a missing value as 0.
     Never raises for a damaged run: what it could not read is listed in `problems`.
     """
     below = {**DEFAULT_BELOW, **(below or {})}

@@ -27,6 +27,7 @@ from rageval_core.query.summary import (
     LATENCY_COLUMNS,
     QUALITY_METRICS,
     SUMMARY_KEYS,
+    run_value_sql,
 )
 from rageval_core.results import DEFAULT_KS, validate_run_id
 
@@ -455,30 +456,92 @@ def question_rows(
         cur.close()
 
 
-def bottom_questions(
-    store: ResultsStore, run_id: str, metric: str, *, pct: float = 10.0
-) -> pd.DataFrame:
-    """Questions at or below the run's `pct`-th percentile (continuous) of `metric`.
+TAIL_PCT = 10.0
+"""The share of a run's questions a tail view shows (Tails page, report): the bottom tenth."""
 
-    For latency and cost the tail is the top: rows at or above the (100 − pct)-th
-    percentile, returned slowest / dearest first. Columns: question_id, question, answer,
-    failure_type, tags, value, threshold.
+
+@dataclass(frozen=True)
+class Tail:
+    """The worst `pct`% of one run's questions on `metric` (see `bottom_questions`).
+
+    `rows` (question_id, question, answer, failure_type, tags, value) worst first;
+    `n_scored` questions have a value; `n_within` of them are as bad as the last row or
+    worse — more than `len(rows)` when ties at the cut were left out.
+    """
+
+    metric: str
+    pct: float
+    rows: pd.DataFrame
+    n_scored: int
+    n_within: int
+
+    @property
+    def cut(self) -> float | None:
+        """The value of the last (least bad) question shown."""
+        return None if self.rows.empty else float(self.rows["value"].iloc[-1])
+
+    def describe(self, name: str) -> str:
+        """`bottom 10%: 63 of 626 questions, faithfulness ≤ 0.50` — exactly what `rows`
+        holds, with the ties left out said: `(388 are ≤ 0.50: ties broken by question id)`.
+        `name` is the metric as the reader knows it."""
+        if self.cut is None:
+            return f"no question of this run has a value for {name}"
+        high = self.metric in _LOWER_IS_BETTER
+        side, op = ("top", "≥") if high else ("bottom", "≤")
+        cut = _short(self.cut, high)
+        text = (
+            f"{side} {self.pct:g}%: {len(self.rows):,} of {self.n_scored:,} questions, "
+            f"{name} {op} {cut}"
+        )
+        if self.n_within > len(self.rows):
+            text += f" ({self.n_within:,} are {op} {cut}: ties broken by question id)"
+        return text
+
+
+def _short(v: float, raw_units: bool) -> str:
+    """A score with two decimals unless that would round it (0.994 stays 0.994); latency
+    and cost with four significant digits."""
+    if not raw_units and abs(v * 100 - round(v * 100)) < 1e-9:
+        return f"{v:.2f}"
+    return f"{v:,.4g}"
+
+
+def bottom_questions(
+    store: ResultsStore, run_id: str, metric: str, *, pct: float = TAIL_PCT
+) -> Tail:
+    """The worst `pct`% of the run's questions on `metric`: ceil(n × pct / 100) of the n
+    questions with a value (NULL, NaN and ±inf have none; correctness counts on answerable
+    questions only, see `run_value_sql`), lowest first.
+
+    Ties at the cut are broken by question id, so the tail is that share whatever the
+    ties (a run where most questions score 1.0 still shows a tenth, not all of them).
+    For latency and cost the tail is the top: the slowest / dearest first.
     """
     _check(metric, QUESTION_METRICS, "metric")
-    if not isinstance(pct, (int, float)) or not 0 < pct <= 100:
-        raise ConfigError(f"pct must be in (0, 100], got {pct!r}")
+    if (
+        not isinstance(pct, (int, float))
+        or isinstance(pct, bool)
+        or not 0 < pct <= 100  # NaN fails this too
+    ):
+        raise ConfigError(f"pct must be in (0, 100], got {str(pct)[:20]!r}")
+    high = metric in _LOWER_IS_BETTER
     cur = store.cursor()
     try:
         with store.run_source(cur, run_id) as src:
-            q = sql.BOTTOM_QUESTIONS.format(src=src.sql, metric=metric)
-            high = metric in _LOWER_IS_BETTER
-            if high:
-                q = q.replace("<= cut.threshold", ">= cut.threshold").replace(
-                    "ORDER BY value,", "ORDER BY value DESC,"
-                )
-            return _df(cur, q, {**src.params, "q": (1 - pct / 100) if high else pct / 100})
+            q = sql.BOTTOM_QUESTIONS.format(
+                src=src.sql,
+                value=run_value_sql(metric),
+                direction="DESC" if high else "ASC",
+                within=">=" if high else "<=",
+                edge="min" if high else "max",
+            )
+            df = _df(cur, q, {**src.params, "pct": float(pct)})
     finally:
         cur.close()
+    n_scored = int(df["n_scored"].iloc[0]) if len(df) else 0
+    n_within = int(df["n_within"].iloc[0]) if len(df) else 0
+    rows = df.drop(columns=["n_scored", "n_within"]).reset_index(drop=True)
+    return Tail(metric, float(pct), rows, n_scored, n_within)
 
 
 def rerank_candidates(
@@ -513,12 +576,15 @@ def question_tags(store: ResultsStore, run_id: str) -> list[str]:
 
 
 def metric_distribution(store: ResultsStore, run_id: str, metric: str) -> pd.DataFrame:
-    """Non-NULL values of `metric` in one run, ascending (question_id, value): histogram/ECDF."""
+    """Values of `metric` in one run, ascending (question_id, value): histogram/ECDF.
+
+    The values run-level figures count (`run_value_sql`): correctness of answerable
+    questions only, so the curve matches the mean and p10 beside it."""
     _check(metric, QUESTION_METRICS, "metric")
     cur = store.cursor()
     try:
         with store.run_source(cur, run_id) as src:
-            q = sql.DISTRIBUTION.format(src=src.sql, metric=metric)
+            q = sql.DISTRIBUTION.format(src=src.sql, value=run_value_sql(metric))
             return _df(cur, q, src.params)
     finally:
         cur.close()

@@ -22,7 +22,7 @@ def test_pareto_joins_frontier_runs_left_to_right_and_marks_the_rest():
     frontier, dominated = fig.data
     assert list(frontier.customdata) == ["fast", "good"] and list(frontier.x) == [100.0, 900.0]
     assert list(dominated.customdata) == ["bad"] and dominated.marker.symbol == "x"
-    assert fig.layout.title.text == "correctness vs p95"
+    assert fig.layout.title.text == "correctness (answerable) vs p95"
 
 
 def test_recall_gap_annotates_each_run():

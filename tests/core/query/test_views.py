@@ -153,12 +153,16 @@ def test_cost_quality_takes_every_quality_metric_and_its_p10(store):
 
 def test_bottom_and_distribution(store):
     vals = np.array([f for f in FAITH if f is not None])
-    cut = np.quantile(vals, 0.1)
-    b = bottom_questions(store, "base-run", "faithfulness", pct=10)
-    assert list(b["value"]) == sorted(v for v in vals if v <= cut)
-    assert b["threshold"].iloc[0] == pytest.approx(cut)
+    b = bottom_questions(store, "base-run", "faithfulness", pct=10)  # ceil(9 / 10) = 1
+    assert list(b.rows["value"]) == [0.1] and b.n_scored == 9 and b.cut == 0.1
+    assert list(bottom_questions(store, "base-run", "faithfulness", pct=30).rows["value"]) == [
+        0.1,
+        0.2,
+        0.3,
+    ]
     slow = bottom_questions(store, "base-run", "total_ms", pct=20)
-    assert list(slow["question_id"]) == ["q9", "q8"]
+    assert list(slow.rows["question_id"]) == ["q9", "q8"]
+    assert slow.describe("total ms") == "top 20%: 2 of 10 questions, total ms ≥ 900"
     d = metric_distribution(store, "base-run", "faithfulness")
     assert list(d["value"]) == sorted(vals)
 
