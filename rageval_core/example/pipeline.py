@@ -33,7 +33,7 @@ import math
 import random
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import asdict, dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -105,6 +105,19 @@ def sentences(text: str) -> list[str]:
 
 def _bigrams(toks: Sequence[str]) -> set[tuple[str, str]]:
     return set(zip(toks, toks[1:], strict=False))
+
+
+def coverage(idf: Callable[[str], float], tokens: Collection[str], terms: Iterable[str]) -> float:
+    """Share of the idf weight of `terms` that `tokens` contains (0 when it weighs nothing).
+
+    `math.fsum` is exactly rounded, so the result does not depend on the order the terms
+    come in: a set of words iterates in another order in every process (str hashes are
+    salted), and a plain `sum` then differed in the last bit, flipping scores that sit on
+    `min_coverage` (PYTHONHASHSEED changed the answers).
+    """
+    weights = [(idf(t), t in tokens) for t in terms]
+    total = math.fsum(w for w, _ in weights)
+    return math.fsum(w for w, hit in weights if hit) / total if total else 0.0
 
 
 @dataclass(frozen=True)
@@ -218,9 +231,7 @@ class ExamplePipeline:
         return out
 
     def _coverage(self, text_tokens: set[str], q_terms: set[str]) -> float:
-        """Share of the question's idf-weighted content words that `text_tokens` contains."""
-        total = sum(self.index.idf(t) for t in q_terms)
-        return sum(self.index.idf(t) for t in q_terms & text_tokens) / total if total else 0.0
+        return coverage(self.index.idf, text_tokens, q_terms)
 
     def _rerank(
         self, q_tokens: list[str], candidates: list[tuple[Passage, float]]
