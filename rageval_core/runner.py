@@ -62,6 +62,9 @@ from rageval_core.redact import Redactor
 
 Pipeline = Callable[[str], Any]
 JUDGE_CACHE = ".rageval/judge-cache"
+# Set to the run's golden dataset (absolute path) while the factory runs, so a pipeline can
+# index the corpus the run evaluates instead of a second, hand-kept path that can disagree.
+DATASET_ENV = "RAGEVAL_DATASET"
 
 
 @dataclass(frozen=True)
@@ -117,8 +120,9 @@ class RunResult:
 # ---------------------------------------------------------------------------- pipeline
 
 
-def load_pipeline(spec: PipelineSpec, config_folder: Path) -> Pipeline:
-    """Import `module:function` (config folder and cwd importable), call it with params."""
+def load_pipeline(spec: PipelineSpec, config_folder: Path, dataset: Path) -> Pipeline:
+    """Import `module:function` (config folder and cwd importable), call it with params,
+    with `$RAGEVAL_DATASET` naming the run's dataset for the length of that call."""
     for folder in (str(config_folder), os.getcwd()):
         if folder not in sys.path:
             sys.path.insert(0, folder)
@@ -133,12 +137,19 @@ def load_pipeline(spec: PipelineSpec, config_folder: Path) -> Pipeline:
     factory = getattr(module, func_name, None)
     if not callable(factory):
         raise PipelineError(f"{module_name!r} has no function {func_name!r}")
+    saved = os.environ.get(DATASET_ENV)
+    os.environ[DATASET_ENV] = str(dataset)
     try:
         pipeline = factory(**spec.params)
     except Exception as exc:
         raise PipelineError(
             f"{spec.factory}(**params) failed: {type(exc).__name__}: {exc}"
         ) from exc
+    finally:
+        if saved is None:
+            del os.environ[DATASET_ENV]
+        else:
+            os.environ[DATASET_ENV] = saved
     if not callable(pipeline):
         raise PipelineError(
             f"{spec.factory} returned {type(pipeline).__name__}; expected a callable(question)"
@@ -601,7 +612,9 @@ class Runner:
         judge = make_judge(self.config.judge, cache_dir=Path(self.options.results) / JUDGE_CACHE)
         try:
             try:
-                pipeline = load_pipeline(self.config.pipeline, self.config.folder)
+                pipeline = load_pipeline(
+                    self.config.pipeline, self.config.folder, self.config.dataset_path
+                )
             except PipelineError as exc:  # user code's message may echo a secret
                 raise PipelineError(self.redactor.text(exc.message)) from None
             try:

@@ -8,7 +8,7 @@ No model and no network: latency and tokens come from the cost model in
 the same numbers on every machine.
 
     build(top_k=5, reranker=False, generator="extractive", verbose=False,
-          never_refuse=False, chunk_size=None, pool=20, min_coverage=0.5, dataset=None)
+          never_refuse=False, chunk_size=None, pool=20, min_coverage=0.5, dataset=<the run's>)
 
 - retrieval: BM25 (rank_bm25) over the corpus, optionally re-chunked into `chunk_size`-word
   passages; each passage keeps the id of the chunk it came from, and results are unique
@@ -30,6 +30,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import os
 import random
 import re
 from collections import Counter
@@ -40,7 +41,7 @@ from pathlib import Path
 
 from rank_bm25 import BM25Okapi
 
-from rageval_core.dataset import example_dataset_path, load_dataset
+from rageval_core.dataset import load_dataset
 from rageval_core.models import GoldenDataset, PipelineOutput, RetrievedChunk
 
 REFUSAL = "I don't know based on the provided documents."
@@ -355,8 +356,17 @@ def cost_model(
 def build(dataset: str | Path | None = None, **params: object) -> ExamplePipeline:
     """The factory named in run configs: `rageval_core.example.pipeline:build`.
 
-    `dataset` defaults to the bundled example; unknown or invalid params raise TypeError or
-    ValueError naming them (the runner reports it as a PipelineError).
+    `dataset` defaults to the dataset of the run being made (`$RAGEVAL_DATASET`, set by
+    the runner): a config pointed at another dataset retrieves from that dataset's corpus.
+    It used to default to the bundled example, which silently scored every gold chunk as
+    missed. Unknown or invalid params raise TypeError or ValueError naming them (the runner
+    reports it as a PipelineError).
     """
     settings = Settings(**params)  # type: ignore[arg-type]
-    return ExamplePipeline(settings, str(Path(dataset or example_dataset_path()).resolve()))
+    dataset = dataset or os.environ.get("RAGEVAL_DATASET")
+    if not dataset:
+        raise ValueError(
+            "no dataset: pass dataset=PATH (the golden dataset whose corpus to index); "
+            "in a run it defaults to the run's own"
+        )
+    return ExamplePipeline(settings, str(Path(dataset).resolve()))
