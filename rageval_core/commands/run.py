@@ -41,7 +41,7 @@ def _run(args: argparse.Namespace) -> int:
     config = load_config(args.config)
     location = results_location(args.results)
 
-    def _go(folder: str, sync_shards=None):
+    def _go(folder: str, remote=None):
         return run(
             config,
             RunOptions(
@@ -51,19 +51,17 @@ def _run(args: argparse.Namespace) -> int:
                 concurrency=args.concurrency,
                 shard=Shard.parse(args.shard) if args.shard else None,
                 progress=not args.no_progress,
-                sync_shards=sync_shards,
+                remote=remote,
             ),
         )
 
     if is_remote(location):
-        # Object stores cannot append a journal: run in a local folder, then upload it.
+        # Object stores cannot append a journal: the runner writes a local folder and
+        # uploads it (runner.Remote).
         from rageval_core.storage import staged
 
-        with staged(location, args.resume or args.run_id) as stage:
-            try:
-                result = _go(str(stage.local_root), stage.sync_shard)
-            finally:
-                stage.upload()
+        with staged(location) as stage:
+            result = _go(str(stage.local_root), stage)
         where = f"{location.rstrip('/')}/{result.run_id}"
     else:
         result = _go(location)
