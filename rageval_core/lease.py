@@ -82,10 +82,14 @@ class Owner:
         """`host pid N since T` from a lease's bytes; they may be torn or hostile."""
         try:
             d = json.loads(data.decode("utf-8"))
-            owner = f"{str(d['host'])[:80]} pid {int(d['pid'])} since {str(d['since'])[:40]}"
-        except (ValueError, KeyError, TypeError):
+            host, pid, since = _one_line(d["host"], 80), int(d["pid"]), _one_line(d["since"], 40)
+        except (ValueError, KeyError, TypeError, OverflowError):
             return "another process"
-        return owner
+        return f"{host} pid {pid} since {since}"
+
+
+def _one_line(value: object, width: int) -> str:
+    return " ".join(str(value).split())[:width]
 
 
 class Lease(Protocol):
