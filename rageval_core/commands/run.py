@@ -13,7 +13,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "run",
         help="evaluate a pipeline on a golden dataset",
         description="Run the pipeline of CONFIG over its golden dataset, judge every answer "
-        "and write the run to the results directory (crash-safe; resumable with --resume).",
+        "and write the run to the results directory (crash-safe; resumable with --resume). "
+        "A run (or shard) has one writer: a second one is refused with exit 1.",
     )
     p.add_argument("config", metavar="CONFIG.yaml", help="run config (SPEC §3)")
     add_results_option(p)
