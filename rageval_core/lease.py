@@ -82,8 +82,10 @@ class Owner:
         """`host pid N since T` from a lease's bytes; they may be torn or hostile."""
         try:
             d = json.loads(data.decode("utf-8"))
-            host, pid, since = _one_line(d["host"], 80), int(d["pid"]), _one_line(d["since"], 40)
-        except (ValueError, KeyError, TypeError, OverflowError):
+            host, pid, since = _one_line(d["host"], 80), d["pid"], _one_line(d["since"], 40)
+        except (ValueError, KeyError, TypeError):
+            return "another process"
+        if type(pid) is not int or not 0 < pid < 2**32:
             return "another process"
         return f"{host} pid {pid} since {since}"
 
