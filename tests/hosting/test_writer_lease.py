@@ -176,7 +176,7 @@ def test_a_writer_whose_lease_was_taken_over_stops_and_uploads_nothing(bucket, t
     # Another writer judged this one dead and took the lease over.
     s3 = boto3.client("s3")
     s3.put_object(Bucket=bucket, Key=f"team/y/{lease_name()}", Body=b'{"host": "other"}')
-    time.sleep(1.0)  # a few heartbeats: the renewal fails, the writer knows
+    time.sleep(2.0)  # ten heartbeats: the first renewal fails, the writer knows
     p.hold.unlink()
     _, err = proc.communicate(timeout=120)
 
