@@ -61,7 +61,9 @@ def lease_name(shard: int | None = None) -> str:
 
 @dataclass(frozen=True)
 class Owner:
-    """Who holds a lease. `token` tells two holders apart when a pid is reused."""
+    """Who holds a lease. `token` makes every holder's lease bytes unique, and so its
+    ETag: two writers with the same host, pid and start second (containers) must not be
+    able to renew each other's lease."""
 
     host: str
     pid: int
