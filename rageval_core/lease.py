@@ -226,7 +226,11 @@ class BucketLease:
                 continue  # released meanwhile: try to create it again
             age = (_server_now(head) - head["LastModified"].astimezone(UTC)).total_seconds()
             if age <= self.stale_after:
-                return self._holder()
+                # A crashed job cannot be stopped: say when its lease frees itself.
+                return (
+                    f"{self._holder()}, last heartbeat {max(age, 0):.0f} s ago (taken over "
+                    f"once silent for {self.stale_after:g} s)"
+                )
             try:  # its writer died: take it over, unless another writer just did
                 self._etag = self._put(IfMatch=head["ETag"])
                 return None
