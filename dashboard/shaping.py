@@ -274,6 +274,19 @@ def run_links(run_ids: Iterable[str], page: str) -> list[str]:
     return [relative_url(page, ViewState(run=r)) for r in run_ids]
 
 
+def stale_note(info: RunInfo) -> str:
+    """The sidebar's and Runs page's word on a run whose writer died: it stays "running"
+    and will not finish unless someone resumes it."""
+    ago = max(0.0, time.time() - (info.last_active or time.time())) / 60
+    shards = info.manifest.shards if info.manifest else 1
+    more = f" (with `--shard K/{shards}` for each unfinished shard)" if shards > 1 else ""
+    return (
+        f"Stale: `{info.run_id}` has shown no sign of life for {ago:.0f} min: its writer "
+        f"stopped without finishing it. Finish it with "
+        f"`rageval run CONFIG.yaml --resume {info.run_id}`{more}."
+    )
+
+
 def split_config_diff(diff: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(keys that differ, keys that are the same), without the `differs` column."""
     differs = diff["differs"].astype(bool)
@@ -305,19 +318,6 @@ QUESTION_CHANGE_TABS: dict[str, str] = {
     "improvement": "Improved questions",
     "mixed": "Mixed",
 }
-
-
-def stale_note(info: RunInfo) -> str:
-    """The sidebar's and Runs page's word on a run whose writer died: it stays "running"
-    and will not finish unless someone resumes it."""
-    ago = max(0.0, time.time() - (info.last_active or time.time())) / 60
-    shards = info.manifest.shards if info.manifest else 1
-    more = f" (with `--shard K/{shards}` for each unfinished shard)" if shards > 1 else ""
-    return (
-        f"Stale: `{info.run_id}` has shown no sign of life for {ago:.0f} min: its writer "
-        f"stopped without finishing it. Finish it with "
-        f"`rageval run CONFIG.yaml --resume {info.run_id}`{more}."
-    )
 
 
 def shorten(text: object, width: int = 80) -> str:
