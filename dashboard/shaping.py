@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import html
 import re
+import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -16,6 +17,7 @@ import pandas as pd
 
 from dashboard.links import ViewState, relative_url
 from rageval_core.models import FAILURE_TYPES, Claim
+from rageval_core.results import RunInfo
 
 FAILURE_GROUPS: dict[str, str] = {
     "retrieval_miss": "retrieval",
@@ -277,6 +279,19 @@ def question_links(rows: pd.DataFrame, run_id: str | None = None) -> pd.Series:
 def run_links(run_ids: Iterable[str], page: str) -> list[str]:
     """Relative URL of each run's view on `page`."""
     return [relative_url(page, ViewState(run=r)) for r in run_ids]
+
+
+def stale_note(info: RunInfo) -> str:
+    """The sidebar's and Runs page's word on a run whose writer died: it stays "running"
+    and will not finish unless someone resumes it."""
+    ago = max(0.0, time.time() - (info.last_active or time.time())) / 60
+    shards = info.manifest.shards if info.manifest else 1
+    more = f" (with `--shard K/{shards}` for each unfinished shard)" if shards > 1 else ""
+    return (
+        f"Stale: `{info.run_id}` has shown no sign of life for {ago:.0f} min: its writer "
+        f"stopped without finishing it. Finish it with "
+        f"`rageval run CONFIG.yaml --resume {info.run_id}`{more}."
+    )
 
 
 def split_config_diff(diff: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:

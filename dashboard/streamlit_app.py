@@ -14,6 +14,7 @@ import streamlit as st
 from dashboard import data
 from dashboard.auth import require_access
 from dashboard.links import DEFAULT_PAGE, PAGES, ViewState
+from dashboard.shaping import stale_note
 from dashboard.ui import link
 
 st.set_page_config(page_title="rageval", page_icon=":material/troubleshoot:", layout="wide")
@@ -30,9 +31,6 @@ current = st.navigation(
 )
 
 runs = data.runs()
-by_status = defaultdict(list)
-for r in runs:
-    by_status[r.status].append(r.run_id)
 broken: dict[str, list[str]] = defaultdict(list)
 for p in data.problems():
     broken[p.run_id or "(cache)"].append(p.message)
@@ -44,8 +42,11 @@ with st.sidebar:
     st.caption("Results")
     st.code(data.location(), language=None, wrap_lines=True)
     st.write(f"{len(runs)} run{'s' if len(runs) != 1 else ''}")
-    for run_id in by_status["running"]:
-        st.info(f"In progress: `{run_id}`", icon=":material/hourglass_top:")
+    for r in runs:
+        if r.stale:
+            st.warning(stale_note(r), icon=":material/warning:")
+        elif r.status == "running":
+            st.info(f"In progress: `{r.run_id}`", icon=":material/hourglass_top:")
 
 if broken:
     st.warning(

@@ -16,9 +16,11 @@ paths or fsspec URLs (e.g. ``s3://bucket/prefix``); appending journals needs a l
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import tempfile
+import time
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
@@ -39,6 +41,11 @@ DEFAULT_KS: tuple[int, ...] = (1, 3, 5, 10, 20)
 MANIFEST = "manifest.json"
 SUMMARY = "summary.json"
 RESULTS_ENV = "RAGEVAL_RESULTS"
+# A running run whose folder has not changed for this long has lost its writer (killed,
+# machine gone): writers renew a lease file every few seconds (lease.py), even while one
+# question takes minutes, so silence this long is not a slow question.
+STALE_AFTER_S = 120.0
+STALE_ENV = "RAGEVAL_STALE_AFTER_S"
 
 CLAIM_TYPE = pa.struct(
     [
@@ -133,6 +140,22 @@ def default_run_id(config_name: str, now: datetime | None = None) -> str:
 def results_location(explicit: str | os.PathLike[str] | None = None) -> str:
     """The results location: the argument, else $RAGEVAL_RESULTS, else `results/`."""
     return str(explicit or os.environ.get(RESULTS_ENV) or "results")
+
+
+def positive_env_seconds(name: str, default: float) -> float:
+    """A duration in seconds from environment variable `name`; `default` unless it is a
+    positive finite number."""
+    try:
+        value = float(os.environ.get(name, default))
+    except ValueError:
+        return default
+    return value if 0 < value < math.inf else default
+
+
+def stale_after_s() -> float:
+    """How long a running run may show no sign of life before it reads as stale:
+    `$RAGEVAL_STALE_AFTER_S`, else 120 seconds."""
+    return positive_env_seconds(STALE_ENV, STALE_AFTER_S)
 
 
 def is_remote(location: str) -> bool:
@@ -363,10 +386,24 @@ class RunInfo:
     journal_files: list[str] = field(default_factory=list)
     summary_file: str | None = None
     problems: list[str] = field(default_factory=list)
+    # POSIX time of the newest file in a running run's folder (lease heartbeat, journal
+    # line, manifest): the writer's last sign of life. None when not running or unknown.
+    last_active: float | None = None
 
     @property
     def ok(self) -> bool:
         return not self.problems
+
+    @property
+    def stale(self) -> bool:
+        """Running, but without a sign of life for `stale_after_s()`: its writer died
+        (`kill -9`, a lost machine) and the run will not finish unless resumed. Judged
+        at each call, so a folder inspected once turns stale as time passes."""
+        return (
+            self.status == "running"
+            and self.last_active is not None
+            and time.time() - self.last_active > stale_after_s()
+        )
 
     @property
     def readable(self) -> bool:
@@ -440,7 +477,26 @@ def inspect_run(location: str, run_id: str) -> RunInfo:
         info.problems += shard_problems
     if info.status == "complete" and not info.parquet_files:
         info.problems.append(f"{path}: status complete but no questions.parquet")
+    if info.status == "running":
+        info.last_active = _last_active(fs, path)
     return info
+
+
+def _last_active(fs: fsspec.AbstractFileSystem, run_path: str) -> float | None:
+    """Modification time of the newest file in a run folder (an object's LastModified on
+    object storage). Runs written before writers had a heartbeat have their journal's."""
+    try:
+        entries = fs.ls(run_path, detail=True)
+    except (OSError, ValueError):
+        return None
+    times = []
+    for e in entries:
+        t = e.get("mtime", e.get("LastModified"))
+        if isinstance(t, datetime):
+            t = t.timestamp()
+        if isinstance(t, int | float) and math.isfinite(t):
+            times.append(float(t))
+    return max(times, default=None)
 
 
 def list_runs(location: str | None = None) -> list[RunInfo]:

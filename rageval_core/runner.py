@@ -30,12 +30,13 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import FIRST_COMPLETED, Future, wait
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -46,6 +47,7 @@ from rageval_core.config import PipelineSpec, RunConfig
 from rageval_core.dataset import load_dataset
 from rageval_core.errors import ConfigError, PipelineError, ResultsError
 from rageval_core.judges import Judge, make_judge
+from rageval_core.lease import Lease, LocalLease, heartbeat, heartbeat_s, lease_name
 from rageval_core.metrics.failure import classify_failure
 from rageval_core.metrics.retrieval import gold_ranks, retrieval_metrics
 from rageval_core.models import (
@@ -59,9 +61,13 @@ from rageval_core.models import (
 )
 from rageval_core.query.summary import summarize_run
 from rageval_core.redact import Redactor
+from rageval_core.results import stale_after_s
 
 Pipeline = Callable[[str], Any]
 JUDGE_CACHE = ".rageval/judge-cache"
+# Set to the run's golden dataset (absolute path) while the factory runs, so a pipeline can
+# index the corpus the run evaluates instead of a second, hand-kept path that can disagree.
+DATASET_ENV = "RAGEVAL_DATASET"
 
 
 @dataclass(frozen=True)
@@ -85,14 +91,30 @@ class Shard:
         return int.from_bytes(digest[:8], "big") % self.count == self.index
 
 
+class Remote(Protocol):
+    """Object storage behind the local results folder of a run (`storage.StagedRun`)."""
+
+    def lease(self, run_id: str, shard: int | None) -> Lease | None:
+        """The run's lease in the store; None when the store cannot hold one."""
+
+    def download(self, run_id: str) -> None:
+        """Copy what the store has of the run into the local folder."""
+
+    def sync_shard(self, folder: Path, index: int, count: int) -> None:
+        """Publish this finished shard where the other workers can see it, and refresh
+        their status files into `folder`."""
+
+    def upload(self) -> list[str]:
+        """Upload what was written locally (failed runs too)."""
+
+
 @dataclass(frozen=True)
 class RunOptions:
     """How to run, beyond the config. `pinned_time` is replay mode (used by the demo):
     the run is dated `pinned_time`, its duration and `finished_at` follow from the
     pipeline's own reported timings, and no git commit is recorded, so the same inputs
-    give byte-identical manifests and rows. `sync_shards` is set when the results folder
-    stands in for object storage: a finished shard calls it before deciding whether the
-    whole run is complete."""
+    give byte-identical manifests and rows. `remote` is set when the results folder
+    stands in for object storage (`storage.StagedRun`)."""
 
     results: str = "results"
     run_id: str | None = None
@@ -101,9 +123,7 @@ class RunOptions:
     shard: Shard | None = None
     progress: bool = True
     pinned_time: datetime | None = None
-    # (run folder, shard index, shard count): publish this finished shard where the other
-    # workers can see it and refresh their status files into the folder (storage.py)
-    sync_shards: Callable[[Path, int, int], None] | None = None
+    remote: Remote | None = None
 
 
 @dataclass(frozen=True)
@@ -117,8 +137,9 @@ class RunResult:
 # ---------------------------------------------------------------------------- pipeline
 
 
-def load_pipeline(spec: PipelineSpec, config_folder: Path) -> Pipeline:
-    """Import `module:function` (config folder and cwd importable), call it with params."""
+def load_pipeline(spec: PipelineSpec, config_folder: Path, dataset: Path) -> Pipeline:
+    """Import `module:function` (config folder and cwd importable), call it with params,
+    with `$RAGEVAL_DATASET` naming the run's dataset for the length of that call."""
     for folder in (str(config_folder), os.getcwd()):
         if folder not in sys.path:
             sys.path.insert(0, folder)
@@ -133,12 +154,19 @@ def load_pipeline(spec: PipelineSpec, config_folder: Path) -> Pipeline:
     factory = getattr(module, func_name, None)
     if not callable(factory):
         raise PipelineError(f"{module_name!r} has no function {func_name!r}")
+    saved = os.environ.get(DATASET_ENV)
+    os.environ[DATASET_ENV] = str(dataset)
     try:
         pipeline = factory(**spec.params)
     except Exception as exc:
         raise PipelineError(
             f"{spec.factory}(**params) failed: {type(exc).__name__}: {exc}"
         ) from exc
+    finally:
+        if saved is None:
+            del os.environ[DATASET_ENV]
+        else:
+            os.environ[DATASET_ENV] = saved
     if not callable(pipeline):
         raise PipelineError(
             f"{spec.factory} returned {type(pipeline).__name__}; expected a callable(question)"
@@ -365,6 +393,13 @@ def _totals(rows: Iterable[Mapping[str, Any]], duration_s: float) -> dict[str, A
     }
 
 
+def _cannot_write(folder: _RunFolder, exc: OSError) -> ResultsError:
+    """Not a folder, read-only, disk full: a user's setup, said in one line."""
+    return ResultsError(
+        f"cannot write run {folder.run_id} in {folder.path.parent}: {exc.strerror or exc}"
+    )
+
+
 def _relative(path: Path) -> str:
     """A path as the user would type it: relative to cwd when below it."""
     try:
@@ -439,6 +474,8 @@ class Runner:
         self.redactor = Redactor.for_env(config.secret_env_names(), extra=config.secret_values())
         self.pinned = options.pinned_time
         self.started = time.monotonic()
+        self._leases: list[Lease] = []
+        self._writing = ""  # "run X" or "shard K/N of run X", once the leases are held
 
     def log(self, message: str) -> None:
         print(f"rageval run: {self.redactor.text(message)}", file=sys.stderr, flush=True)
@@ -576,6 +613,7 @@ class Runner:
                     break
                 finished, pending = wait(pending, return_when=FIRST_COMPLETED)
                 record(finished)
+                self._check_leases()
         except KeyboardInterrupt:
             try:  # the second Ctrl-C may come at any point of this, the log line included
                 for f in pending:
@@ -600,38 +638,108 @@ class Runner:
         folder = _RunFolder(self.options.results, run_id, self.options.shard)
         judge = make_judge(self.config.judge, cache_dir=Path(self.options.results) / JUDGE_CACHE)
         try:
-            try:
-                pipeline = load_pipeline(self.config.pipeline, self.config.folder)
-            except PipelineError as exc:  # user code's message may echo a secret
-                raise PipelineError(self.redactor.text(exc.message)) from None
-            try:
-                manifest = self._open(folder, self._new_manifest(run_id, dataset, judge))
-            except OSError as exc:  # not a folder, read-only, disk full: a user's setup
-                raise ResultsError(
-                    f"cannot write run {run_id} in {folder.path.parent}: {exc.strerror or exc}"
-                ) from exc
-            done_rows = folder.done_rows()
-            done_ids = {r["question_id"] for r in done_rows}
-            mine = [
-                q
-                for q in dataset.questions
-                if self.options.shard is None or self.options.shard.owns(q.id)
-            ]
-            todo = [q for q in mine if q.id not in done_ids]
-            if done_rows:
-                self.log(f"resuming {run_id}: {len(mine) - len(todo)} of {len(mine)} done")
-            ctx = _Context(run_id, self.config, pipeline, judge, self.redactor)
-            previous = float(manifest.totals.get("duration_s") or 0.0)
-            with results.Journal(folder.journal) as journal:
-                try:
-                    new_rows = self._evaluate_all(ctx, todo, len(mine) - len(todo), journal)
-                except BaseException:
-                    self._finish(folder, manifest, dataset, [], previous, failed=True)
-                    raise
-            rows = done_rows + new_rows
-            return self._finish(folder, manifest, dataset, rows, previous, failed=False)
+            with self._sole_writer(folder):
+                return self._run(folder, dataset, judge)
         finally:
             judge.close()
+
+    def _run(self, folder: _RunFolder, dataset: GoldenDataset, judge: Judge) -> RunResult:
+        run_id = folder.run_id
+        try:
+            pipeline = load_pipeline(
+                self.config.pipeline, self.config.folder, self.config.dataset_path
+            )
+        except PipelineError as exc:  # user code's message may echo a secret
+            raise PipelineError(self.redactor.text(exc.message)) from None
+        try:
+            manifest = self._open(folder, self._new_manifest(run_id, dataset, judge))
+        except OSError as exc:  # not a folder, read-only, disk full: a user's setup
+            raise _cannot_write(folder, exc) from exc
+        done_rows = folder.done_rows()
+        done_ids = {r["question_id"] for r in done_rows}
+        mine = [
+            q
+            for q in dataset.questions
+            if self.options.shard is None or self.options.shard.owns(q.id)
+        ]
+        todo = [q for q in mine if q.id not in done_ids]
+        if done_rows:
+            self.log(f"resuming {run_id}: {len(mine) - len(todo)} of {len(mine)} done")
+        ctx = _Context(run_id, self.config, pipeline, judge, self.redactor)
+        previous = float(manifest.totals.get("duration_s") or 0.0)
+        with results.Journal(folder.journal) as journal:
+            try:
+                new_rows = self._evaluate_all(ctx, todo, len(mine) - len(todo), journal)
+                self._check_leases()
+            except BaseException:
+                self._finish(folder, manifest, dataset, [], previous, failed=True)
+                raise
+        rows = done_rows + new_rows
+        return self._finish(folder, manifest, dataset, rows, previous, failed=False)
+
+    # -- one writer
+
+    def _what(self, folder: _RunFolder) -> tuple[str, str]:
+        """How messages name this writer's part of the run, and the command that resumes it."""
+        shard = self.options.shard
+        if shard is None:
+            return f"run {folder.run_id}", f"rageval run CONFIG.yaml --resume {folder.run_id}"
+        part = f"{shard.index}/{shard.count}"
+        return (
+            f"shard {part} of run {folder.run_id}",
+            f"rageval run CONFIG.yaml --resume {folder.run_id} --shard {part}",
+        )
+
+    @contextmanager
+    def _sole_writer(self, folder: _RunFolder) -> Iterator[None]:
+        """Hold the lease of the run (or of this shard) for the block, renewed by a
+        heartbeat; refuse when another writer holds it (lease.py). With object storage the
+        bucket's lease comes first, the run is copied down only then, and it is uploaded
+        (failed runs too) before the lease is let go."""
+        remote = self.options.remote
+        k = folder.shard.index if folder.shard else None
+        leases: list[Lease] = []
+        if remote is not None:
+            bucket = remote.lease(folder.run_id, k)
+            if bucket is None:
+                self.log(
+                    "warning: this object store has no conditional writes rageval uses, so "
+                    "nothing stops a second writer of this run: start only one"
+                )
+            else:
+                leases.append(bucket)
+        leases.append(LocalLease(folder.path / lease_name(k)))
+        what, resume = self._what(folder)
+        with ExitStack() as held:
+            for lease in leases:
+                try:
+                    holder = lease.acquire()
+                except OSError as exc:
+                    raise _cannot_write(folder, exc) from exc
+                if holder is not None:
+                    raise ResultsError(
+                        f"{what} is already being written by {holder}; wait for it to "
+                        f"finish, or stop it and run `{resume}`"
+                    )
+                held.callback(lease.release)
+            held.enter_context(heartbeat(leases, heartbeat_s()))
+            self._leases, self._writing = leases, what
+            if remote is None:
+                yield
+                return
+            remote.download(folder.run_id)
+            try:
+                yield
+            finally:
+                if not any(lease.lost for lease in leases):
+                    remote.upload()
+
+    def _check_leases(self) -> None:
+        if any(lease.lost for lease in self._leases):
+            raise ResultsError(
+                f"{self._writing}: another writer took the run over after this one "
+                f"showed no sign of life for {stale_after_s():g} s; stopping, nothing uploaded"
+            )
 
     # -- the end
 
@@ -663,9 +771,9 @@ class Runner:
                 folder.shard_status,
                 {"status": status, "finished_at": finished_at, "totals": totals},
             )
-            if not failed and self.options.sync_shards is not None:
+            if not failed and self.options.remote is not None:
                 # Other workers finish elsewhere: look at their status now, not at start-up.
-                self.options.sync_shards(folder.path, folder.shard.index, folder.shard.count)
+                self.options.remote.sync_shard(folder.path, folder.shard.index, folder.shard.count)
             if failed or not self._all_shards_complete(folder, manifest.shards):
                 return RunResult(folder.run_id, folder.path, status, totals)
             totals = self._shard_totals(folder, manifest.shards)

@@ -7,6 +7,10 @@ goes up last: a reader listing the bucket mid-upload sees no run or a run still
 "running", never a complete run with files missing. Each object PUT is atomic, so no
 reader sees half a file either.
 
+Only one process may write a run (or a shard of one): the staging folder is private to its
+process, so the run's lease lives in the bucket (`lease.py`), taken before the run is
+copied down and let go after its upload.
+
 Endpoint and credentials come from the standard variables (`AWS_ENDPOINT_URL`,
 `AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`, `AWS_DEFAULT_REGION`), which s3fs passes to
 botocore; nothing here reads or stores them.
@@ -23,6 +27,7 @@ from pathlib import Path
 from tempfile import TemporaryDirectory
 
 from rageval_core import results
+from rageval_core.lease import BucketLease, bucket_lease
 
 
 def _digest(path: Path) -> str:
@@ -47,6 +52,10 @@ class StagedRun:
     location: str
     local_root: Path
     downloaded: dict[str, str] = field(default_factory=dict)  # "<run>/<file>" -> sha256
+
+    def lease(self, run_id: str, shard: int | None) -> BucketLease | None:
+        """The run's (or shard's) lease object in the bucket, not yet taken."""
+        return bucket_lease(self.location, run_id, shard)
 
     def download(self, run_id: str) -> None:
         """Copy the remote run folder down (for --resume or another shard), if there is one."""
@@ -165,10 +174,7 @@ def upload_run(
 
 
 @contextmanager
-def staged(location: str, run_id: str | None = None) -> Iterator[StagedRun]:
-    """A temporary local results folder for `location`, seeded with run `run_id` if given."""
+def staged(location: str) -> Iterator[StagedRun]:
+    """A temporary local results folder standing in for `location`."""
     with TemporaryDirectory(prefix="rageval-stage-") as tmp:
-        stage = StagedRun(location, Path(tmp))
-        if run_id:
-            stage.download(run_id)
-        yield stage
+        yield StagedRun(location, Path(tmp))

@@ -11,6 +11,7 @@ from dashboard.shaping import (
     fmt,
     label,
     run_links,
+    stale_note,
     with_deltas,
 )
 from dashboard.shaping import run_tags as tag_options
@@ -68,7 +69,10 @@ if runs.empty:
 runs = with_deltas(runs, KEY_METRICS)
 latest = runs.iloc[0]
 st.subheader(f"Latest run: {latest['run_id']}")
-if latest["status"] != "complete":
+stale = {r.run_id: r for r in data.runs() if r.stale}
+if latest["run_id"] in stale:
+    st.warning(stale_note(stale[latest["run_id"]]), icon=":material/warning:")
+elif latest["status"] != "complete":
     st.info(f"This run is {latest['status']}: figures cover the questions answered so far.")
 metric_cols = st.columns(5)
 for i, (m, name) in enumerate(KEY_METRICS.items()):
@@ -84,6 +88,7 @@ if st.button("Diagnose latest run", type="primary", key="runs_diagnose_latest"):
 
 st.subheader(f"All runs ({len(runs)})")
 table = runs[["run_id", "created_at", "status", "config_name", "dataset_version", "tags"]].copy()
+table["status"] = table["status"].mask(table["run_id"].isin(list(stale)), "stale")
 table.insert(0, "diagnose", run_links(runs["run_id"], "diagnose"))
 for m, name in KEY_METRICS.items():
     table[name] = runs[m]

@@ -13,7 +13,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "run",
         help="evaluate a pipeline on a golden dataset",
         description="Run the pipeline of CONFIG over its golden dataset, judge every answer "
-        "and write the run to the results directory (crash-safe; resumable with --resume).",
+        "and write the run to the results directory (crash-safe; resumable with --resume). "
+        "A run (or shard) has one writer: a second one is refused with exit 1.",
     )
     p.add_argument("config", metavar="CONFIG.yaml", help="run config (SPEC §3)")
     add_results_option(p)
@@ -41,7 +42,7 @@ def _run(args: argparse.Namespace) -> int:
     config = load_config(args.config)
     location = results_location(args.results)
 
-    def _go(folder: str, sync_shards=None):
+    def _go(folder: str, remote=None):
         return run(
             config,
             RunOptions(
@@ -51,19 +52,17 @@ def _run(args: argparse.Namespace) -> int:
                 concurrency=args.concurrency,
                 shard=Shard.parse(args.shard) if args.shard else None,
                 progress=not args.no_progress,
-                sync_shards=sync_shards,
+                remote=remote,
             ),
         )
 
     if is_remote(location):
-        # Object stores cannot append a journal: run in a local folder, then upload it.
+        # Object stores cannot append a journal: the runner writes a local folder and
+        # uploads it (runner.Remote).
         from rageval_core.storage import staged
 
-        with staged(location, args.resume or args.run_id) as stage:
-            try:
-                result = _go(str(stage.local_root), stage.sync_shard)
-            finally:
-                stage.upload()
+        with staged(location) as stage:
+            result = _go(str(stage.local_root), stage)
         where = f"{location.rstrip('/')}/{result.run_id}"
     else:
         result = _go(location)

@@ -8,7 +8,7 @@ No model and no network: latency and tokens come from the cost model in
 the same numbers on every machine.
 
     build(top_k=5, reranker=False, generator="extractive", verbose=False,
-          never_refuse=False, chunk_size=None, pool=20, min_coverage=0.5, dataset=None)
+          never_refuse=False, chunk_size=None, pool=20, min_coverage=0.5, dataset=<the run's>)
 
 - retrieval: BM25 (rank_bm25) over the corpus, optionally re-chunked into `chunk_size`-word
   passages; each passage keeps the id of the chunk it came from, and results are unique
@@ -30,17 +30,18 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import os
 import random
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import asdict, dataclass
 from functools import lru_cache
 from pathlib import Path
 
 from rank_bm25 import BM25Okapi
 
-from rageval_core.dataset import example_dataset_path, load_dataset
+from rageval_core.dataset import load_dataset
 from rageval_core.models import GoldenDataset, PipelineOutput, RetrievedChunk
 
 REFUSAL = "I don't know based on the provided documents."
@@ -105,6 +106,19 @@ def sentences(text: str) -> list[str]:
 
 def _bigrams(toks: Sequence[str]) -> set[tuple[str, str]]:
     return set(zip(toks, toks[1:], strict=False))
+
+
+def coverage(idf: Callable[[str], float], tokens: Collection[str], terms: Iterable[str]) -> float:
+    """Share of the idf weight of `terms` that `tokens` contains (0 when it weighs nothing).
+
+    `math.fsum` is exactly rounded, so the result does not depend on the order the terms
+    come in: a set of words iterates in another order in every process (str hashes are
+    salted), and a plain `sum` then differed in the last bit, flipping scores that sit on
+    `min_coverage` (PYTHONHASHSEED changed the answers).
+    """
+    weights = [(idf(t), t in tokens) for t in terms]
+    total = math.fsum(w for w, _ in weights)
+    return math.fsum(w for w, hit in weights if hit) / total if total else 0.0
 
 
 @dataclass(frozen=True)
@@ -218,9 +232,7 @@ class ExamplePipeline:
         return out
 
     def _coverage(self, text_tokens: set[str], q_terms: set[str]) -> float:
-        """Share of the question's idf-weighted content words that `text_tokens` contains."""
-        total = sum(self.index.idf(t) for t in q_terms)
-        return sum(self.index.idf(t) for t in q_terms & text_tokens) / total if total else 0.0
+        return coverage(self.index.idf, text_tokens, q_terms)
 
     def _rerank(
         self, q_tokens: list[str], candidates: list[tuple[Passage, float]]
@@ -344,8 +356,17 @@ def cost_model(
 def build(dataset: str | Path | None = None, **params: object) -> ExamplePipeline:
     """The factory named in run configs: `rageval_core.example.pipeline:build`.
 
-    `dataset` defaults to the bundled example; unknown or invalid params raise TypeError or
-    ValueError naming them (the runner reports it as a PipelineError).
+    `dataset` defaults to the dataset of the run being made (`$RAGEVAL_DATASET`, set by
+    the runner): a config pointed at another dataset retrieves from that dataset's corpus.
+    It used to default to the bundled example, which silently scored every gold chunk as
+    missed. Unknown or invalid params raise TypeError or ValueError naming them (the runner
+    reports it as a PipelineError).
     """
     settings = Settings(**params)  # type: ignore[arg-type]
-    return ExamplePipeline(settings, str(Path(dataset or example_dataset_path()).resolve()))
+    dataset = dataset or os.environ.get("RAGEVAL_DATASET")
+    if not dataset:
+        raise ValueError(
+            "no dataset: pass dataset=PATH (the golden dataset whose corpus to index); "
+            "in a run it defaults to the run's own"
+        )
+    return ExamplePipeline(settings, str(Path(dataset).resolve()))

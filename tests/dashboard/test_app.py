@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import html
 import json
+import os
 import shutil
+import time
 
 import pytest
 from streamlit.testing.v1 import AppTest
@@ -24,6 +26,7 @@ from rageval_core.query import (
     runs_overview,
 )
 from rageval_core.query.compare import question_changes
+from rageval_core.results import STALE_ENV
 from tests.dashboard.conftest import (
     LATEST,
     PREVIOUS,
@@ -498,6 +501,27 @@ def test_running_run_is_shown_in_progress_and_can_be_diagnosed(app, results):
     no_exception(at)
     assert texts(at.subheader)[0].split(" questions")[0].endswith("of 40")
     assert at.selectbox(key="diagnose_run").format_func(LATEST) == f"{LATEST} (running)"
+
+
+def test_abandoned_run_is_shown_stale_with_the_resume_hint(app, results, monkeypatch):
+    # A writer killed with -9 leaves its run "running"; nothing in its folder changes again.
+    make_running(results, LATEST, keep=40)
+    make_running(results, PREVIOUS, keep=10)  # this one is still being written
+    long_ago = time.time() - 600
+    for f in (results / LATEST).iterdir():
+        os.utime(f, (long_ago, long_ago))
+    monkeypatch.setenv(STALE_ENV, "300")
+    at = no_exception(app(results).run())
+
+    hint = f"rageval run CONFIG.yaml --resume {LATEST}"
+    stale = [w for w in texts(at.sidebar.warning) if LATEST in w]
+    assert len(stale) == 1 and "Stale" in stale[0] and hint in stale[0], stale
+    assert not [i for i in texts(at.sidebar.info) if LATEST in i]
+    assert any(PREVIOUS in i and "In progress" in i for i in texts(at.sidebar.info))
+    assert any(hint in w for w in texts(at.warning)), texts(at.warning)  # the latest run
+    table = at.dataframe[0].value
+    assert table.loc[table["run_id"] == LATEST, "status"].item() == "stale"
+    assert table.loc[table["run_id"] == PREVIOUS, "status"].item() == "running"
 
 
 def test_untrusted_text_in_a_run_is_escaped_on_the_page(app, results):

@@ -19,10 +19,20 @@ import time
 
 
 def build(delay=0.0, fail_word="boom", secret_env=None, timings=True, swap=(),
-          slow_from=None, slow_delay=0.0):
+          slow_from=None, slow_delay=0.0, gate=None, calls=None, hold=None, hold_from=0):
     secret = os.environ.get(secret_env) if secret_env else None
+    if gate:  # say this process got this far, then wait for the test to open the gate
+        open(f"{gate}.{os.getpid()}.ready", "w").close()
+        while not os.path.exists(gate):
+            time.sleep(0.02)
 
     def pipe(question):
+        if calls:  # one short O_APPEND write per call: lines never interleave
+            with open(calls, "a") as fh:
+                fh.write(f"{os.getpid()} {question}\\n")
+        n = int(question.rstrip("?").split()[-1]) if "fact" in question else 0
+        while hold and n >= hold_from and os.path.exists(hold):
+            time.sleep(0.02)
         time.sleep(delay)
         if slow_from is not None and "fact" in question:
             if int(question.rstrip("?").split()[-1]) >= slow_from:

@@ -3,13 +3,23 @@ deterministic cost model."""
 
 from __future__ import annotations
 
+import os
 import statistics
+from functools import partial
 
+import pyarrow.parquet as pq
 import pytest
 
-from rageval_core.example.pipeline import REFUSAL, build
+from rageval_core.cli import main
+from rageval_core.dataset import example_dataset_path, load_dataset
+from rageval_core.example import pipeline as example
 from rageval_core.metrics.retrieval import recall_at_k
 from rageval_core.models import PipelineOutput
+from rageval_core.runner import DATASET_ENV
+
+REFUSAL = example.REFUSAL
+# Outside a run nothing names the dataset: these tests index the bundled one.
+build = partial(example.build, dataset=example_dataset_path())
 
 
 @pytest.fixture(scope="module")
@@ -93,3 +103,31 @@ def test_more_context_costs_more_tokens_and_time(base):
 def test_invalid_settings(params):
     with pytest.raises(ValueError):
         build(**params)
+
+
+def test_without_a_dataset_param_it_indexes_the_corpus_of_the_run(toy):
+    # The config evaluates the toy dataset and names no `dataset` param: the pipeline must
+    # retrieve from the toy corpus, not silently from the bundled one (recall 0, "complete").
+    path = toy.config(pipeline={"factory": "rageval_core.example.pipeline:build"})
+    assert main(["run", str(path), "--results", str(toy.results), "--run-id", "r"]) == 0
+    rows = pq.read_table(toy.results / "r" / "questions.parquet").to_pylist()
+    corpus = {f"f{i}" for i in range(1, 31)}
+    assert all(set(r["retrieved_ids"]) <= corpus for r in rows)
+    answerable = [r for r in rows if r["answerable"]]
+    assert statistics.mean(r["recall_at_5"] for r in answerable) > 0.9
+    assert DATASET_ENV not in os.environ  # set only while the factory runs
+
+
+def test_an_explicit_dataset_param_wins(toy):
+    params = {"dataset": str(example_dataset_path())}
+    path = toy.config(pipeline={"factory": "rageval_core.example.pipeline:build", "params": params})
+    assert main(["run", str(path), "--results", str(toy.results), "--run-id", "r"]) == 0
+    ids = pq.read_table(toy.results / "r" / "questions.parquet").column("retrieved_ids")
+    bundled = load_dataset(example_dataset_path()).chunk_map()
+    assert all(i in bundled for r in ids.to_pylist() for i in r)
+
+
+def test_outside_a_run_the_dataset_must_be_named(monkeypatch):
+    monkeypatch.delenv(DATASET_ENV, raising=False)
+    with pytest.raises(ValueError, match="dataset"):
+        example.build(top_k=5)
