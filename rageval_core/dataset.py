@@ -24,7 +24,7 @@ import yaml
 from rageval_core.errors import ConfigError, DatasetError
 from rageval_core.models import Chunk, GoldenDataset, GoldenQuestion
 from rageval_core.results import atomic_write_bytes
-from rageval_core.userfiles import SafeLoader, clipped, parse_json, parse_yaml, read_text, shown
+from rageval_core.userfiles import SafeLoader, parse_json, parse_yaml, plain, read_text, shown
 
 DATASET_FILE = "dataset.yaml"
 CORPUS_FILE = "corpus.jsonl"
@@ -231,7 +231,7 @@ def _subject_id(record: Any, fallback: str, kind: str, pattern: re.Pattern | Non
         return fallback
     if pattern is not None and not pattern.fullmatch(raw):
         return fallback
-    return f"{kind} {raw if raw.isprintable() and raw == clipped(raw) else shown(raw)}"
+    return f"{kind} {plain(raw)}"
 
 
 def _chunks(records: _Items, file: Path, problems: list[str]) -> list[Chunk]:

@@ -59,8 +59,15 @@ def shown(value: Any, limit: int = SHOWN_CHARS) -> str:
 
 
 def clipped(text: str, limit: int = SHOWN_CHARS) -> str:
-    """A plain string cut to `limit` characters (for ids and names shown unquoted)."""
+    """A message's own text (e.g. a parser's detail) cut to `limit` characters."""
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def plain(value: Any) -> str:
+    """A key or id as written when it is a short printable string, else `shown(value)`."""
+    if isinstance(value, str) and len(value) <= SHOWN_CHARS and value.isprintable():
+        return value
+    return shown(value)
 
 
 def read_text(path: str | os.PathLike[str], what: str, error: type[RagevalError]) -> str:
@@ -120,9 +127,7 @@ def _check_graph(root: yaml.Node, path: Path, what: str, error: type[RagevalErro
         size[key] = 1 + sum(size[id(k)] for k in kids)
         depth[key] = 1 + max((depth[id(k)] for k in kids), default=0)
         if depth[key] > MAX_DEPTH:
-            raise error(
-                f"{path}: {what}: {_line(node)}: nested more than {MAX_DEPTH} levels deep"
-            )
+            raise error(f"{path}: {what}: {_line(node)}: nested more than {MAX_DEPTH} levels deep")
     spelled = len(size)
     if size[id(root)] - spelled > max(MAX_ALIAS_NODES, spelled):
         raise error(

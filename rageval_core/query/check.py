@@ -19,6 +19,7 @@ from rageval_core.errors import ConfigError, ResultsError
 from rageval_core.query.store import ResultsStore
 from rageval_core.query.summary import SUMMARY_KEYS, summarize_run
 from rageval_core.results import list_runs, validate_run_id
+from rageval_core.userfiles import load_yaml, shown
 
 CHECK_METRICS: tuple[str, ...] = SUMMARY_KEYS
 DEFAULT_CHECK_METRICS: tuple[str, ...] = (
@@ -115,14 +116,16 @@ def parse_thresholds(data: Any, source: str = "thresholds") -> tuple[Threshold, 
     problems, out = [], []
     for metric, limits in data.items():
         if metric not in CHECK_METRICS:
-            problems.append(f"unknown metric {str(metric)[:60]!r}")
+            problems.append(f"unknown metric {shown(metric)}")
             continue
         if not isinstance(limits, Mapping) or not limits:
             problems.append(f"{metric}: expected a mapping such as {{min: 0.7, max_drop: 0.03}}")
             continue
-        bad = [str(k) for k in limits if k not in _BOUNDS]
+        bad = [shown(k) for k in limits if k not in _BOUNDS]
         if bad:
-            problems.append(f"{metric}: unknown key(s) {', '.join(bad)}; use {', '.join(_BOUNDS)}")
+            problems.append(
+                f"{metric}: unknown key(s) {', '.join(bad[:3])}; use {', '.join(_BOUNDS)}"
+            )
             continue
         nonnum = [k for k, v in limits.items() if not _num(v)]
         if nonnum:
@@ -139,16 +142,7 @@ def parse_thresholds(data: Any, source: str = "thresholds") -> tuple[Threshold, 
 
 def load_thresholds(path: str | os.PathLike[str]) -> tuple[Threshold, ...]:
     """Read a thresholds YAML file (run config or bare mapping)."""
-    import yaml  # only the CLI gate reads YAML; the dashboard's import stays lighter
-
-    try:
-        with open(path, encoding="utf-8") as fh:
-            data = yaml.safe_load(fh)
-    except FileNotFoundError as exc:
-        raise ConfigError(f"{path}: thresholds file not found") from exc
-    except (OSError, yaml.YAMLError) as exc:
-        raise ConfigError(f"{path}: cannot read thresholds ({exc})") from exc
-    return parse_thresholds(data, str(path))
+    return parse_thresholds(load_yaml(path, "thresholds file", ConfigError), str(path))
 
 
 def resolve_baseline(store: ResultsStore, run_id: str, baseline: str | None) -> str | None:
