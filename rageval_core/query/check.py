@@ -18,7 +18,7 @@ from typing import Any
 from rageval_core.errors import ConfigError, ResultsError
 from rageval_core.query.store import ResultsStore
 from rageval_core.query.summary import SUMMARY_KEYS, summarize_run
-from rageval_core.results import list_runs, validate_run_id
+from rageval_core.results import RunInfo, list_runs, validate_run_id
 from rageval_core.userfiles import load_yaml, shown
 
 CHECK_METRICS: tuple[str, ...] = SUMMARY_KEYS
@@ -145,18 +145,35 @@ def load_thresholds(path: str | os.PathLike[str]) -> tuple[Threshold, ...]:
     return parse_thresholds(load_yaml(path, "thresholds file", ConfigError), str(path))
 
 
+def argument_run(store: ResultsStore, run_id: str, role: str = "run") -> RunInfo:
+    """The run a command-line argument names.
+
+    A mistake in the argument — an invalid id, or no such run — is a ConfigError (exit 2);
+    a run that exists but cannot be read stays a ResultsError (exit 1, the gate fails
+    closed): CI must tell a typo from a damaged or regressed run.
+    """
+    try:
+        validate_run_id(run_id)
+    except ResultsError as exc:
+        raise ConfigError(exc.message if role == "run" else f"{role}: {exc.message}") from None
+    if not store.fs.isdir(f"{store.root}/{run_id}"):
+        raise ConfigError(f"{role} {run_id}: no such run in {store.location}")
+    return store.run_info(run_id)
+
+
 def resolve_baseline(store: ResultsStore, run_id: str, baseline: str | None) -> str | None:
     """`latest` → the newest complete run made before `run_id` (None if there is none).
 
     "Before" by the manifests' `created_at` (then run id), so checking an older run never
     compares it with a newer one; a run whose own manifest is unreadable is compared with
-    the newest complete run other than itself.
+    the newest complete run other than itself. Both runs are checked as arguments
+    (`argument_run`): a typo in either is a ConfigError.
     """
+    own = argument_run(store, run_id).manifest
     if baseline is None:
         return None
     if baseline != "latest":
-        return store.run_info(baseline).run_id
-    own = store.run_info(run_id).manifest
+        return argument_run(store, baseline, "--baseline").run_id
     own_key = (own.created_at, run_id) if own else None
     # Manifests only: no run needs summarising to find the newest complete one.
     done = [
@@ -183,8 +200,7 @@ def check_run(
     for it. A drop/rise limit on a figure the baseline lacks is not a breach (the run
     itself is not at fault) but is noted on its row.
     """
-    validate_run_id(run_id)
-    info = store.run_info(run_id)
+    info = argument_run(store, run_id)
     notes: list[str] = []
     base_id = resolve_baseline(store, run_id, baseline)
     if baseline == "latest" and base_id is None:
