@@ -343,3 +343,57 @@ def test_real_dashboard_shows_nothing_before_sign_in(demo_results, monkeypatch):
     at = sign_in(at, PASSWORD)
     assert not at.exception
     assert at.dataframe or at.get("plotly_chart")
+
+
+# ---------------------------------------------------------------------------- deep links
+
+
+def _gated_dashboard(demo_results, monkeypatch, **params) -> AppTest:
+    import streamlit as st
+
+    from rageval_core.results import RESULTS_ENV
+
+    monkeypatch.setenv(RESULTS_ENV, str(demo_results))
+    st.cache_data.clear()
+    st.cache_resource.clear()
+    at = AppTest.from_file(ENTRY, default_timeout=60)
+    for k, v in params.items():
+        at.query_params[k] = v
+    return at
+
+
+def _demo_question(demo_results) -> tuple[str, str]:
+    import pyarrow.parquet as pq
+
+    run = sorted(p.name for p in demo_results.iterdir() if not p.name.startswith("."))[-1]
+    qid = pq.read_table(demo_results / run / "questions.parquet").column("question_id")[3]
+    return run, qid.as_py()
+
+
+def test_a_deep_link_opens_its_view_after_the_password(demo_results, monkeypatch):
+    monkeypatch.setenv("RAGEVAL_PASSWORD_HASH", HASH)
+    run, qid = _demo_question(demo_results)
+    at = _gated_dashboard(demo_results, monkeypatch, run=run, question=qid).run()
+    at.switch_page("app_pages/question.py").run()  # the browser asked for /question?run=…
+    assert not at.exception and [t.value for t in at.title] == ["Sign in"]
+    at = sign_in(at, PASSWORD)
+    assert not at.exception
+    assert [t.value for t in at.title] == ["Question"]
+    assert at.query_params["run"] == run and at.query_params["question"] == qid
+    assert qid in all_text(at)
+
+
+def test_a_deep_link_opens_its_view_after_oidc_sign_in(demo_results, monkeypatch):
+    run, qid = _demo_question(demo_results)
+    at = _gated_dashboard(demo_results, monkeypatch, run=run, question=qid)
+    at.secrets["auth"] = OIDC
+    at.secrets["rageval"] = {"allowed_emails": ["ann@example.com"]}
+    at.user = {"is_logged_in": False}
+    at.run()
+    at.switch_page("app_pages/question.py").run()
+    assert [b.label for b in at.button] == ["Sign in"]
+    at.user = {"is_logged_in": True, "email": "ann@example.com"}
+    at.run()
+    assert not at.exception
+    assert [t.value for t in at.title] == ["Question"]
+    assert at.query_params["run"] == run and at.query_params["question"] == qid
