@@ -34,7 +34,7 @@ import base64
 import binascii
 import os
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 MASK = "***"
@@ -141,6 +141,22 @@ def secret_values(value: Any, under_secret: bool = False) -> list[str]:
     return found
 
 
+def _map_strings(value: Any, fn: Callable[[str], str]) -> Any:
+    """A copy of a JSON-like value with `fn` applied to every string inside it."""
+    if isinstance(value, str):
+        return fn(value)
+    if isinstance(value, Mapping):
+        return {k: _map_strings(v, fn) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_map_strings(v, fn) for v in value]
+    return value
+
+
+def scrub_value(value: Any) -> Any:
+    """A copy of a JSON-like value with rule 3 applied to every string inside it."""
+    return _map_strings(value, scrub_shapes)
+
+
 class Redactor:
     """Scrubs known secret values from strings and masks values under secret-looking keys."""
 
@@ -168,7 +184,7 @@ class Redactor:
         return scrub_shapes(value)
 
     def value(self, value: Any, key: object = None) -> Any:
-        """A copy of `value` (JSON-like) with both rules applied, recursively."""
+        """A copy of `value` (JSON-like) with all three rules applied, recursively."""
         if key is not None and is_secret_key(key) and isinstance(value, (str, list, Mapping)):
             return MASK
         if isinstance(value, str):
@@ -185,13 +201,4 @@ class Redactor:
         Row columns are a fixed schema whose names include `input_tokens`, so rule 1 does
         not apply to them; rules 2 and 3 do, to every nested string.
         """
-        return {k: self._scrub(v) for k, v in row.items()}
-
-    def _scrub(self, value: Any) -> Any:
-        if isinstance(value, str):
-            return self.text(value)
-        if isinstance(value, Mapping):
-            return {k: self._scrub(v) for k, v in value.items()}
-        if isinstance(value, (list, tuple)):
-            return [self._scrub(v) for v in value]
-        return value
+        return {k: _map_strings(v, self.text) for k, v in row.items()}
