@@ -35,7 +35,10 @@ import binascii
 import os
 import re
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import replace
 from typing import Any
+
+from rageval_core.models import PipelineOutput
 
 MASK = "***"
 _SECRET_WORDS = r"key|token|secret|passw(?:or)?d|pwd|credential|auth(?!or(?!iz))|cookie|signature"
@@ -194,6 +197,16 @@ class Redactor:
         if isinstance(value, (list, tuple)):
             return [self.value(v) for v in value]
         return value
+
+    def output(self, out: PipelineOutput) -> PipelineOutput:
+        """A pipeline's output with its answer and chunk texts scrubbed, for the judge.
+
+        Judges quote, split and lower-case the answer into claims and reasons ("not in any
+        retrieved sentence: s3cr3tpass"), which would carry a credential out of the shape
+        and the case the other rules recognise; so they only ever see the scrubbed text.
+        """
+        chunks = tuple(replace(c, text=self.text(c.text)) for c in out.retrieved)
+        return replace(out, answer=self.text(out.answer), retrieved=chunks)
 
     def row(self, row: Mapping[str, Any]) -> dict[str, Any]:
         """A result row with secret values scrubbed from every string.
