@@ -214,9 +214,12 @@ class Throttle:
     def failed(self, source: str, now: float) -> None:
         with self._lock:
             recent = [t for t in self._failures.pop(source, ()) if now - t < self.window]
-            self._failures[source] = [*recent, now]  # re-inserted: the dict stays oldest-first
-            while len(self._failures) > self.max_sources:
+            self._failures[source] = [*recent, now]  # re-inserted: oldest last failure first
+            while self._failures:
                 oldest = next(iter(self._failures))
+                idle = now - self._failures[oldest][-1] >= self.window
+                if not idle and len(self._failures) <= self.max_sources:
+                    break
                 del self._failures[oldest]
                 self._turns.pop(oldest, None)
 

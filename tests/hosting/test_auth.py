@@ -172,8 +172,10 @@ def test_throttle_is_per_source_grows_and_forgets():
 def test_throttle_forgets_idle_sources_so_memory_stays_bounded():
     t = auth.Throttle(window=60, base=1.0, max_delay=8, max_sources=100)
     for i in range(1000):
-        t.failed(f"session:{i}", now=float(i))
-    assert len(t) <= 100
+        t.failed(f"session:{i}", now=i / 100)  # all within one window: the cap applies
+    assert len(t) == 100
+    t.failed("late", now=1000.0)  # every other source has been idle for a window
+    assert len(t) == 1
 
 
 @pytest.mark.parametrize(
