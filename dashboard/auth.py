@@ -9,8 +9,13 @@ reaches the browser. Modes, first that is configured wins:
    ``rageval.allowed_domains`` / ``RAGEVAL_ALLOWED_DOMAINS`` get in. An empty allow-list
    lets nobody in: signing in with Google proves who you are, not that you belong here.
 2. Shared password — ``rageval.password_hash`` / ``RAGEVAL_PASSWORD_HASH``
-   (`rageval hash-password`). Five failures lock the session and the client address out
-   for ``rageval.lockout_minutes`` / ``RAGEVAL_LOCKOUT_MINUTES`` (default 15).
+   (`rageval hash-password`). Wrong passwords are throttled per source (`Throttle`): after
+   five in ``rageval.lockout_minutes`` / ``RAGEVAL_LOCKOUT_MINUTES`` (default 15), every
+   attempt from that source waits before it is checked, 1 s doubling to 60 s
+   (``throttle_seconds`` / ``RAGEVAL_THROTTLE_SECONDS`` sets the first wait), one attempt
+   at a time. Nothing is ever locked: the right password always gets in (at worst after
+   the wait), and other sources are never slowed, so a stranger guessing cannot shut a
+   team out.
 3. Neither — fine on loopback; on any other address a warning says the dashboard is public.
 
 Never logs or renders a password, hash or token.
@@ -18,10 +23,13 @@ Never logs or renders a password, hash or token.
 
 from __future__ import annotations
 
+import ipaddress
 import os
+import secrets
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any
 
 import streamlit as st
@@ -31,12 +39,10 @@ from rageval_core.passwords import verify_password
 
 MAX_FAILURES = 5
 DEFAULT_LOCKOUT_MINUTES = 15.0
+DEFAULT_THROTTLE_SECONDS = 1.0
+MAX_DELAY_SECONDS = 60.0
 LOOPBACK = {"127.0.0.1", "localhost", "::1"}
 _SESSION_KEY = "_rageval_auth"
-
-# Process-wide failures per client address: a new browser session must not reset the count.
-_client_failures: dict[str, list[float]] = {}
-_client_lock = threading.Lock()
 
 
 # ---------------------------------------------------------------------------- settings
@@ -64,12 +70,14 @@ def _as_list(value: Any) -> list[str]:
     return [str(v).strip().lower() for v in items if str(v).strip()]
 
 
-def _lockout_seconds() -> float:
-    raw = _setting("lockout_minutes", "RAGEVAL_LOCKOUT_MINUTES")
+def _seconds(key: str, env: str, default: float, unit: float = 1.0) -> float:
+    """A positive number of seconds from settings; the default when unset or invalid."""
+    raw = _setting(key, env)
     try:
-        return float(raw if raw is not None else DEFAULT_LOCKOUT_MINUTES) * 60
+        value = float(raw) * unit if raw is not None else default * unit
     except (TypeError, ValueError):
-        return DEFAULT_LOCKOUT_MINUTES * 60
+        return default * unit
+    return value if value > 0 else default * unit
 
 
 # ---------------------------------------------------------------------------- entry point
@@ -144,39 +152,110 @@ def _require_oidc(auth: dict[str, Any]) -> None:
 # ---------------------------------------------------------------------------- shared password
 
 
-def _client_key() -> str:
-    # Behind a reverse proxy every viewer shares the proxy's address: a brute force then
-    # locks everyone out for a while, which is the safe way to fail.
+def client_source(
+    ip: str | None, headers: Mapping[str, str], session: str, trusted: Iterable[str] = ()
+) -> str:
+    """Who an attempt comes from, for throttling.
+
+    The peer address, except when the peer is a proxy we trust — loopback (Streamlit
+    reports it as None: nginx on this host) or an address in `trusted` — whose own entry in
+    `X-Forwarded-For` (the rightmost) names the client. A remote peer's header is ignored:
+    anyone can send one. With no address at all, the browser session.
+    """
+    if ip is None or ip in trusted:
+        forwarded = str(headers.get("X-Forwarded-For") or "").split(",")[-1].strip()
+        try:
+            return str(ipaddress.ip_address(forwarded))
+        except ValueError:
+            pass
+    return ip or session
+
+
+class Throttle:
+    """Wrong-password failures per source; how long the next attempt must wait.
+
+    Below `MAX_FAILURES` failures within `window` seconds: no wait. Then `base` seconds,
+    doubling with each further failure up to `max_delay`. `turn()` lets one attempt per
+    source be checked at a time, so parallel sessions cannot multiply the rate. Sources
+    idle for a window are forgotten, and at most `max_sources` are kept.
+    """
+
+    def __init__(
+        self,
+        window: float = DEFAULT_LOCKOUT_MINUTES * 60,
+        base: float = DEFAULT_THROTTLE_SECONDS,
+        max_delay: float = MAX_DELAY_SECONDS,
+        max_sources: int = 10_000,
+    ):
+        self.window, self.base, self.max_delay = window, base, max_delay
+        self.max_sources = max_sources
+        self._failures: dict[str, list[float]] = {}
+        self._turns: dict[str, threading.Lock] = {}
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return len(self._failures)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._failures.clear()
+            self._turns.clear()
+
+    def configure(self, window: float, base: float) -> None:
+        self.window, self.base = window, base
+
+    def delay(self, source: str, now: float) -> float:
+        """Seconds an attempt from `source` waits before it is checked (0: none)."""
+        with self._lock:
+            recent = [t for t in self._failures.get(source, ()) if now - t < self.window]
+        excess = len(recent) - MAX_FAILURES
+        return 0.0 if excess < 0 else min(self.base * 2.0 ** min(excess, 30), self.max_delay)
+
+    def failed(self, source: str, now: float) -> None:
+        with self._lock:
+            recent = [t for t in self._failures.pop(source, ()) if now - t < self.window]
+            self._failures[source] = [*recent, now]  # re-inserted: oldest last failure first
+            while self._failures:
+                oldest = next(iter(self._failures))
+                idle = now - self._failures[oldest][-1] >= self.window
+                if not idle and len(self._failures) <= self.max_sources:
+                    break
+                del self._failures[oldest]
+                self._turns.pop(oldest, None)
+
+    @contextmanager
+    def turn(self, source: str, timeout: float) -> Iterator[bool]:
+        """Hold the source's turn (True) or give up after `timeout` seconds (False)."""
+        with self._lock:
+            lock = self._turns.setdefault(source, threading.Lock())
+        got = lock.acquire(timeout=timeout)
+        try:
+            yield got
+        finally:
+            if got:
+                lock.release()
+
+
+# Process-wide: a new browser session from the same source must not reset the count.
+THROTTLE = Throttle()
+
+
+def _source(state: dict[str, Any]) -> str:
     try:
-        ip = st.context.ip_address
+        ip, headers = st.context.ip_address, st.context.headers
     except Exception:  # no request context (bare script run)
-        ip = None
-    return ip if isinstance(ip, str) and ip else "local"
-
-
-def _recent(stamps: list[float], now: float, window: float) -> list[float]:
-    return [t for t in stamps if now - t < window]
-
-
-def _locked_for(state: dict[str, Any], client: str, now: float, window: float) -> float:
-    """Seconds left in a lock-out of this session or client, 0 when not locked."""
-    with _client_lock:
-        client_recent = _recent(_client_failures.get(client, []), now, window)
-        _client_failures[client] = client_recent
-    session_recent = _recent(state["failures"], now, window)
-    state["failures"] = session_recent
-    lists = [s for s in (session_recent, client_recent) if len(s) >= MAX_FAILURES]
-    return max((s[-MAX_FAILURES] + window - now for s in lists), default=0.0)
-
-
-def _record_failure(state: dict[str, Any], client: str, now: float) -> None:
-    state["failures"].append(now)
-    with _client_lock:
-        _client_failures.setdefault(client, []).append(now)
+        ip, headers = None, {}
+    # Anything but a real address or header map (a test harness's stand-in) is "unknown".
+    ip = ip if isinstance(ip, str) and ip else None
+    headers = headers if isinstance(headers, Mapping) else {}
+    trusted = _as_list(_setting("trusted_proxies", "RAGEVAL_TRUSTED_PROXIES"))
+    return client_source(ip, headers, state["session"], trusted)
 
 
 def _require_password(password_hash: str) -> None:
-    state = st.session_state.setdefault(_SESSION_KEY, {"ok": False, "failures": []})
+    state = st.session_state.setdefault(
+        _SESSION_KEY, {"ok": False, "session": f"session:{secrets.token_hex(8)}"}
+    )
     if state["ok"]:
         with st.sidebar:
             if st.button("Sign out", key="_rageval_signout"):
@@ -184,26 +263,40 @@ def _require_password(password_hash: str) -> None:
                 st.rerun()
         return
     st.title("Sign in")
-    client, window = _client_key(), _lockout_seconds()
-    locked = _locked_for(state, client, time.time(), window)
-    if locked > 0:
-        st.error(f"Too many failed attempts. Try again in {int(locked // 60) + 1} minute(s).")
-        st.stop()
+    THROTTLE.configure(
+        window=_seconds("lockout_minutes", "RAGEVAL_LOCKOUT_MINUTES", DEFAULT_LOCKOUT_MINUTES, 60),
+        base=_seconds("throttle_seconds", "RAGEVAL_THROTTLE_SECONDS", DEFAULT_THROTTLE_SECONDS),
+    )
+    source = _source(state)
+    wait = THROTTLE.delay(source, time.time())
+    if wait:
+        st.warning(_throttled(wait))
     with st.form("_rageval_password_form"):
         password = st.text_input("Password", type="password", key="_rageval_password")
         submitted = st.form_submit_button("Sign in")
     if submitted:
-        try:
-            ok = verify_password(password or "", password_hash)
-        except ConfigError as exc:
-            st.error(f"Sign-in is misconfigured: {exc}")
-            st.stop()
+        with THROTTLE.turn(source, timeout=2 * MAX_DELAY_SECONDS) as mine:
+            if not mine:
+                st.error("Too many sign-in attempts from your address at once; try again soon.")
+                st.stop()
+            time.sleep(THROTTLE.delay(source, time.time()))
+            try:
+                ok = verify_password(password or "", password_hash)
+            except ConfigError as exc:
+                st.error(f"Sign-in is misconfigured: {exc}")
+                st.stop()
+            if not ok:
+                THROTTLE.failed(source, time.time())
         if ok:
             state["ok"] = True
             st.rerun()
-        _record_failure(state, client, time.time())
-        if _locked_for(state, client, time.time(), window) > 0:
-            st.error("Too many failed attempts. Sign-in is locked for a while.")
-        else:
-            st.error("Wrong password.")
+        wait = THROTTLE.delay(source, time.time())
+        st.error("Wrong password." + (f" {_throttled(wait)}" if wait else ""))
     st.stop()
+
+
+def _throttled(wait: float) -> str:
+    return (
+        f"Too many wrong passwords from your address: each attempt now waits {wait:.0f} s "
+        "before it is checked. The right password still works."
+    )

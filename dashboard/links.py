@@ -2,7 +2,8 @@
 
 Every selection a page makes lives in the URL so a copied link opens the same view for
 anyone (SPEC §7). `ViewState.from_query_params` is the only way a URL value reaches a
-page: run ids go through `validate_run_id`, question ids through a strict pattern, metrics
+page: run ids go through `validate_run_id`, question ids through the pattern datasets
+validate them with (so every question of a valid dataset has a working link), metrics
 and failure types through the query layer's whitelists. An invalid value is dropped and
 reported as a message, never raised. Nothing here touches Streamlit or the results.
 """
@@ -16,12 +17,12 @@ from dataclasses import dataclass, fields, replace
 from typing import Any
 from urllib.parse import urlencode
 
+from rageval_core.dataset import QUESTION_ID_RE
 from rageval_core.errors import ResultsError
 from rageval_core.models import FAILURE_TYPES
 from rageval_core.query import QUESTION_METRICS, SORT_KEYS
 from rageval_core.results import validate_run_id
 
-QUESTION_ID_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.:@#+-]{0,127}$")
 TAG_RE = re.compile(r"^[^\x00-\x1f<>]{1,64}$")
 CHARTS = ("ecdf", "histogram")
 MAX_LIST = 20  # no view needs more; bounds the work a crafted URL can ask for
@@ -143,7 +144,11 @@ def relative_url(page: str, state: ViewState) -> str:
 
 
 def _num(v: float | None) -> str:
-    return "" if v is None else f"{v:g}"
+    """Short (`0.5`, `100`) when that is exact, else every digit: a link keeps the bound."""
+    if v is None:
+        return ""
+    short = f"{v:g}"
+    return short if float(short) == v else repr(v)
 
 
 # Markdown-active characters of an echoed value (brackets and parentheses make links and

@@ -18,8 +18,10 @@ from dashboard.shaping import stale_note
 from dashboard.ui import link
 
 st.set_page_config(page_title="rageval", page_icon=":material/troubleshoot:", layout="wide")
-require_access()
 
+# Navigation before the gate: it resolves the page the browser asked for (/question), so a
+# deep link's page and query parameters survive the sign-in form instead of falling back
+# to the default page. The gate still stops before any page or data is drawn.
 current = st.navigation(
     [
         st.Page(
@@ -29,6 +31,7 @@ current = st.navigation(
     ],
     position="hidden",
 )
+require_access()
 
 runs = data.runs()
 broken: dict[str, list[str]] = defaultdict(list)

@@ -26,12 +26,13 @@ import yaml
 from rageval_core.errors import ConfigError, DatasetError
 from rageval_core.metrics.generation import normalize_answer
 from rageval_core.models import VERDICTS
+from rageval_core.userfiles import SafeLoader, load_yaml, plain
 
 FAITHFUL = ("faithful", "unfaithful")
 _NUMBER_TAGS = {"tag:yaml.org,2002:int", "tag:yaml.org,2002:float"}
 
 
-class _LabelLoader(yaml.SafeLoader):
+class _LabelLoader(SafeLoader):  # type: ignore[misc, valid-type]
     """Safe YAML where numbers stay the text written: the dataset keeps `id: 001` as "001",
     so a label must too, or it would match no question. Booleans (`faithful:`) still parse."""
 
@@ -53,10 +54,7 @@ class Label:
 def load_labels(path: str | Path) -> list[Label]:
     """Read and validate a labels file; every problem is listed in one DatasetError."""
     path = Path(path)
-    try:
-        doc = yaml.load(path.read_text(encoding="utf-8"), Loader=_LabelLoader)
-    except (OSError, yaml.YAMLError) as exc:
-        raise DatasetError(f"{path}: cannot read labels ({exc})") from None
+    doc = load_yaml(path, "labels file", DatasetError, _LabelLoader)
     entries = doc.get("labels") if isinstance(doc, dict) else None
     if not isinstance(entries, list):
         raise DatasetError(f"{path}: expected a mapping with a 'labels' list")
@@ -67,23 +65,24 @@ def load_labels(path: str | Path) -> list[Label]:
             problems.append(f"{where}: needs a question_id")
             continue
         qid = str(e["question_id"])
+        where = f"{where} ({plain(qid)})"
         if "claim" in e:
             claim, verdict = e.get("claim"), e.get("verdict")
             if not isinstance(claim, str) or not claim.strip():
-                problems.append(f"{where} ({qid}): claim must be non-empty text")
+                problems.append(f"{where}: claim must be non-empty text")
                 continue
             if verdict not in VERDICTS:
-                problems.append(f"{where} ({qid}): verdict must be one of {', '.join(VERDICTS)}")
+                problems.append(f"{where}: verdict must be one of {', '.join(VERDICTS)}")
                 continue
             label = Label(qid, verdict, claim)
         elif isinstance(e.get("faithful"), bool):
             label = Label(qid, FAITHFUL[0] if e["faithful"] else FAITHFUL[1])
         else:
-            problems.append(f"{where} ({qid}): needs claim + verdict, or faithful: true|false")
+            problems.append(f"{where}: needs claim + verdict, or faithful: true|false")
             continue
         key = (qid, normalize_answer(label.claim) if label.claim else None)
         if key in seen:
-            problems.append(f"{where} ({qid}): duplicate label")
+            problems.append(f"{where}: duplicate label")
             continue
         seen.add(key)
         labels.append(label)

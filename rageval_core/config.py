@@ -16,12 +16,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from rageval_core.errors import ConfigError
 from rageval_core.metrics.failure import FailureThresholds
 from rageval_core.redact import env_names, secret_values
 from rageval_core.results import DEFAULT_KS
+from rageval_core.userfiles import load_yaml, plain, shown
 
 FACTORY_RE = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
 PRICE_KEYS = ("input_per_1k_tokens", "output_per_1k_tokens")
@@ -129,7 +128,7 @@ class _Reader:
     def __init__(self, raw: Mapping[str, Any]):
         self.raw = raw
         self.problems: list[str] = [
-            f"unknown key {k!r} (expected one of: {', '.join(KNOWN_KEYS)})"
+            f"unknown key {shown(k)} (expected one of: {', '.join(KNOWN_KEYS)})"
             for k in raw
             if k not in KNOWN_KEYS
         ]
@@ -158,7 +157,7 @@ class _Reader:
         factory, params = p.get("factory"), p.get("params") or {}
         if not isinstance(factory, str) or not FACTORY_RE.fullmatch(factory):
             self.problems.append(
-                f"pipeline.factory must look like 'package.module:function', got {factory!r}"
+                f"pipeline.factory must look like 'package.module:function', got {shown(factory)}"
             )
             factory = ""
         if not isinstance(params, Mapping):
@@ -166,7 +165,7 @@ class _Reader:
             params = {}
         for k in p:
             if k not in ("factory", "params"):
-                self.problems.append(f"unknown key pipeline.{k} (expected factory, params)")
+                self.problems.append(f"unknown key pipeline.{plain(k)} (expected factory, params)")
         return PipelineSpec(factory, dict(params))
 
     def prices(self) -> Prices:
@@ -174,9 +173,11 @@ class _Reader:
         values = {}
         for k, v in p.items():
             if k not in PRICE_KEYS:
-                self.problems.append(f"unknown key prices.{k} (expected {', '.join(PRICE_KEYS)})")
+                self.problems.append(
+                    f"unknown key prices.{plain(k)} (expected {', '.join(PRICE_KEYS)})"
+                )
             elif not _is_number(v) or v < 0:
-                self.problems.append(f"prices.{k} must be a number >= 0, got {v!r}")
+                self.problems.append(f"prices.{k} must be a number >= 0, got {shown(v)}")
             else:
                 values[k] = float(v)
         return Prices(**values)
@@ -184,21 +185,21 @@ class _Reader:
     def concurrency(self) -> int:
         v = self.raw.get("concurrency", DEFAULT_CONCURRENCY)
         if not _is_int(v) or v < 1:
-            self.problems.append(f"concurrency must be an integer >= 1, got {v!r}")
+            self.problems.append(f"concurrency must be an integer >= 1, got {shown(v)}")
             return DEFAULT_CONCURRENCY
         return v
 
     def tags(self) -> tuple[str, ...]:
         v = self.raw.get("tags") or []
         if not isinstance(v, list) or not all(isinstance(t, str) for t in v):
-            self.problems.append(f"tags must be a list of strings, got {v!r}")
+            self.problems.append(f"tags must be a list of strings, got {shown(v)}")
             return ()
         return tuple(v)
 
     def ks(self) -> tuple[int, ...]:
         v = self.raw.get("ks") or []
         if not isinstance(v, list) or not all(_is_int(k) and k >= 1 for k in v):
-            self.problems.append(f"ks must be a list of integers >= 1, got {v!r}")
+            self.problems.append(f"ks must be a list of integers >= 1, got {shown(v)}")
             v = []
         # The pinned columns (SPEC §4) are always filled; configured ks add to them.
         return tuple(sorted(set(DEFAULT_KS) | set(v)))
@@ -243,12 +244,4 @@ def parse_config(raw: Any, path: Path) -> RunConfig:
 def load_config(path: str | os.PathLike[str]) -> RunConfig:
     """Read and validate a run config file; one ConfigError lists every problem."""
     path = Path(path).resolve()
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read run config ({exc.strerror or exc})") from exc
-    try:
-        raw = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"{path}: run config is not valid YAML", [str(exc)]) from exc
-    return parse_config(raw, path)
+    return parse_config(load_yaml(path, "run config", ConfigError), path)

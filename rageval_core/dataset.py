@@ -24,13 +24,17 @@ import yaml
 from rageval_core.errors import ConfigError, DatasetError
 from rageval_core.models import Chunk, GoldenDataset, GoldenQuestion
 from rageval_core.results import atomic_write_bytes
+from rageval_core.userfiles import SafeLoader, parse_json, parse_yaml, plain, read_text, shown
 
 DATASET_FILE = "dataset.yaml"
 CORPUS_FILE = "corpus.jsonl"
 QUESTION_FIELDS = ("id", "question", "reference_answer", "gold_chunk_ids", "tags")
 YAML_SUFFIXES = (".yaml", ".yml")
+# Question ids travel in URLs (`?question=`), file names and messages: a safe alphabet, so
+# every id that validates round-trips through a link (dashboard/links.py uses this pattern).
+QUESTION_ID_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.:@#+-]{0,127}$")
+QUESTION_ID_RULE = "1-128 of A-Z a-z 0-9 _ . : @ # + -, not starting with . : @ # + -"
 
-_BaseLoader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _KEPT_SCALAR_TAGS = {"tag:yaml.org,2002:null", "tag:yaml.org,2002:merge"}
 
 
@@ -76,7 +80,7 @@ class _Items(list):
         return self.lines[self.index(value)] if value in self else default
 
 
-class _Loader(_BaseLoader):  # type: ignore[misc, valid-type]
+class _Loader(SafeLoader):  # type: ignore[misc, valid-type]
     """Safe YAML whose mappings know their line numbers; plain scalars stay strings."""
 
     yaml_implicit_resolvers = {
@@ -115,39 +119,19 @@ _Loader.add_constructor("tag:yaml.org,2002:seq", _construct_sequence)
 def _read_text(path: Path, what: str, problems: list[str]) -> str | None:
     """The file's text, or None after recording why it cannot be read."""
     try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        problems.append(f"{path}: cannot read {what}: no such file")
-        return None
-    except IsADirectoryError:
-        problems.append(f"{path}: cannot read {what}: is a directory")
-        return None
-    except OSError as exc:
-        problems.append(f"{path}: cannot read {what}: {exc.strerror or exc}")
-        return None
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        line = data[: exc.start].count(b"\n") + 1
-        problems.append(f"{path}:{line}: {what} is not UTF-8 (byte 0x{data[exc.start]:02x})")
+        return read_text(path, what, DatasetError)
+    except DatasetError as exc:
+        problems.append(exc.message)
         return None
 
 
-def _parse_yaml(text: str, path: Path, problems: list[str]) -> tuple[bool, Any]:
-    """(parsed, value); a YAML syntax error becomes a problem with its line and column."""
-    loader = _Loader(text)
+def _parse_yaml(text: str, path: Path, what: str, problems: list[str]) -> tuple[bool, Any]:
+    """(parsed, value); a file that cannot be parsed becomes one problem naming it."""
     try:
-        return True, loader.get_single_data()
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark else str(path)
-        detail = " ".join(str(p) for p in (exc.context, exc.problem) if p)
-        problems.append(f"{where}: invalid YAML: {detail}")
-    except yaml.YAMLError as exc:
-        problems.append(f"{path}: invalid YAML: {exc}")
-    finally:
-        loader.dispose()
-    return False, None
+        return True, parse_yaml(text, path, what, DatasetError, _Loader)
+    except DatasetError as exc:
+        problems.append(exc.message)
+        return False, None
 
 
 def _json_object(pairs: list[tuple[str, Any]], line: int) -> _Located:
@@ -169,6 +153,9 @@ def _parse_jsonl(text: str, path: Path, problems: list[str]) -> _Items:
             value = json.loads(line, object_pairs_hook=functools.partial(_json_object, line=n))
         except json.JSONDecodeError as exc:
             problems.append(f"{path}:{n}: invalid JSON: {exc.msg} (column {exc.colno})")
+            continue
+        except RecursionError:
+            problems.append(f"{path}:{n}: JSON nested too deep to read")
             continue
         records.add(value, n)
     return records
@@ -200,7 +187,7 @@ class _Record:
     def __init__(self, data: _Located, file: Path, subject: str, problems: list[str]):
         self.data, self.file, self.subject, self.problems = data, file, subject, problems
         for key, line in data.repeated:
-            self.problems.append(f"{file}:{line}: {subject}: field '{key}' is given twice")
+            self.problems.append(f"{file}:{line}: {subject}: field {shown(key)} is given twice")
 
     def problem(self, what: str, key: str | None = None) -> None:
         self.problems.append(f"{self.file}:{self.data.line_of(key)}: {self.subject}: {what}")
@@ -232,14 +219,19 @@ class _Record:
             return ()
         bad = [item for item in value if not isinstance(item, str) or not item.strip()]
         if bad:
-            self.problem(f"'{key}' must hold non-empty strings, found {bad[0]!r}", key)
+            self.problem(f"'{key}' must hold non-empty strings, found {shown(bad[0])}", key)
         return tuple(item for item in value if isinstance(item, str) and item.strip())
 
 
-def _subject_id(record: Any, fallback: str, kind: str) -> str:
-    """`question q007` when the record has a usable id, else its position."""
+def _subject_id(record: Any, fallback: str, kind: str, pattern: re.Pattern | None = None) -> str:
+    """`question q007` when the record has a usable id (one that fits `pattern`, if
+    given), else its position. A long or unprintable id is quoted and cut."""
     raw = record.get("id") if isinstance(record, dict) else None
-    return f"{kind} {raw}" if isinstance(raw, str) and raw.strip() else fallback
+    if not isinstance(raw, str) or not raw.strip():
+        return fallback
+    if pattern is not None and not pattern.fullmatch(raw):
+        return fallback
+    return f"{kind} {plain(raw)}"
 
 
 def _chunks(records: _Items, file: Path, problems: list[str]) -> list[Chunk]:
@@ -269,7 +261,7 @@ def _load_corpus(path: Path, problems: list[str]) -> list[Chunk] | None:
     if text is None:
         return None
     if path.suffix.lower() in YAML_SUFFIXES:
-        parsed, value = _parse_yaml(text, path, problems)
+        parsed, value = _parse_yaml(text, path, "corpus", problems)
         if not parsed:
             return None
         if not isinstance(value, _Items):
@@ -294,20 +286,24 @@ def _question(
             f"{file}:{line}: questions[{index}]: expected a mapping, not {_type_name(raw)}"
         )
         return None
-    rec = _Record(raw, file, _subject_id(raw, f"questions[{index}]", "question"), problems)
+    subject = _subject_id(raw, f"questions[{index}]", "question", QUESTION_ID_RE)
+    rec = _Record(raw, file, subject, problems)
     for key in raw:
         if key not in QUESTION_FIELDS:
             rec.problem(
-                f"unknown field '{key}' (expected one of {', '.join(QUESTION_FIELDS)})", key
+                f"unknown field {shown(key)} (expected one of {', '.join(QUESTION_FIELDS)})", key
             )
     qid, text = rec.text("id"), rec.text("question")
+    if qid is not None and not QUESTION_ID_RE.fullmatch(qid):
+        rec.problem(f"id {shown(qid)} is not a valid question id ({QUESTION_ID_RULE})", "id")
+        qid = None
     reference = rec.text("reference_answer", required=False)
     gold = rec.strings(
         "gold_chunk_ids", required=True, hint=" (use [] for an unanswerable question)"
     )
     tags = rec.strings("tags")
     for gid in dict.fromkeys(g for g in gold if gold.count(g) > 1):
-        rec.problem(f"gold chunk '{gid}' is listed twice", "gold_chunk_ids")
+        rec.problem(f"gold chunk {shown(gid)} is listed twice", "gold_chunk_ids")
     if qid is None or text is None:
         return None
     return GoldenQuestion(
@@ -357,7 +353,7 @@ def load_dataset(path: str | os.PathLike[str]) -> GoldenDataset:
     path = Path(path)
     problems: list[str] = []
     text = _read_text(path, "dataset", problems)
-    parsed, top = (False, None) if text is None else _parse_yaml(text, path, problems)
+    parsed, top = (False, None) if text is None else _parse_yaml(text, path, "dataset", problems)
     if not parsed:
         raise DatasetError(f"{path}: cannot load golden dataset", problems)
     if not isinstance(top, _Located):
@@ -382,7 +378,7 @@ def load_dataset(path: str | os.PathLike[str]) -> GoldenDataset:
                 if gid not in known:
                     problems.append(
                         f"{path}:{_gold_line(raw, gid)}: question {q.id}: "
-                        f"gold chunk '{gid}' is not in the corpus ({corpus_path})"
+                        f"gold chunk {shown(gid)} is not in the corpus ({corpus_path})"
                     )
     if problems or name is None or version is None or corpus is None:
         raise DatasetError(f"{path}: invalid golden dataset", problems)
@@ -517,6 +513,19 @@ def _field(obj: Any, key: str, kind: type) -> Any:
     return value if isinstance(value, kind) else None
 
 
+def squad_question_id(raw: str) -> str:
+    """A SQuAD id as a question id: kept when it fits `QUESTION_ID_RE`; otherwise accents
+    are dropped, every run of other characters becomes `_`, leading `. : @ # + -` go, at
+    most 100 characters are kept, and `-` plus the first 12 hex digits of the id's sha256
+    are added. Deterministic, and two ids map to one only if their hashes collide, which
+    the import reports as a duplicate id like any other."""
+    if QUESTION_ID_RE.fullmatch(raw):
+        return raw
+    ascii_text = unicodedata.normalize("NFKD", raw).encode("ascii", "ignore").decode()
+    safe = re.sub(r"[^A-Za-z0-9_.:@#+-]+", "_", ascii_text).lstrip(".:@#+-")[:100] or "q"
+    return f"{safe}-{hashlib.sha256(raw.encode('utf-8', 'surrogatepass')).hexdigest()[:12]}"
+
+
 def _squad_question(
     qa: Any, chunk_id: str, where: str, problems: list[str]
 ) -> GoldenQuestion | None:
@@ -524,6 +533,7 @@ def _squad_question(
     if not qid or not text or not text.strip():
         problems.append(f"{where}: a question needs non-empty 'id' and 'question' strings")
         return None
+    qid = squad_question_id(qid)
     if qa.get("is_impossible") is True:
         return GoldenQuestion(qid, text, None, (), ("squad", "unanswerable"))
     answers = _field(qa, "answers", list)
@@ -537,7 +547,8 @@ def _squad_question(
 def _from_squad(
     data: Any, path: Path, problems: list[str]
 ) -> tuple[list[GoldenQuestion], list[Chunk]]:
-    """Paragraphs become chunks `<title slug>#<paragraph index>`; each question keeps its id."""
+    """Paragraphs become chunks `<title slug>#<paragraph index>`; each question keeps its
+    id, or gets a safe one (`squad_question_id`) when it does not fit `QUESTION_ID_RE`."""
     articles = _field(data, "data", list)
     if articles is None:
         problems.append(f"{path}: expected a JSON object with a 'data' list of articles")
@@ -591,9 +602,9 @@ def import_squad(
     text = _read_text(path, "SQuAD file", problems)
     if text is not None:
         try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            problems.append(f"{path}:{exc.lineno}:{exc.colno}: invalid JSON: {exc.msg}")
+            data = parse_json(text, path, "SQuAD file", DatasetError)
+        except DatasetError as exc:
+            problems.append(exc.message)
         else:
             questions, corpus = _from_squad(data, path, problems)
             if not questions and not problems:  # `questions: []` would not load either

@@ -4,8 +4,9 @@ The file opens with no network: plotly.js is inlined once, there are no external
 images or styles, and a Content-Security-Policy forbids every fetch. Everything comes from
 the query layer (no SQL here). Model output is untrusted: every string that reaches the
 page — answers, claims, judge reasons, question text, config values, plotly hover text —
-goes through `html.escape`, and long texts and claim lists are cut to a bounded size so a
-10 MB answer cannot make a 10 MB report.
+goes through `html.escape` (after credentials of a known shape are masked), and long
+texts and claim lists are cut to a bounded size so a 10 MB answer cannot make a 10 MB
+report.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from rageval_core import __version__, query
 from rageval_core.models import FAILURE_TYPES
 from rageval_core.query.check import metric_label
 from rageval_core.query.compare import question_changes, question_headline
+from rageval_core.redact import scrub_shapes
 from rageval_core.results import atomic_write_bytes
 
 CSP = (
@@ -53,6 +55,7 @@ SUMMARY_ROWS: tuple[tuple[str, str], ...] = (
 CORRECTNESS = "correctness (answerable)"
 TAIL_METRICS = ("faithfulness", "answer_correctness", "recall_at_5", "ndcg_at_10")
 NOT_OK = tuple(ft for ft in FAILURE_TYPES if ft != "ok")
+_SCRUB_MARGIN = 256
 
 
 @dataclass(frozen=True)
@@ -69,10 +72,18 @@ class ReportLimits:
 
 
 def esc(value: Any, limit: int | None = None) -> str:
-    """Escape for HTML (quotes too), cutting to `limit` characters with a visible note."""
+    """Escape for HTML (quotes too), cutting to `limit` characters with a visible note.
+
+    Credentials of a recognisable shape are masked first (`redact.scrub_shapes`): the run
+    may have been written by an older version or another tool, before redaction. A margin
+    past the cut is scrubbed too, so a credential across the cut is still recognised.
+    """
     text = "" if value is None else str(value)
     if limit is not None and len(text) > limit:
-        text = f"{text[:limit]} … [{len(text) - limit:,} more characters]"
+        more = len(text) - limit
+        text = f"{scrub_shapes(text[: limit + _SCRUB_MARGIN])[:limit]} … [{more:,} more characters]"
+    else:
+        text = scrub_shapes(text)
     return html.escape(text, quote=True)
 
 

@@ -228,7 +228,9 @@ def evaluate_question(ctx: _Context, q: GoldenQuestion) -> dict[str, Any]:
     """
     start = time.perf_counter()
     try:
-        out: PipelineOutput | None = PipelineOutput.from_value(ctx.pipeline(q.question))
+        out: PipelineOutput | None = ctx.redactor.output(
+            PipelineOutput.from_value(ctx.pipeline(q.question))
+        )
         error = None
     except Exception as exc:
         out, error = None, f"{type(exc).__name__}: {exc}"

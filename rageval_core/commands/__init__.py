@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 
+from rageval_core.errors import ConfigError, ResultsError
 from rageval_core.results import validate_run_id
 
 
@@ -31,7 +32,11 @@ def add_baseline_option(parser: argparse.ArgumentParser, help: str) -> None:
 
 
 def validate_run_args(run: str, baseline: str | None) -> None:
-    """Reject unsafe run ids (from a CI script or a pasted URL) before anything is read."""
-    validate_run_id(run)
-    if baseline and baseline != "latest":
-        validate_run_id(baseline)
+    """Reject unsafe run ids (from a CI script or a pasted URL) before anything is read:
+    a mistake in the arguments, so a ConfigError (exit 2), never mistaken for a breach."""
+    try:
+        validate_run_id(run)
+        if baseline and baseline != "latest":
+            validate_run_id(baseline)
+    except ResultsError as exc:
+        raise ConfigError(exc.message) from None

@@ -32,14 +32,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def _check(args: argparse.Namespace) -> int:
     from rageval_core.query import ResultsStore, check_run, load_thresholds, parse_thresholds
-    from rageval_core.query.check import format_check
+    from rageval_core.query.check import argument_run, format_check
 
     validate_run_args(args.run, args.baseline)
     with ResultsStore(results_location(args.results), read_only=True, refresh=False) as store:
         if args.thresholds:
             thresholds = load_thresholds(args.thresholds)
         else:
-            m = store.run_info(args.run).manifest
+            m = argument_run(store, args.run).manifest
             recorded = (m.config.get("thresholds") if m else None) or None
             thresholds = parse_thresholds(recorded, f"{args.run}/manifest.json") if recorded else ()
         result = check_run(store, args.run, baseline=args.baseline, thresholds=thresholds)

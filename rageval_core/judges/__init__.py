@@ -18,6 +18,7 @@ from typing import Any, Protocol
 
 from rageval_core.errors import ConfigError
 from rageval_core.models import JudgeInput, Judgement, JudgeRef
+from rageval_core.userfiles import shown
 
 
 class Judge(Protocol):
@@ -58,10 +59,10 @@ def make_judge(config: Mapping[str, Any] | None, *, cache_dir: Path | None = Non
     """
     config = dict(config or {})
     if not isinstance(config.get("kind", "offline"), str):
-        raise ConfigError(f"judge.kind must be a string, got {config['kind']!r}")
+        raise ConfigError(f"judge.kind must be a string, got {shown(config['kind'])}")
     kind = config.setdefault("kind", "offline")
     if kind not in KINDS:
-        raise ConfigError(f"unknown judge kind {kind!r}; choose one of: {', '.join(KINDS)}")
+        raise ConfigError(f"unknown judge kind {shown(kind)}; choose one of: {', '.join(KINDS)}")
     return KINDS[kind](config, cache_dir)
 
 

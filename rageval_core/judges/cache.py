@@ -5,7 +5,9 @@ the question, answer, chunks and reference, so any change to what the judge sees
 key. Value: the validated reply object and the token usage it cost. One file per key,
 `<dir>/<k[:2]>/<k>.json`, written atomically so concurrent threads and interrupted runs
 never leave half a file. Only valid replies are stored; errors are always retried.
-The request carries no credentials, so nothing secret can reach these files.
+The request carries no credentials; a reply's claims may quote one the pipeline echoed in
+its answer, so credentials of a recognisable shape are masked before a reply is stored
+(the run's rows mask them the same way, so a replayed reply gives the same rows).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import logging
 from pathlib import Path
 from typing import Any
 
+from rageval_core.redact import scrub_value
 from rageval_core.results import atomic_write_bytes
 
 log = logging.getLogger(__name__)
@@ -53,5 +56,7 @@ class ReplyCache:
         return entry if isinstance(entry, dict) and "reply" in entry else None
 
     def put(self, key: str, reply: dict[str, Any], usage: dict[str, int]) -> None:
-        data = json.dumps({"reply": reply, "usage": usage}, ensure_ascii=False, sort_keys=True)
+        data = json.dumps(
+            {"reply": scrub_value(reply), "usage": usage}, ensure_ascii=False, sort_keys=True
+        )
         atomic_write_bytes(self._path(key), data.encode())

@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from rageval_core.errors import ConfigError
+from rageval_core.userfiles import plain, shown
 
 _MISSING = object()
 
@@ -50,18 +51,18 @@ class Options:
         ):
             names = " or ".join(k.__name__ for k in kinds)
             self.problems.append(
-                f"judge.{key} must be {names}, got {type(value).__name__} {value!r}"
+                f"judge.{key} must be {names}, got {type(value).__name__} {shown(value)}"
             )
             return None if default is _MISSING else default
         if minimum is not None and value < minimum:
-            self.problems.append(f"judge.{key} must be >= {minimum}, got {value!r}")
+            self.problems.append(f"judge.{key} must be >= {minimum}, got {shown(value)}")
         if maximum is not None and value > maximum:
-            self.problems.append(f"judge.{key} must be <= {maximum}, got {value!r}")
+            self.problems.append(f"judge.{key} must be <= {maximum}, got {shown(value)}")
         return float(value) if float in kinds and not isinstance(value, bool) else value
 
     def finish(self) -> None:
         """Raise one ConfigError listing every problem, unknown keys included."""
-        unknown = sorted(str(k) for k in self._config if k not in self._seen)
+        unknown = sorted(plain(k) for k in self._config if k not in self._seen)
         problems = self.problems + [
             f"judge.{k} is not a setting of kind {self.kind!r}" for k in unknown
         ]

@@ -25,6 +25,7 @@ from typing import Any
 
 from rageval_core.errors import ConfigError
 from rageval_core.models import FailureType
+from rageval_core.userfiles import shown
 
 _INT_FIELDS = ("rank_k", "miss_k")
 _SHARE_FIELDS = ("faithfulness_min", "correctness_min")
@@ -36,14 +37,16 @@ def _problems(values: Mapping[str, Any]) -> list[str]:
     for name in _INT_FIELDS:
         v = values[name]
         if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-            problems.append(f"{name} must be an integer >= 1, got {v!r}")
+            problems.append(f"{name} must be an integer >= 1, got {shown(v)}")
     for name in _SHARE_FIELDS:
         v = values[name]
         if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 <= v <= 1:
-            problems.append(f"{name} must be a number between 0 and 1, got {v!r}")
+            problems.append(f"{name} must be a number between 0 and 1, got {shown(v)}")
     if not problems and values["rank_k"] > values["miss_k"]:
         # Otherwise ranking_miss could never apply and every such question would be ok.
-        problems.append(f"rank_k ({values['rank_k']}) must not exceed miss_k ({values['miss_k']})")
+        problems.append(
+            f"rank_k ({shown(values['rank_k'])}) must not exceed miss_k ({shown(values['miss_k'])})"
+        )
     return problems
 
 
@@ -71,7 +74,7 @@ class FailureThresholds:
             raise ConfigError(f"failure thresholds must be a mapping, got {type(values).__name__}")
         known = {f.name for f in fields(cls)}
         problems = [
-            f"unknown key {key!r} (expected one of: {', '.join(sorted(known))})"
+            f"unknown key {shown(key)} (expected one of: {', '.join(sorted(known))})"
             for key in values
             if key not in known
         ]

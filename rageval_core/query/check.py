@@ -18,7 +18,8 @@ from typing import Any
 from rageval_core.errors import ConfigError, ResultsError
 from rageval_core.query.store import ResultsStore
 from rageval_core.query.summary import SUMMARY_KEYS, answerable_only, summarize_run
-from rageval_core.results import list_runs, validate_run_id
+from rageval_core.results import RunInfo, list_runs, validate_run_id
+from rageval_core.userfiles import load_yaml, shown
 
 CHECK_METRICS: tuple[str, ...] = SUMMARY_KEYS
 DEFAULT_CHECK_METRICS: tuple[str, ...] = (
@@ -116,14 +117,16 @@ def parse_thresholds(data: Any, source: str = "thresholds") -> tuple[Threshold, 
     problems, out = [], []
     for metric, limits in data.items():
         if metric not in CHECK_METRICS:
-            problems.append(f"unknown metric {str(metric)[:60]!r}")
+            problems.append(f"unknown metric {shown(metric)}")
             continue
         if not isinstance(limits, Mapping) or not limits:
             problems.append(f"{metric}: expected a mapping such as {{min: 0.7, max_drop: 0.03}}")
             continue
-        bad = [str(k) for k in limits if k not in _BOUNDS]
+        bad = [shown(k) for k in limits if k not in _BOUNDS]
         if bad:
-            problems.append(f"{metric}: unknown key(s) {', '.join(bad)}; use {', '.join(_BOUNDS)}")
+            problems.append(
+                f"{metric}: unknown key(s) {', '.join(bad[:3])}; use {', '.join(_BOUNDS)}"
+            )
             continue
         nonnum = [k for k, v in limits.items() if not _num(v)]
         if nonnum:
@@ -140,16 +143,23 @@ def parse_thresholds(data: Any, source: str = "thresholds") -> tuple[Threshold, 
 
 def load_thresholds(path: str | os.PathLike[str]) -> tuple[Threshold, ...]:
     """Read a thresholds YAML file (run config or bare mapping)."""
-    import yaml  # only the CLI gate reads YAML; the dashboard's import stays lighter
+    return parse_thresholds(load_yaml(path, "thresholds file", ConfigError), str(path))
 
+
+def argument_run(store: ResultsStore, run_id: str, role: str = "run") -> RunInfo:
+    """The run a command-line argument names.
+
+    A mistake in the argument — an invalid id, or no such run — is a ConfigError (exit 2);
+    a run that exists but cannot be read stays a ResultsError (exit 1, the gate fails
+    closed): CI must tell a typo from a damaged or regressed run.
+    """
     try:
-        with open(path, encoding="utf-8") as fh:
-            data = yaml.safe_load(fh)
-    except FileNotFoundError as exc:
-        raise ConfigError(f"{path}: thresholds file not found") from exc
-    except (OSError, yaml.YAMLError) as exc:
-        raise ConfigError(f"{path}: cannot read thresholds ({exc})") from exc
-    return parse_thresholds(data, str(path))
+        validate_run_id(run_id)
+    except ResultsError as exc:
+        raise ConfigError(exc.message if role == "run" else f"{role}: {exc.message}") from None
+    if not store.fs.isdir(f"{store.root}/{run_id}"):
+        raise ConfigError(f"{role} {run_id}: no such run in {store.location}")
+    return store.run_info(run_id)
 
 
 def resolve_baseline(store: ResultsStore, run_id: str, baseline: str | None) -> str | None:
@@ -157,13 +167,14 @@ def resolve_baseline(store: ResultsStore, run_id: str, baseline: str | None) -> 
 
     "Before" by the manifests' `created_at` (then run id), so checking an older run never
     compares it with a newer one; a run whose own manifest is unreadable is compared with
-    the newest complete run other than itself.
+    the newest complete run other than itself. Both runs are checked as arguments
+    (`argument_run`): a typo in either is a ConfigError.
     """
+    own = argument_run(store, run_id).manifest
     if baseline is None:
         return None
     if baseline != "latest":
-        return store.run_info(baseline).run_id
-    own = store.run_info(run_id).manifest
+        return argument_run(store, baseline, "--baseline").run_id
     own_key = (own.created_at, run_id) if own else None
     # Manifests only: no run needs summarising to find the newest complete one.
     done = [
@@ -190,8 +201,7 @@ def check_run(
     for it. A drop/rise limit on a figure the baseline lacks is not a breach (the run
     itself is not at fault) but is noted on its row.
     """
-    validate_run_id(run_id)
-    info = store.run_info(run_id)
+    info = argument_run(store, run_id)
     notes: list[str] = []
     base_id = resolve_baseline(store, run_id, baseline)
     if baseline == "latest" and base_id is None:

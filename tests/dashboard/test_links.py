@@ -2,9 +2,17 @@
 
 from __future__ import annotations
 
-import pytest
+from urllib.parse import parse_qs, urlencode
 
-from dashboard.links import MAX_LIST, PAGES, ViewState, relative_url
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from dashboard.links import CHARTS, MAX_LIST, PAGES, TAG_RE, ViewState, relative_url
+from rageval_core.dataset import QUESTION_ID_RE
+from rageval_core.models import FAILURE_TYPES
+from rageval_core.query import QUESTION_METRICS, SORT_KEYS
+from rageval_core.results import RUN_ID_RE
 
 
 def test_full_state_round_trips_through_the_url():
@@ -123,3 +131,56 @@ def test_shared_keeps_only_the_run_context():
 
 def test_every_page_has_a_distinct_file_and_url():
     assert len({p.path for p in PAGES.values()}) == len({p.url_path for p in PAGES.values()}) == 7
+
+
+# ---------------------------------------------------------------------------- any valid view
+
+RUN_IDS = st.from_regex(RUN_ID_RE, fullmatch=True).filter(lambda s: ".." not in s)
+LABELS = st.from_regex(TAG_RE, fullmatch=True).filter(lambda s: "\n" not in s)
+BOUNDS = st.none() | st.floats(allow_nan=False, allow_infinity=False)
+SEARCH = st.text(
+    st.characters(exclude_categories=("Cs",), min_codepoint=32), min_size=1, max_size=200
+)
+
+
+def _unique(items, max_size=MAX_LIST):
+    return st.lists(items, unique=True, max_size=max_size).map(tuple)
+
+
+VIEWS = st.builds(
+    ViewState,
+    run=st.none() | RUN_IDS,
+    runs=_unique(RUN_IDS),
+    baseline=st.none() | RUN_IDS,
+    question=st.none() | st.from_regex(QUESTION_ID_RE, fullmatch=True),
+    metric=st.none() | st.sampled_from(QUESTION_METRICS),
+    failure_types=_unique(st.sampled_from(FAILURE_TYPES)),
+    tags=_unique(LABELS),
+    ranges=st.lists(st.tuples(st.sampled_from(QUESTION_METRICS), BOUNDS, BOUNDS), max_size=4).map(
+        tuple
+    ),
+    search=st.none() | SEARCH,
+    answerable=st.none() | st.booleans(),
+    config=st.none() | LABELS,
+    dataset_version=st.none() | LABELS,
+    sort=st.none() | st.sampled_from(SORT_KEYS),
+    chart=st.none() | st.sampled_from(CHARTS),
+    page=st.integers(0, 1_000_000),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(VIEWS)
+def test_every_valid_view_round_trips_through_a_browser_url(view):
+    # What Streamlit does: urlencode the params into the address bar, parse_qs on reload.
+    query = urlencode(view.to_query_params(), doseq=True)
+    back, errors = ViewState.from_query_params(parse_qs(query, keep_blank_values=True))
+    assert errors == [] and back == view
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.from_regex(QUESTION_ID_RE, fullmatch=True))
+def test_every_question_id_a_dataset_accepts_is_accepted_from_a_link(qid):
+    query = urlencode(ViewState(run="r1", question=qid).to_query_params(), doseq=True)
+    back, errors = ViewState.from_query_params(parse_qs(query, keep_blank_values=True))
+    assert errors == [] and back.question == qid

@@ -135,12 +135,14 @@ def hostile_results(demo_results, flagged, tmp_path_factory) -> Path:
     return out
 
 
-def _serve(results: Path, log: Path) -> Iterator[Server]:
+def _serve(results: Path, log: Path, env: dict[str, str] | None = None) -> Iterator[Server]:
     port = _free_port()
     cmd = [sys.executable, "-m", "rageval_core.cli", "dashboard", "--results", str(results)]
     cmd += ["--port", str(port), "--host", "127.0.0.1"]
     with log.open("wb") as out:
-        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, cwd=ROOT)
+        proc = subprocess.Popen(
+            cmd, stdout=out, stderr=subprocess.STDOUT, cwd=ROOT, env={**os.environ, **(env or {})}
+        )
     url = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + STARTUP_S

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
@@ -25,11 +26,13 @@ def _clean(monkeypatch):
         "RAGEVAL_ALLOWED_EMAILS",
         "RAGEVAL_ALLOWED_DOMAINS",
         "RAGEVAL_LOCKOUT_MINUTES",
+        "RAGEVAL_THROTTLE_SECONDS",
+        "RAGEVAL_TRUSTED_PROXIES",
     ):
         monkeypatch.delenv(var, raising=False)
-    auth._client_failures.clear()
+    auth.THROTTLE.clear()
     yield
-    auth._client_failures.clear()
+    auth.THROTTLE.clear()
 
 
 def page_text(at: AppTest) -> str:
@@ -122,30 +125,74 @@ def test_password_hash_from_environment(monkeypatch):
     assert shows_data(sign_in(at, PASSWORD))
 
 
-def test_lockout_after_five_failures_even_with_right_password():
-    at = password_app()
+def test_wrong_passwords_in_one_session_never_lock_out_another():
+    # Before: five wrong guesses from anyone locked every visitor out for 15 minutes.
+    attacker = password_app(throttle_seconds=0.01)
+    for _ in range(auth.MAX_FAILURES + 2):
+        attacker = sign_in(attacker, "guess")
+    assert "Too many wrong passwords" in page_text(attacker)
+    colleague = sign_in(password_app(throttle_seconds=0.01), PASSWORD)
+    assert not colleague.exception and shows_data(colleague)
+
+
+def test_the_right_password_always_works_even_after_many_wrong_ones():
+    at = password_app(throttle_seconds=0.01)
+    for _ in range(auth.MAX_FAILURES + 3):
+        at = sign_in(at, "guess")
+    assert at.text_input(key="_rageval_password")  # the form stays: no lock-out
+    at = sign_in(at, PASSWORD)
+    assert not at.exception and shows_data(at)
+
+
+def test_throttled_wrong_attempts_wait_and_say_so():
+    at = password_app(throttle_seconds=0.4)
     for _ in range(auth.MAX_FAILURES):
         at = sign_in(at, "guess")
-    assert "Too many failed attempts" in page_text(at)
-    # Locked: the form is gone, so not even the right password can be tried.
-    at.run()
-    assert not at.text_input and not shows_data(at)
-    # A fresh session from the same client is locked too (process-wide counter).
-    fresh = password_app()
-    assert "Too many failed attempts" in page_text(fresh)
-    assert not fresh.text_input and not shows_data(fresh)
+    assert "Too many wrong passwords" in page_text(at)
+    start = time.monotonic()
+    at = sign_in(at, "guess again")
+    assert time.monotonic() - start >= 0.4
+    assert "Wrong password" in page_text(at) and not shows_data(at)
 
 
-def test_lockout_expires(monkeypatch):
-    at = password_app(lockout_minutes=0.01)  # 0.6 s
-    for _ in range(auth.MAX_FAILURES):
-        at = sign_in(at, "guess")
-    assert "Too many failed attempts" in page_text(at.run())
-    import time
+def test_throttle_is_per_source_grows_and_forgets():
+    t = auth.Throttle(window=60, base=1.0, max_delay=8)
+    for i in range(auth.MAX_FAILURES - 1):
+        t.failed("1.2.3.4", now=i)
+    assert t.delay("1.2.3.4", now=5) == 0
+    t.failed("1.2.3.4", now=5)
+    assert t.delay("1.2.3.4", now=6) == 1.0
+    for i in range(6):
+        t.failed("1.2.3.4", now=7 + i)
+    assert t.delay("1.2.3.4", now=13) == 8  # 1, 2, 4, 8, capped
+    assert t.delay("5.6.7.8", now=13) == 0  # another source is never slowed
+    assert t.delay("1.2.3.4", now=200) == 0  # failures older than the window are forgotten
 
-    time.sleep(0.7)
-    at = sign_in(at.run(), PASSWORD)
-    assert shows_data(at)
+
+def test_throttle_forgets_idle_sources_so_memory_stays_bounded():
+    t = auth.Throttle(window=60, base=1.0, max_delay=8, max_sources=100)
+    for i in range(1000):
+        t.failed(f"session:{i}", now=i / 100)  # all within one window: the cap applies
+    assert len(t) == 100
+    t.failed("late", now=1000.0)  # every other source has been idle for a window
+    assert len(t) == 1
+
+
+@pytest.mark.parametrize(
+    ("ip", "headers", "trusted", "source"),
+    [
+        ("203.0.113.9", {}, (), "203.0.113.9"),
+        # A remote peer's own X-Forwarded-For is not believed: anyone can send one.
+        ("203.0.113.9", {"X-Forwarded-For": "198.51.100.1"}, (), "203.0.113.9"),
+        # Loopback (ip None) is a proxy on this host: its rightmost entry is the client.
+        (None, {"X-Forwarded-For": "6.6.6.6, 198.51.100.1"}, (), "198.51.100.1"),
+        ("10.0.0.2", {"X-Forwarded-For": "198.51.100.7"}, ("10.0.0.2",), "198.51.100.7"),
+        (None, {}, (), "session:abc"),
+        (None, {"X-Forwarded-For": "not an address"}, (), "session:abc"),
+    ],
+)
+def test_the_source_of_an_attempt(ip, headers, trusted, source):
+    assert auth.client_source(ip, headers, "session:abc", trusted) == source
 
 
 def test_misconfigured_hash_fails_closed():
@@ -298,3 +345,57 @@ def test_real_dashboard_shows_nothing_before_sign_in(demo_results, monkeypatch):
     at = sign_in(at, PASSWORD)
     assert not at.exception
     assert at.dataframe or at.get("plotly_chart")
+
+
+# ---------------------------------------------------------------------------- deep links
+
+
+def _gated_dashboard(demo_results, monkeypatch, **params) -> AppTest:
+    import streamlit as st
+
+    from rageval_core.results import RESULTS_ENV
+
+    monkeypatch.setenv(RESULTS_ENV, str(demo_results))
+    st.cache_data.clear()
+    st.cache_resource.clear()
+    at = AppTest.from_file(ENTRY, default_timeout=60)
+    for k, v in params.items():
+        at.query_params[k] = v
+    return at
+
+
+def _demo_question(demo_results) -> tuple[str, str]:
+    import pyarrow.parquet as pq
+
+    run = sorted(p.name for p in demo_results.iterdir() if not p.name.startswith("."))[-1]
+    qid = pq.read_table(demo_results / run / "questions.parquet").column("question_id")[3]
+    return run, qid.as_py()
+
+
+def test_a_deep_link_opens_its_view_after_the_password(demo_results, monkeypatch):
+    monkeypatch.setenv("RAGEVAL_PASSWORD_HASH", HASH)
+    run, qid = _demo_question(demo_results)
+    at = _gated_dashboard(demo_results, monkeypatch, run=run, question=qid).run()
+    at.switch_page("app_pages/question.py").run()  # the browser asked for /question?run=…
+    assert not at.exception and [t.value for t in at.title] == ["Sign in"]
+    at = sign_in(at, PASSWORD)
+    assert not at.exception
+    assert [t.value for t in at.title] == ["Question"]
+    assert at.query_params["run"] == run and at.query_params["question"] == qid
+    assert qid in all_text(at)
+
+
+def test_a_deep_link_opens_its_view_after_oidc_sign_in(demo_results, monkeypatch):
+    run, qid = _demo_question(demo_results)
+    at = _gated_dashboard(demo_results, monkeypatch, run=run, question=qid)
+    at.secrets["auth"] = OIDC
+    at.secrets["rageval"] = {"allowed_emails": ["ann@example.com"]}
+    at.user = {"is_logged_in": False}
+    at.run()
+    at.switch_page("app_pages/question.py").run()
+    assert [b.label for b in at.button] == ["Sign in"]
+    at.user = {"is_logged_in": True, "email": "ann@example.com"}
+    at.run()
+    assert not at.exception
+    assert [t.value for t in at.title] == ["Question"]
+    assert at.query_params["run"] == run and at.query_params["question"] == qid

@@ -12,7 +12,7 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rageval_core.dataset import dataset_sha256, load_dataset
+from rageval_core.dataset import QUESTION_ID_RE, dataset_sha256, load_dataset
 from rageval_core.models import Chunk, GoldenQuestion
 
 # PyYAML emits NEL and the Unicode line/paragraph separators unquoted, then reads them back
@@ -24,6 +24,9 @@ text = st.text(
     max_size=12,
 ).filter(str.strip)
 ids = st.lists(text, min_size=1, max_size=6, unique=True)
+question_ids = st.lists(
+    st.from_regex(QUESTION_ID_RE, fullmatch=True), min_size=1, max_size=6, unique=True
+)
 
 
 @st.composite
@@ -38,7 +41,7 @@ def datasets(draw: st.DrawFn) -> tuple[str, str, list[GoldenQuestion], list[Chun
             tuple(draw(st.lists(st.sampled_from(chunk_ids), unique=True, max_size=3))),
             tuple(draw(st.lists(text, unique=True, max_size=3))),
         )
-        for qid in draw(ids)
+        for qid in draw(question_ids)
     ]
     return draw(text), draw(text), questions, corpus
 

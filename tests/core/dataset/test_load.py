@@ -155,7 +155,7 @@ def test_invalid_yaml_names_line_and_column(tmp_path: Path) -> None:
     path = tmp_path / "dataset.yaml"
     path.write_text("name: x\nquestions:\n  - id: q1\n   bad: [unclosed\n")
     [problem] = problems_of(path)
-    assert problem.startswith(f"{path}:4:") and "invalid YAML" in problem
+    assert problem.startswith(f"{path}:4:") and "dataset is not valid YAML" in problem
 
 
 def test_missing_dataset_file(tmp_path: Path) -> None:
@@ -170,7 +170,7 @@ def test_dataset_that_is_a_directory(tmp_path: Path) -> None:
 def test_not_utf8_names_the_line(tmp_path: Path) -> None:
     path = tmp_path / "dataset.yaml"
     path.write_bytes(b"name: x\nversion: caf\xe9\n")
-    assert problems_of(path) == [f"{path}:2: dataset is not UTF-8 (byte 0xe9)"]
+    assert problems_of(path) == [f"{path}:2: dataset is not UTF-8 (byte 0xe9 at offset 20)"]
 
 
 @pytest.mark.skipif(os.geteuid() == 0, reason="root reads files regardless of permissions")

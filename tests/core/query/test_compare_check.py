@@ -123,7 +123,7 @@ def test_cli_compare(results, capsys):
         main(["compare", "base", "cand", "--results", str(results), "--max-questions", "-1"]) == 2
     )
     assert "--max-questions" in capsys.readouterr().err
-    assert main(["compare", "base", "x' OR 1=1 --", "--results", str(results)]) == 1
+    assert main(["compare", "base", "x' OR 1=1 --", "--results", str(results)]) == 2
     assert "invalid run id" in capsys.readouterr().err
 
 
@@ -181,7 +181,7 @@ def test_cli_check_pass_breach_and_errors(results, tmp_path, capsys):
     assert "recall_at_5; DROP TABLE x" in capsys.readouterr().err
     badkey = _thresholds(tmp_path, "mrr: {minimum: 0.1}\n")
     assert main(["check", "cand", "--thresholds", badkey, *r]) == 2
-    assert main(["check", "../etc", *r]) == 1
+    assert main(["check", "../etc", *r]) == 2
     assert "invalid run id" in capsys.readouterr().err
     assert main(["check", "cand", "--thresholds", str(tmp_path / "nope.yaml"), *r]) == 2
 
