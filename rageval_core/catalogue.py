@@ -75,6 +75,11 @@ class Metric:
     def is_measure(self) -> bool:
         return self.aggregate == "value"
 
+    @property
+    def answerable_only(self) -> bool:
+        """Whether this figure covers answerable questions only (see `ANSWERABLE_ONLY`)."""
+        return (self.of or self.name) in ANSWERABLE_ONLY
+
     def fmt(self, value: object, missing: str = "–") -> str:
         """`value` in this metric's unit (`0.812`, `1,435`, `0.0037`), `missing` if absent."""
         if value is None or (isinstance(value, float) and math.isnan(value)):
@@ -175,17 +180,30 @@ def retrieval_columns(ks: Iterable[int] = DEFAULT_KS) -> list[str]:
 
 LATENCY_COLUMNS: tuple[str, ...] = ("retrieval_ms", "generation_ms", "ttft_ms", "total_ms")
 COST_COLUMNS: tuple[str, ...] = ("cost_usd", "judge_cost_usd")
-_STAGE = {"retrieval_ms": "retrieval", "generation_ms": "generation", "ttft_ms": "TTFT"}
+_STAGE = {
+    "retrieval_ms": "retrieval latency",
+    "generation_ms": "generation latency",
+    "ttft_ms": "time to first token",
+    "total_ms": "latency",
+}
 _COST = {"cost_usd": "pipeline cost", "judge_cost_usd": "judge cost"}
+ANSWERABLE_ONLY: frozenset[str] = frozenset({"answer_correctness"})
+"""Measures whose run-level figures (mean, p10, share below threshold, compare deltas,
+distribution, bottom tenth) cover answerable questions only. On an unanswerable question
+`answer_correctness` is refusal credit (1.0 declined, 0.0 answered): mixed into the mean it
+let runs with different answers show the same correctness. That credit is reported as
+`missed_refusal_rate` instead."""
 
 
 def _builtin_measures() -> list[Metric]:
     return [
         *_retrieval_measures(DEFAULT_KS),
         _measure("faithfulness", "faithfulness", "higher", "unit", "generation", "quality"),
-        _measure("answer_correctness", "correctness", "higher", "unit", "generation", "quality"),
-        *(_measure(c, _STAGE.get(c, "latency"), "lower", "ms", "latency") for c in LATENCY_COLUMNS),
-        *(_measure(c, _COST[c], "lower", "usd", "cost") for c in COST_COLUMNS),
+        _measure(
+            "answer_correctness", "answer correctness", "higher", "unit", "generation", "quality"
+        ),
+        *(_measure(c, f"{_STAGE[c]} (ms)", "lower", "ms", "latency") for c in LATENCY_COLUMNS),
+        *(_measure(c, f"{_COST[c]} ($)", "lower", "usd", "cost") for c in COST_COLUMNS),
     ]
 
 
@@ -200,34 +218,43 @@ def _figure(
 def _figures_of(m: Metric) -> list[Metric]:
     """The run-level figures of one measure (what `summarize_run` computes for it)."""
     if "quality" in m.groups:
+        # a figure over answerable questions only says so; one question's score does not
+        base, scope = m.label, ""
+        if m.name in ANSWERABLE_ONLY:
+            base, scope = "correctness", " (answerable)"
         figs = [
-            _figure(m.name, m.label, m.direction, m.unit, "mean", m.name),
-            _figure(f"{m.name}_p10", f"{m.label} p10", m.direction, m.unit, "p10", m.name),
+            _figure(m.name, f"{base}{scope}", m.direction, m.unit, "mean", m.name),
+            _figure(f"{m.name}_p10", f"{base} p10{scope}", m.direction, m.unit, "p10", m.name),
         ]
     elif m.unit == "ms":
+        stem = m.label.removesuffix(" (ms)")
         figs = [
-            _figure(f"{m.name}_{q}", f"{m.label} {q} (ms)", "lower", "ms", q, m.name)
+            _figure(f"{m.name}_{q}", f"{q} {stem} (ms)", "lower", "ms", q, m.name)
             for q in ("p50", "p95")
         ]
     elif m.unit == "usd":
+        stem = m.label.removesuffix(" ($)")
         figs = [
             _figure(
                 f"{m.name}_per_question",
-                f"{m.label} / question ($)",
+                f"{stem} / question ($)",
                 "lower",
                 "usd",
                 "per_question",
                 m.name,
             ),
-            _figure(f"{m.name}_total", f"{m.label}, total ($)", "lower", "usd", "total", m.name),
+            _figure(f"{m.name}_total", f"{stem}, total ($)", "lower", "usd", "total", m.name),
         ]
     else:
         return []
     if m.declared:
         figs = [
-            replace(f, declared=True, range=m.range, groups=DECLARED_FIGURE_GROUPS)
-            if f.aggregate == "mean"
-            else replace(f, declared=True, range=m.range)
+            replace(
+                f,
+                declared=True,
+                range=m.range,
+                groups=DECLARED_FIGURE_GROUPS if f.aggregate == "mean" else frozenset(),
+            )
             for f in figs
         ]
     return figs
