@@ -226,6 +226,7 @@ def _figures_of(m: Metric) -> list[Metric]:
             _figure(m.name, f"{base}{scope}", m.direction, m.unit, "mean", m.name),
             _figure(f"{m.name}_p10", f"{base} p10{scope}", m.direction, m.unit, "p10", m.name),
         ]
+        figs = [replace(f, groups=f.groups | {"quality"}) for f in figs]
     elif m.unit == "ms":
         stem = m.label.removesuffix(" (ms)")
         figs = [
@@ -253,7 +254,8 @@ def _figures_of(m: Metric) -> list[Metric]:
                 f,
                 declared=True,
                 range=m.range,
-                groups=DECLARED_FIGURE_GROUPS if f.aggregate == "mean" else frozenset(),
+                groups=(DECLARED_FIGURE_GROUPS if f.aggregate == "mean" else frozenset())
+                | {"quality"},
             )
             for f in figs
         ]

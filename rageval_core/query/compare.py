@@ -568,9 +568,10 @@ def question_changes(c: Comparison) -> pd.DataFrame:
             ]
 
         def largest(part: pd.DataFrame) -> float:
-            score = part[
-                ~part["metric"].map(BUILTIN.lower_is_better) & (part["metric"] != "failure_type")
+            scores = [
+                m != "failure_type" and not BUILTIN.lower_is_better(m) for m in part["metric"]
             ]
+            score = part[scores]
             return float(score["delta"].abs().max()) if len(score) else 0.0
 
         kind = (
