@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from dashboard.links import ViewState, relative_url
+from rageval_core.catalogue import BUILTIN
 from rageval_core.models import FAILURE_TYPES, Claim
 from rageval_core.results import RunInfo
 
@@ -31,41 +32,22 @@ FAILURE_GROUPS: dict[str, str] = {
 }
 GROUP_ORDER = ("retrieval", "generation", "abstention", "error", "ok")
 
-# Run-level figures of the Runs table, with how to label them and which way is better.
-KEY_METRICS: dict[str, str] = {
-    "recall_at_5": "recall@5",
-    "mrr": "MRR",
-    "faithfulness": "faithfulness",
-    "answer_correctness": "correctness (answerable)",
-    "faithfulness_p10": "faithfulness p10",
-    "answer_correctness_p10": "correctness p10 (answerable)",
-    "missed_refusal_rate": "missed refusals",
-    "false_refusal_rate": "false refusals",
-    "total_ms_p95": "p95 latency (ms)",
-    "total_cost_per_question": "cost / question ($)",
-}
-LOWER_IS_BETTER = frozenset(
-    {"missed_refusal_rate", "false_refusal_rate", "total_ms_p95", "total_cost_per_question"}
-)
+# The Runs table's headline figures and their labels, from the catalogue.
+KEY_METRICS: dict[str, str] = {m: BUILTIN.label(m) for m in BUILTIN.figure_names("runs")}
 
 FLAGGED_VERDICTS = ("unsupported", "contradicted")
 
 
 def label(name: str) -> str:
-    """A run-level figure's display name: `recall_at_5` -> `recall@5`, `total_ms` -> `total
-    ms`; correctness says it covers answerable questions (as its figures do)."""
-    if name in KEY_METRICS:
-        return KEY_METRICS[name]
-    for stem in ("recall", "precision", "hit", "ndcg"):
-        if name.startswith(f"{stem}_at_"):
-            return f"{stem}@{name.removeprefix(f'{stem}_at_')}"
-    return name.replace("_", " ")
+    """A run-level figure's display name (`recall_at_5` -> `recall@5`), from the catalogue."""
+    return BUILTIN.label(name)
 
 
 def question_label(name: str) -> str:
     """A per-question column's display name: one question's answer_correctness is its own
     score (refusal credit on an unanswerable question), so no `(answerable)` here."""
-    return "answer correctness" if name == "answer_correctness" else label(name)
+    m = BUILTIN.measures.get(name)
+    return m.label if m else BUILTIN.label(name)
 
 
 def fmt(value: object, spec: str = "{:.4g}", missing: str | None = "–") -> str | None:

@@ -24,8 +24,8 @@ import plotly.graph_objects as go
 from plotly.offline import get_plotlyjs
 
 from rageval_core import __version__, query
+from rageval_core.catalogue import BUILTIN
 from rageval_core.models import FAILURE_TYPES
-from rageval_core.query.check import metric_label
 from rageval_core.query.compare import question_changes, question_headline
 from rageval_core.redact import scrub_shapes
 from rageval_core.results import atomic_write_bytes
@@ -34,26 +34,7 @@ CSP = (
     "default-src 'none'; script-src 'unsafe-inline'; "
     "style-src 'unsafe-inline'; img-src data:; font-src data:"
 )
-SUMMARY_ROWS: tuple[tuple[str, str], ...] = (
-    ("n_questions", "questions"),
-    ("recall_at_5", "recall@5"),
-    ("recall_at_20", "recall@20"),
-    ("recall_gap", "recall@5 − recall@20"),
-    ("mrr", "MRR"),
-    ("ndcg_at_10", "nDCG@10"),
-    ("faithfulness", "faithfulness (mean)"),
-    ("faithfulness_p10", "faithfulness (p10)"),
-    ("answer_correctness", "correctness (answerable, mean)"),
-    ("answer_correctness_p10", "correctness (answerable, p10)"),
-    ("missed_refusal_rate", "missed refusals (share of unanswerable)"),
-    ("false_refusal_rate", "false refusals (share of answerable)"),
-    ("total_ms_p50", "latency p50 (ms)"),
-    ("total_ms_p95", "latency p95 (ms)"),
-    ("total_cost_per_question", "cost per question ($)"),
-    ("cost_usd_total", "pipeline cost ($)"),
-)
-CORRECTNESS = "correctness (answerable)"
-TAIL_METRICS = ("faithfulness", "answer_correctness", "recall_at_5", "ndcg_at_10")
+CORRECTNESS = BUILTIN.label("answer_correctness")
 NOT_OK = tuple(ft for ft in FAILURE_TYPES if ft != "ok")
 _SCRUB_MARGIN = 256
 
@@ -139,8 +120,8 @@ def _tails_chart(summaries: Mapping[str, Mapping[str, Any]]) -> go.Figure:
         for stat, suffix in (("mean", ""), ("p10", "_p10")):
             fig.add_bar(
                 name=html.escape(f"{run_id} {stat}"),
-                x=[metric_label(m) for m in TAIL_METRICS],
-                y=[s.get(f"{m}{suffix}") for m in TAIL_METRICS],
+                x=[BUILTIN.label(m) for m in BUILTIN.measure_names("tails")],
+                y=[s.get(f"{m}{suffix}") for m in BUILTIN.measure_names("tails")],
             )
     fig.update_layout(barmode="group", yaxis={"range": [0, 1]})
     return fig
@@ -172,9 +153,9 @@ def _recall_chart(curve: pd.DataFrame) -> go.Figure:
 
 def _gap_chart(summaries: Mapping[str, Mapping[str, Any]]) -> go.Figure:
     fig = go.Figure()
-    for col, label in (("recall_at_5", "recall@5"), ("recall_at_20", "recall@20")):
+    for col in ("recall_at_5", "recall_at_20"):
         fig.add_bar(
-            name=label,
+            name=BUILTIN.label(col),
             x=[html.escape(r) for r in summaries],
             y=[s.get(col) for s in summaries.values()],
         )
@@ -186,7 +167,7 @@ def _delta_chart(metrics: pd.DataFrame) -> go.Figure:
     fig = go.Figure()
     fig.add_scatter(
         x=metrics["delta"],
-        y=[html.escape(str(m)) for m in metrics["metric"]],
+        y=[html.escape(BUILTIN.label(str(m))) for m in metrics["metric"]],
         mode="markers",
         error_x={
             "type": "data",
@@ -206,9 +187,9 @@ def _delta_chart(metrics: pd.DataFrame) -> go.Figure:
 def _summary_section(run_ids: list[str], rows: Mapping[str, Mapping[str, Any]]) -> str:
     headers = ["", *run_ids] + (["change"] if len(run_ids) == 2 else [])
     body = []
-    for key, label in SUMMARY_ROWS:
+    for key in BUILTIN.figure_names("report"):
         vals = [rows[r].get(key) for r in run_ids]
-        cells = [esc(label), *(fmt(v) for v in vals)]
+        cells = [esc(BUILTIN.label(key)), *(fmt(v) for v in vals)]
         if len(run_ids) == 2:
             a, b = vals
             both = all(isinstance(v, int | float) and not math.isnan(v) for v in (a, b))

@@ -32,12 +32,12 @@ import fsspec
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from rageval_core.catalogue import DEFAULT_KS, retrieval_columns
 from rageval_core.errors import ResultsError
 from rageval_core.models import DatasetRef, JudgeRef, RunManifest
 
 SCHEMA_VERSION = 1
 RUN_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
-DEFAULT_KS: tuple[int, ...] = (1, 3, 5, 10, 20)
 MANIFEST = "manifest.json"
 SUMMARY = "summary.json"
 RESULTS_ENV = "RAGEVAL_RESULTS"
@@ -56,14 +56,6 @@ CLAIM_TYPE = pa.struct(
         ("reason", pa.string()),
     ]
 )
-
-
-def retrieval_columns(ks: Iterable[int] = DEFAULT_KS) -> list[str]:
-    """Names of the per-k retrieval metric columns, in schema order."""
-    cols = []
-    for k in ks:
-        cols += [f"recall_at_{k}", f"precision_at_{k}", f"hit_at_{k}"]
-    return cols + ["mrr", "ndcg_at_10"]
 
 
 def question_schema(ks: Iterable[int] = DEFAULT_KS) -> pa.Schema:

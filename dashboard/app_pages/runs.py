@@ -6,7 +6,6 @@ from dashboard import charts, data, ui
 from dashboard.links import ViewState
 from dashboard.shaping import (
     KEY_METRICS,
-    LOWER_IS_BETTER,
     distinct,
     fmt,
     label,
@@ -15,6 +14,7 @@ from dashboard.shaping import (
     with_deltas,
 )
 from dashboard.shaping import run_tags as tag_options
+from rageval_core.catalogue import BUILTIN
 from rageval_core.query import QUALITY_METRICS
 
 MAX_BARS = 60  # newest runs in the failure-share chart; more bars stop being readable
@@ -81,7 +81,7 @@ for i, (m, name) in enumerate(KEY_METRICS.items()):
         name,
         fmt(value),
         fmt(delta, "{:+.3g}", None),
-        delta_color="inverse" if m in LOWER_IS_BETTER else "normal",
+        delta_color="inverse" if BUILTIN.lower_is_better(m) else "normal",
     )
 if st.button("Diagnose latest run", type="primary", key="runs_diagnose_latest"):
     ui.go("diagnose", ViewState(run=str(latest["run_id"])))

@@ -23,9 +23,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 
-from rageval_core.results import DEFAULT_KS, retrieval_columns
-
-NDCG_K = 10  # the single nDCG cut-off stored per question (column `ndcg_at_10`)
+from rageval_core.catalogue import DEFAULT_KS, NDCG_K, retrieval_columns
 
 
 def _ranked(retrieved_ids: Sequence[str]) -> list[str]:

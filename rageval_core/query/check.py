@@ -15,21 +15,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from rageval_core.catalogue import BUILTIN
 from rageval_core.errors import ConfigError, ResultsError
 from rageval_core.query.store import ResultsStore
-from rageval_core.query.summary import SUMMARY_KEYS, answerable_only, summarize_run
+from rageval_core.query.summary import SUMMARY_KEYS, summarize_run
 from rageval_core.results import RunInfo, list_runs, validate_run_id
 from rageval_core.userfiles import load_yaml, shown
 
 CHECK_METRICS: tuple[str, ...] = SUMMARY_KEYS
-DEFAULT_CHECK_METRICS: tuple[str, ...] = (
-    "recall_at_5",
-    "recall_at_20",
-    "mrr",
-    "faithfulness",
-    "faithfulness_p10",
-    "answer_correctness",
-)
+DEFAULT_CHECK_METRICS: tuple[str, ...] = BUILTIN.figure_names("check")
 _BOUNDS = ("min", "max", "max_drop", "max_rise")
 
 
@@ -71,7 +65,7 @@ class CheckRow:
 
     @property
     def label(self) -> str:
-        return metric_label(self.metric)
+        return BUILTIN.label(self.metric)
 
 
 @dataclass(frozen=True)
@@ -88,18 +82,6 @@ class CheckResult:
     @property
     def exit_code(self) -> int:
         return 0 if self.passed else 1
-
-
-def metric_label(metric: str) -> str:
-    """`recall_at_5` → `recall@5`, `faithfulness_p10` → `faithfulness p10`; a figure over
-    answerable questions only says so: `answer_correctness (answerable)`."""
-    label = metric
-    for kind in ("recall", "precision", "hit"):
-        label = label.replace(f"{kind}_at_", f"{kind}@")
-    label = label.replace("ndcg_at_", "ndcg@")
-    if label.endswith("_p10"):
-        label = label[: -len("_p10")] + " p10"
-    return f"{label} (answerable)" if answerable_only(metric) else label
 
 
 def _num(v: Any) -> bool:

@@ -22,22 +22,16 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
+from rageval_core.catalogue import BUILTIN
 from rageval_core.errors import ConfigError, ResultsError
 from rageval_core.query import sql
 from rageval_core.query.source import bind, open_run
 from rageval_core.query.store import ResultsStore
 from rageval_core.query.summary import run_value_sql
-from rageval_core.query.views import _LOWER_IS_BETTER, QUESTION_METRICS, _check
+from rageval_core.query.views import QUESTION_METRICS, _check
 from rageval_core.results import RunInfo, validate_run_id
 
-DEFAULT_COMPARE_METRICS: tuple[str, ...] = (
-    "recall_at_5",
-    "recall_at_20",
-    "mrr",
-    "ndcg_at_10",
-    "faithfulness",
-    "answer_correctness",
-)
+DEFAULT_COMPARE_METRICS: tuple[str, ...] = BUILTIN.measure_names("compare")
 
 
 @dataclass(frozen=True)
@@ -214,7 +208,7 @@ def _changes_sql(mets: Sequence[str], paired: str) -> str:
     """
     branches = []
     for j, m in enumerate(mets):
-        worse = ">" if m in _LOWER_IS_BETTER else "<"
+        worse = ">" if BUILTIN.lower_is_better(m) else "<"
         branches.append(
             sql.CHANGES_METRIC.format(
                 metric=m, order=j, worse=worse, delta=f'("{m}" - "base_{m}")', paired=paired
@@ -521,7 +515,7 @@ QUESTION_KINDS: tuple[str, ...] = ("regression", "mixed", "improvement")
 
 def _num(metric: str, v: float, sign: bool = False) -> str:
     """Scores with two decimals, latency and cost with four significant digits; − for minus."""
-    spec = ".4g" if metric in _LOWER_IS_BETTER else ".2f"
+    spec = ".4g" if BUILTIN.lower_is_better(metric) else ".2f"
     return format(v, ("+" if sign else "") + spec).replace("-", "−")
 
 
@@ -574,7 +568,10 @@ def question_changes(c: Comparison) -> pd.DataFrame:
             ]
 
         def largest(part: pd.DataFrame) -> float:
-            score = part[~part["metric"].isin([*_LOWER_IS_BETTER, "failure_type"])]
+            scores = [
+                m != "failure_type" and not BUILTIN.lower_is_better(m) for m in part["metric"]
+            ]
+            score = part[scores]
             return float(score["delta"].abs().max()) if len(score) else 0.0
 
         kind = (

@@ -14,27 +14,15 @@ from typing import Any
 import duckdb
 import fsspec
 
+from rageval_core.catalogue import ANSWERABLE_ONLY, BUILTIN, COST_COLUMNS, LATENCY_COLUMNS
 from rageval_core.models import FAILURE_TYPES
 from rageval_core.query.source import bind, open_run
-from rageval_core.results import DEFAULT_KS, RunInfo, retrieval_columns
+from rageval_core.results import RunInfo
 
-QUALITY_METRICS: tuple[str, ...] = (
-    *retrieval_columns(DEFAULT_KS),
-    "faithfulness",
-    "answer_correctness",
-)
-LATENCY_COLUMNS: tuple[str, ...] = ("retrieval_ms", "generation_ms", "ttft_ms", "total_ms")
-COST_COLUMNS: tuple[str, ...] = ("cost_usd", "judge_cost_usd")
+QUALITY_METRICS: tuple[str, ...] = BUILTIN.measure_names("quality")
 # Below these a question counts in the "share below threshold" figures (SPEC §5 uses 0.8
 # for unfaithful; 0.5 is the usual pass mark for a graded correctness score).
 DEFAULT_BELOW: Mapping[str, float] = {"faithfulness": 0.8, "answer_correctness": 0.5}
-
-ANSWERABLE_ONLY: frozenset[str] = frozenset({"answer_correctness"})
-"""Per-question columns whose run-level figures (mean, p10, share below threshold, compare
-deltas, distribution, bottom tenth) cover answerable questions only. On an unanswerable
-question `answer_correctness` is refusal credit (1.0 declined, 0.0 answered): mixed into
-the mean it let runs with different answers show the same correctness. That credit is
-reported as `missed_refusal_rate` instead. (Retrieval columns are NULL there already.)"""
 
 
 def run_value_sql(metric: str) -> str:
@@ -43,11 +31,6 @@ def run_value_sql(metric: str) -> str:
     if metric in ANSWERABLE_ONLY:
         return f'CASE WHEN answerable THEN "{metric}" END'
     return f'"{metric}"'
-
-
-def answerable_only(key: str) -> bool:
-    """Whether a run-level key (`answer_correctness_p10`, …) covers answerable questions only."""
-    return any(key == m or key.startswith(f"{m}_") for m in ANSWERABLE_ONLY)
 
 
 def _summary_select() -> str:

@@ -17,30 +17,24 @@ import duckdb
 import numpy as np
 import pandas as pd
 
+from rageval_core.catalogue import BUILTIN, COST_COLUMNS, LATENCY_COLUMNS
 from rageval_core.errors import ConfigError, ResultsError
 from rageval_core.models import FAILURE_TYPES, Claim
 from rageval_core.query import sql
 from rageval_core.query.source import bind
 from rageval_core.query.store import ResultsStore
-from rageval_core.query.summary import (
-    COST_COLUMNS,
-    LATENCY_COLUMNS,
-    QUALITY_METRICS,
-    SUMMARY_KEYS,
-    run_value_sql,
-)
+from rageval_core.query.summary import QUALITY_METRICS, SUMMARY_KEYS, run_value_sql
 from rageval_core.results import DEFAULT_KS, validate_run_id
 
-QUESTION_METRICS: tuple[str, ...] = (*QUALITY_METRICS, *LATENCY_COLUMNS, *COST_COLUMNS)
+QUESTION_METRICS: tuple[str, ...] = BUILTIN.measure_names()
 """Per-question numeric columns a caller may name (ranges, distributions, bottom-X%)."""
 
 TREND_METRICS: tuple[str, ...] = tuple(k for k in SUMMARY_KEYS)
 """Run-level figures a trend may plot (`<metric>` mean, `<metric>_p10`, rates, p95s…)."""
 
-COST_QUALITY_METRICS: tuple[str, ...] = tuple(k for m in QUALITY_METRICS for k in (m, f"{m}_p10"))
+COST_QUALITY_METRICS: tuple[str, ...] = BUILTIN.figure_names("quality")
 """Accepted `quality` of `cost_quality`: higher-is-better quality means and their p10."""
 
-_LOWER_IS_BETTER = frozenset(LATENCY_COLUMNS + COST_COLUMNS)
 _SEVERITY = (
     "CASE failure_type "
     + " ".join(f"WHEN '{ft}' THEN {i}" for i, ft in enumerate(FAILURE_TYPES))
@@ -430,7 +424,7 @@ def question_rows(
     if not isinstance(limit, int) or not isinstance(offset, int) or limit < 0 or offset < 0:
         raise ConfigError("limit and offset must be non-negative integers")
     if descending is None:
-        descending = sort in _LOWER_IS_BETTER
+        descending = BUILTIN.lower_is_better(sort)
     where, params = _where(f)
     metric_cols = ", ".join(f'"{m}"' for m in QUALITY_METRICS)
     cur = store.cursor()
@@ -486,7 +480,7 @@ class Tail:
         `name` is the metric as the reader knows it."""
         if self.cut is None:
             return f"no question of this run has a value for {name}"
-        high = self.metric in _LOWER_IS_BETTER
+        high = BUILTIN.lower_is_better(self.metric)
         side, op = ("top", "≥") if high else ("bottom", "≤")
         cut = _short(self.cut, high)
         text = (
@@ -524,7 +518,7 @@ def bottom_questions(
         or not 0 < pct <= 100  # NaN fails this too
     ):
         raise ConfigError(f"pct must be in (0, 100], got {str(pct)[:20]!r}")
-    high = metric in _LOWER_IS_BETTER
+    high = BUILTIN.lower_is_better(metric)
     cur = store.cursor()
     try:
         with store.run_source(cur, run_id) as src:

@@ -155,7 +155,7 @@ def test_cli_check_pass_breach_and_errors(results, tmp_path, capsys):
     )
     assert main(["check", "cand", "--baseline", "latest", "--thresholds", bad, *r]) == 1
     out = capsys.readouterr().out
-    assert out.count("✗") == 2 and "answer_correctness p10" in out and "base" in out
+    assert out.count("✗") == 2 and "correctness p10 (answerable)" in out and "base" in out
     drop = _thresholds(tmp_path, "recall_at_5: {max_drop: 0.0}\n")
     assert main(["check", "base", "--baseline", "cand", "--thresholds", drop, *r]) == 1
     assert (
@@ -202,7 +202,7 @@ def test_a_limit_the_baseline_has_no_value_for_is_noted_on_its_row_not_a_breach(
     out = capsys.readouterr().out
     line = next(x for x in out.splitlines() if "faithfulness" in x)
     assert "baseline has no value" in line and "max_drop" in line and "✗" not in line
-    assert "baseline has no value" not in next(x for x in out.splitlines() if "mrr" in x)
+    assert "baseline has no value" not in next(x for x in out.splitlines() if "MRR" in x)
     assert "PASSED" in out
     md_args = ["check", "cand", "--baseline", "base", "--thresholds", limits]
     assert main([*md_args, "--format", "markdown", *r]) == 0

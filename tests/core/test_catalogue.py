@@ -1,0 +1,114 @@
+"""The metric catalogue: every pinned column and summary key described once, labels unique,
+declared metrics validated (SPEC §9)."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from rageval_core.catalogue import (
+    BUILTIN,
+    DECLARED_NAME_RE,
+    GROUPS,
+    DeclaredMetric,
+    parse_declared,
+)
+from rageval_core.errors import ConfigError
+from rageval_core.query.summary import SUMMARY_KEYS
+from rageval_core.results import QUESTION_SCHEMA
+
+
+def test_every_numeric_pinned_column_is_a_measure() -> None:
+    numeric = {
+        f.name
+        for f in QUESTION_SCHEMA
+        if str(f.type) in ("double", "int64") and f.name not in ("input_tokens", "output_tokens")
+    }
+    assert numeric == set(BUILTIN.measures)
+
+
+def test_every_summary_key_is_a_figure_and_nothing_else() -> None:
+    assert set(SUMMARY_KEYS) == set(BUILTIN.figures)
+
+
+def test_labels_are_unique_within_measures_and_within_figures() -> None:
+    for entries in (BUILTIN.measures, BUILTIN.figures):
+        labels = [m.label for m in entries.values()]
+        assert len(labels) == len(set(labels)), sorted(labels)
+
+
+def test_directions_units_and_groups_are_known() -> None:
+    for m in BUILTIN:
+        assert m.direction in ("higher", "lower")
+        assert m.groups <= set(GROUPS), m
+    assert BUILTIN.lower_is_better("total_ms_p95") and BUILTIN.lower_is_better("cost_usd")
+    assert BUILTIN.lower_is_better("missed_refusal_rate")
+    assert not BUILTIN.lower_is_better("faithfulness_p10")
+
+
+def test_correctness_figures_say_they_cover_answerable_questions() -> None:
+    assert BUILTIN.label("answer_correctness") == "correctness (answerable)"
+    assert BUILTIN.metric("answer_correctness_p10").answerable_only
+    assert BUILTIN.measures["answer_correctness"].label == "answer correctness"
+    assert not BUILTIN.metric("faithfulness").answerable_only
+
+
+def test_units_format_their_values() -> None:
+    assert BUILTIN.fmt("total_ms_p95", 1435.2) == "1,435"
+    assert BUILTIN.fmt("faithfulness", 0.8123) == "0.812"
+    assert BUILTIN.fmt("faithfulness", None) == "–"
+    assert BUILTIN.fmt("faithfulness", float("nan")) == "–"
+
+
+def test_a_declared_metric_gets_a_mean_and_a_p10_like_faithfulness() -> None:
+    raw = {"answer_relevancy": {"label": "answer relevancy", "direction": "higher"}}
+    cat = BUILTIN.with_declared(parse_declared(raw, "run/manifest.json"))
+    assert cat.metric("answer_relevancy").declared
+    assert cat.label("answer_relevancy_p10") == "answer relevancy p10"
+    assert "answer_relevancy" in cat.figure_names("runs")
+    assert "answer_relevancy" in cat.measure_names("compare")
+    assert "answer_relevancy" in cat.measure_names("tails")
+    assert "answer_relevancy" not in BUILTIN.measures  # the built-in one is unchanged
+
+
+@pytest.mark.parametrize(
+    ("raw", "needle"),
+    [
+        ({'x"; DROP TABLE runs; --': {}}, "lowercase letters"),
+        ({"Answer": {}}, "lowercase letters"),
+        ({"a" * 65: {}}, "lowercase letters"),
+        ({"faithfulness": {}}, "shadows a built-in"),
+        ({"recall_at_5_p10": {}}, "shadows a built-in"),
+        ({"relevancy": {"direction": "sideways"}}, "direction"),
+        ({"relevancy": {"range": [1, 0]}}, "range"),
+        ({"relevancy": {"range": "furlongs"}}, "range"),
+        ({"relevancy": {"label": "x" * 81}}, "label"),
+        ({"relevancy": 3}, "mapping"),
+        (["relevancy"], "mapping"),
+    ],
+)
+def test_bad_declarations_are_refused_naming_the_file(raw: object, needle: str) -> None:
+    with pytest.raises(ConfigError, match=needle) as err:
+        parse_declared(raw, "runs/x/manifest.json")
+    assert "runs/x/manifest.json" in str(err.value)
+    assert len(str(err.value)) < 300
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(max_size=80))
+def test_only_identifier_names_are_accepted(name: str) -> None:
+    try:
+        (d,) = parse_declared({name: {}}, "m.json")
+    except ConfigError:
+        assert not DECLARED_NAME_RE.fullmatch(name) or BUILTIN.metric(name) or name.endswith("_p10")
+    else:
+        assert isinstance(d, DeclaredMetric) and DECLARED_NAME_RE.fullmatch(d.name)
+        assert '"' not in d.name and len(d.name) <= 64
+
+
+def test_declarations_that_disagree_on_direction_are_refused() -> None:
+    up = parse_declared({"helpfulness": {"direction": "higher"}}, "a.json")
+    down = parse_declared({"helpfulness": {"direction": "lower"}}, "b.json")
+    with pytest.raises(ConfigError, match="both"):
+        BUILTIN.with_declared(up).with_declared(down)
