@@ -69,9 +69,9 @@ def _preimport() -> float:
     import streamlit  # noqa: F401
     from streamlit.testing.v1 import AppTest  # noqa: F401
 
-    import dashboard.charts  # noqa: F401
     import dashboard.data  # noqa: F401
     import dashboard.ui  # noqa: F401
+    import rageval_core.charts  # noqa: F401
     import rageval_core.query  # noqa: F401
 
     return (time.perf_counter() - t0) * 1000
@@ -135,7 +135,8 @@ def child_warm(newest: str, question: str, reps: int) -> dict:
     _preimport()
     import streamlit as st
 
-    from dashboard import charts, data, ui
+    from dashboard import data, ui
+    from rageval_core import charts
 
     calls = Calls()
     for name in data._QUERIES:

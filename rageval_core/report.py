@@ -2,11 +2,12 @@
 
 The file opens with no network: plotly.js is inlined once, there are no external fonts,
 images or styles, and a Content-Security-Policy forbids every fetch. Everything comes from
-the query layer (no SQL here). Model output is untrusted: every string that reaches the
-page — answers, claims, judge reasons, question text, config values, plotly hover text —
-goes through `html.escape` (after credentials of a known shape are masked), and long
-texts and claim lists are cut to a bounded size so a 10 MB answer cannot make a 10 MB
-report.
+the query layer (no SQL here) and the charts are the dashboard's (`rageval_core.charts`,
+which escapes every text it puts in a figure). Model output is untrusted: every other
+string that reaches the page — answers, claims, judge reasons, question text, config
+values — goes through `html.escape` (after credentials of a known shape are masked), and
+long texts and claim lists are cut to a bounded size so a 10 MB answer cannot make a
+10 MB report.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.offline import get_plotlyjs
 
-from rageval_core import __version__, query
+from rageval_core import __version__, charts, query
 from rageval_core.catalogue import BUILTIN
 from rageval_core.models import FAILURE_TYPES
 from rageval_core.query.compare import question_changes, question_headline
@@ -86,11 +87,11 @@ def _table(headers: Iterable[str], rows: Iterable[Iterable[str]], cls: str = "")
 # ---------------------------------------------------------------------------- charts
 
 
-def _figure_html(fig: go.Figure, title: str) -> str:
+def _figure_html(fig: go.Figure) -> str:
+    """A figure from `charts` (the dashboard's builders) as a div for this page, drawn by
+    the plotly.js inlined once in the head."""
     fig.update_layout(
-        title=html.escape(title),
-        height=340,
-        margin={"l": 50, "r": 20, "t": 50, "b": 40},
+        height=380,
         template="plotly_white",
         font={"family": "system-ui, sans-serif"},
     )
@@ -100,85 +101,6 @@ def _figure_html(fig: go.Figure, title: str) -> str:
         include_mathjax=False,
         config={"displaylogo": False, "responsive": True},
     )
-
-
-def _failure_chart(counts: pd.DataFrame) -> go.Figure:
-    fig = go.Figure()
-    for run_id, part in counts.groupby("run_id", sort=False):
-        fig.add_bar(
-            name=html.escape(str(run_id)),
-            x=[html.escape(str(f)) for f in part["failure_type"]],
-            y=part["n"],
-        )
-    fig.update_layout(barmode="group", yaxis_title="questions")
-    return fig
-
-
-def _tails_chart(summaries: Mapping[str, Mapping[str, Any]]) -> go.Figure:
-    fig = go.Figure()
-    for run_id, s in summaries.items():
-        for stat, suffix in (("mean", ""), ("p10", "_p10")):
-            fig.add_bar(
-                name=html.escape(f"{run_id} {stat}"),
-                x=[BUILTIN.label(m) for m in BUILTIN.measure_names("tails")],
-                y=[s.get(f"{m}{suffix}") for m in BUILTIN.measure_names("tails")],
-            )
-    fig.update_layout(barmode="group", yaxis={"range": [0, 1]})
-    return fig
-
-
-def _distribution_chart(dists: Mapping[str, pd.DataFrame]) -> go.Figure:
-    fig = go.Figure()
-    for run_id, d in dists.items():
-        fig.add_histogram(
-            name=html.escape(run_id),
-            x=d["value"],
-            xbins={"start": 0, "end": 1.0001, "size": 0.05},
-            hovertext=[html.escape(str(q)) for q in d["question_id"]],
-            opacity=0.7,
-        )
-    fig.update_layout(barmode="overlay", xaxis_title=CORRECTNESS, yaxis_title="questions")
-    return fig
-
-
-def _recall_chart(curve: pd.DataFrame) -> go.Figure:
-    fig = go.Figure()
-    for run_id, part in curve.groupby("run_id", sort=False):
-        fig.add_scatter(
-            name=html.escape(str(run_id)), x=part["k"], y=part["recall"], mode="lines+markers"
-        )
-    fig.update_layout(xaxis_title="k", yaxis={"title": "recall@k", "range": [0, 1]})
-    return fig
-
-
-def _gap_chart(summaries: Mapping[str, Mapping[str, Any]]) -> go.Figure:
-    fig = go.Figure()
-    for col in ("recall_at_5", "recall_at_20"):
-        fig.add_bar(
-            name=BUILTIN.label(col),
-            x=[html.escape(r) for r in summaries],
-            y=[s.get(col) for s in summaries.values()],
-        )
-    fig.update_layout(barmode="group", yaxis={"range": [0, 1]})
-    return fig
-
-
-def _delta_chart(metrics: pd.DataFrame) -> go.Figure:
-    fig = go.Figure()
-    fig.add_scatter(
-        x=metrics["delta"],
-        y=[html.escape(BUILTIN.label(str(m))) for m in metrics["metric"]],
-        mode="markers",
-        error_x={
-            "type": "data",
-            "symmetric": False,
-            "array": metrics["ci_high"] - metrics["delta"],
-            "arrayminus": metrics["delta"] - metrics["ci_low"],
-        },
-    )
-    fig.add_vline(x=0, line_dash="dot")
-    fig.update_layout(xaxis_title="change vs baseline (95% paired interval)")
-    return fig
 
 
 # ---------------------------------------------------------------------------- sections
@@ -298,7 +220,7 @@ def _comparison_section(c: query.Comparison, run_id: str, lim: ReportLimits) -> 
             )
         )
     paired = m[m["delta"].notna()]
-    chart = _figure_html(_delta_chart(paired), "Change vs baseline") if len(paired) else ""
+    chart = _figure_html(charts.metric_deltas(paired)) if len(paired) else ""
     return "".join(out), chart
 
 
@@ -319,10 +241,17 @@ def build_report(
     overview = query.runs_overview(store)
     found = {r["run_id"]: r for r in overview.to_dict("records") if r["run_id"] in run_ids}
     rows = {r: found.get(r, {}) for r in run_ids}
+    runs = overview.set_index("run_id").reindex(run_ids).reset_index()
 
     counts = query.failure_counts(store, run_ids)
     curve = query.recall_curve(store, run_ids)
-    dists = {r: query.metric_distribution(store, r, "answer_correctness") for r in run_ids}
+    dists = pd.concat(
+        [
+            query.metric_distribution(store, r, "answer_correctness").assign(run_id=r)
+            for r in run_ids
+        ],
+        ignore_index=True,
+    )
     tail = query.bottom_questions(store, run_id, "answer_correctness")
     worst = query.question_rows(
         store, run_id, query.QuestionFilter(failure_types=NOT_OK), limit=limits.worst
@@ -333,7 +262,7 @@ def build_report(
         ("Run", _about(rows[run_id]) + _summary_section(run_ids, rows)),
         (
             "Failures",
-            _figure_html(_failure_chart(counts), "Failure types")
+            _figure_html(charts.failure_shares(counts))
             + _table(
                 ["run", "failure type", "questions", "share"],
                 [
@@ -345,8 +274,8 @@ def build_report(
         ),
         (
             "Tails",
-            _figure_html(_tails_chart(rows), "Mean vs 10th percentile")
-            + _figure_html(_distribution_chart(dists), "Correctness per answerable question")
+            _figure_html(charts.mean_and_p10(runs, BUILTIN.measure_names("tails")))
+            + _figure_html(charts.distributions(dists, "answer_correctness", "histogram"))
             + f"<h3>Bottom {tail.pct:g}% by {CORRECTNESS}</h3>"
             + f"<p>{esc(tail.describe(CORRECTNESS))}.</p>"
             + _table(
@@ -363,8 +292,7 @@ def build_report(
         ),
         (
             "Retrieval",
-            _figure_html(_gap_chart(rows), "recall@5 vs recall@20 (the gap is a ranking problem)")
-            + _figure_html(_recall_chart(curve), "recall@k"),
+            _figure_html(charts.recall_gap(runs)) + _figure_html(charts.recall_curves(curve)),
         ),
         (
             f"Worst questions ({worst.total:,} not ok; first {len(details)})",

@@ -3,7 +3,7 @@ moved (paired bootstrap intervals), and which questions regressed, improved or f
 
 import streamlit as st
 
-from dashboard import charts, data, ui
+from dashboard import data, ui
 from dashboard.shaping import (
     QUESTION_CHANGE_TABS,
     default_compare,
@@ -11,6 +11,7 @@ from dashboard.shaping import (
     split_config_diff,
     split_question_changes,
 )
+from rageval_core import charts
 from rageval_core.errors import RagevalError
 from rageval_core.query.compare import question_changes
 

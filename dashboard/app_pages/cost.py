@@ -3,8 +3,9 @@ with dominated runs marked, and latency per pipeline stage."""
 
 import streamlit as st
 
-from dashboard import charts, data, ui
+from dashboard import data, ui
 from dashboard.shaping import label
+from rageval_core import charts
 from rageval_core.query import QUALITY_METRICS
 
 MAX_STAGE_RUNS = 30  # newest runs in the per-stage chart

@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from dashboard import charts, data, ui
+from dashboard import data, ui
 from dashboard.links import MAX_SEARCH, ViewState
 from dashboard.shaping import (
     failure_breakdown,
@@ -11,6 +11,7 @@ from dashboard.shaping import (
     question_label,
     unit_range,
 )
+from rageval_core import charts
 from rageval_core.models import FAILURE_TYPES
 from rageval_core.query import QUALITY_METRICS, SORT_KEYS, QuestionFilter
 

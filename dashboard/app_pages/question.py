@@ -4,9 +4,10 @@ judge's verdicts and evidence, the retrieved chunks, timings, and its history ac
 import pandas as pd
 import streamlit as st
 
-from dashboard import charts, data, ui
+from dashboard import data, ui
 from dashboard.links import ViewState
 from dashboard.shaping import answer_marks, evidence_marks, failure_label, fmt
+from rageval_core import charts
 from rageval_core.errors import ResultsError
 
 MAX_PICKER = 5000

@@ -3,8 +3,9 @@ run, and the questions whose gold chunk sits at rank 6–20 (what a reranker cou
 
 import streamlit as st
 
-from dashboard import charts, data, ui
+from dashboard import data, ui
 from dashboard.shaping import widest_gap_run
+from rageval_core import charts
 
 DEFAULT_RUNS = 10  # newest first; enough to see a reranker arrive and close a gap
 

@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from dashboard import charts, data, ui
+from dashboard import data, ui
 from dashboard.links import ViewState
 from dashboard.shaping import (
     KEY_METRICS,
@@ -14,6 +14,7 @@ from dashboard.shaping import (
     with_deltas,
 )
 from dashboard.shaping import run_tags as tag_options
+from rageval_core import charts
 from rageval_core.catalogue import BUILTIN
 from rageval_core.query import QUALITY_METRICS
 

@@ -4,9 +4,10 @@ the bottom 10% of one run."""
 import pandas as pd
 import streamlit as st
 
-from dashboard import charts, data, ui
+from dashboard import data, ui
 from dashboard.links import CHARTS
 from dashboard.shaping import label
+from rageval_core import charts
 from rageval_core.query import QUALITY_METRICS, TAIL_PCT
 
 DEFAULT_RUNS = 3

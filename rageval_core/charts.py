@@ -1,15 +1,26 @@
-"""Plotly figure builders: a small DataFrame in, a figure out.
+"""Plotly figure builders for the dashboard and the HTML report: a small DataFrame in, a
+figure out.
 
-No Streamlit, no queries, no maths beyond laying out what the query layer computed.
-Run ids are long; traces name them in full and the hover says which figure is which.
+One set serves both so a chart reads the same in the browser and in `rageval report`. No
+Streamlit, no queries, no maths beyond laying out what the query layer computed. Labels
+come from the metric catalogue.
+
+Run ids, question ids, config names and declared metric labels are untrusted, and plotly
+renders a subset of HTML in titles, tick labels, legend names and hover text: every text a
+builder puts in a figure goes through `html.escape` here (plotly turns the entities back
+into the characters). Run ids are long; traces name them in full and the hover says which
+figure is which.
 """
 
 from __future__ import annotations
 
+import html
+from collections.abc import Iterable, Sequence
+
 import pandas as pd
 import plotly.graph_objects as go
 
-from dashboard.shaping import label, question_label
+from rageval_core.catalogue import BUILTIN
 
 GROUP_COLORS = {
     "retrieval": "#d62728",
@@ -28,13 +39,24 @@ FAILURE_COLORS = {
     "error": "#7f7f7f",
     "ok": "#2ca02c",
 }
+UNIT_BINS = dict(start=0, end=1.0001, size=0.05)
+"""Histogram bins of a 0–1 measure: one set for every run, so overlaid bars line up."""
+
+
+def _esc(values: Iterable[object]) -> list[str]:
+    return [html.escape(str(v)) for v in values]
+
+
+def _label(name: str) -> str:
+    return html.escape(BUILTIN.label(name))
 
 
 def _layout(fig: go.Figure, title: str, x: str, y: str, **kw) -> go.Figure:
+    """Title and axis titles (escaped here, once for every builder), legend above."""
     fig.update_layout(
-        title=title,
-        xaxis_title=x,
-        yaxis_title=y,
+        title=html.escape(title),
+        xaxis_title=html.escape(x),
+        yaxis_title=html.escape(y),
         # Legend above the plot: below it, it collided with long rotated run ids.
         margin=dict(l=10, r=10, t=80, b=10),
         legend=dict(orientation="h", yanchor="bottom", y=1.02, x=0),
@@ -46,12 +68,13 @@ def _layout(fig: go.Figure, title: str, x: str, y: str, **kw) -> go.Figure:
 def trend(df: pd.DataFrame, metric: str) -> go.Figure:
     """Mean and p10 of a run-level metric over time (columns created_at, run_id, value, p10)."""
     fig = go.Figure()
+    runs = _esc(df["run_id"])
     fig.add_scatter(
         x=df["created_at"],
         y=df["value"],
         mode="lines+markers",
         name="mean",
-        text=df["run_id"],
+        text=runs,
         hovertemplate="%{text}<br>mean %{y:.3f}<extra></extra>",
     )
     if df["p10"].notna().any():
@@ -61,27 +84,31 @@ def trend(df: pd.DataFrame, metric: str) -> go.Figure:
             mode="lines+markers",
             name="p10",
             line=dict(dash="dot"),
-            text=df["run_id"],
+            text=runs,
             hovertemplate="%{text}<br>p10 %{y:.3f}<extra></extra>",
         )
-    return _layout(fig, f"{label(metric)} over time", "run created", label(metric))
+    name = BUILTIN.label(metric)
+    return _layout(fig, f"{name} over time", "run created", name)
 
 
 def failure_shares(df: pd.DataFrame) -> go.Figure:
-    """Stacked share of each failure type per run (long form: run_id, failure_type, share)."""
+    """Stacked share of each failure type per run (long form: run_id, failure_type, n, share)."""
     fig = go.Figure()
     for ft, color in FAILURE_COLORS.items():
         sub = df[df["failure_type"] == ft]
         if sub.empty:
             continue
         fig.add_bar(
-            x=sub["run_id"],
+            x=_esc(sub["run_id"]),
             y=sub["share"],
             name=ft.replace("_", " "),
             marker_color=color,
             customdata=sub["n"],
             hovertemplate="%{x}<br>%{y:.0%} (%{customdata})<extra>" + ft + "</extra>",
         )
+    # runs in the order given (newest first from the query), not in the order in which
+    # each run's first failure type happens to be drawn
+    fig.update_xaxes(categoryorder="array", categoryarray=_esc(df["run_id"].unique()))
     fig.update_layout(barmode="stack", yaxis_tickformat=".0%")
     return _layout(fig, "Failure types per run", "run", "share of questions")
 
@@ -91,7 +118,7 @@ def failure_breakdown(df: pd.DataFrame) -> go.Figure:
     fig = go.Figure()
     for group, sub in df[df["failure_type"] != "ok"].groupby("group", sort=False):
         fig.add_bar(
-            x=sub["failure_type"].str.replace("_", " "),
+            x=_esc(sub["failure_type"].str.replace("_", " ")),
             y=sub["n"],
             name=group,
             marker_color=GROUP_COLORS[group],
@@ -102,44 +129,73 @@ def failure_breakdown(df: pd.DataFrame) -> go.Figure:
 
 
 def distributions(df: pd.DataFrame, metric: str, kind: str) -> go.Figure:
-    """Per-question values of several runs overlaid (columns run_id, value)."""
+    """Per-question values of several runs overlaid (columns run_id, question_id, value).
+
+    A 0–1 measure is binned the same way for every run (`UNIT_BINS`); others in 20 bins.
+    """
+    measure = BUILTIN.measures.get(metric)
+    bins = dict(xbins=UNIT_BINS) if measure and measure.unit == "unit" else dict(nbinsx=20)
     fig = go.Figure()
     for run_id, sub in df.groupby("run_id", sort=False):
-        values = sub["value"].sort_values()
+        sub = sub.sort_values("value")
+        name = html.escape(str(run_id))
         if kind == "histogram":
-            fig.add_histogram(x=values, name=str(run_id), opacity=0.55, nbinsx=20)
+            fig.add_histogram(x=sub["value"], name=name, opacity=0.55, **bins)
         else:
-            ecdf = (pd.Series(range(1, len(values) + 1)) / len(values)).to_numpy()
-            fig.add_scatter(x=values, y=ecdf, mode="lines", line_shape="hv", name=str(run_id))
+            ecdf = (pd.Series(range(1, len(sub) + 1)) / len(sub)).to_numpy()
+            fig.add_scatter(
+                x=sub["value"],
+                y=ecdf,
+                mode="lines",
+                line_shape="hv",
+                name=name,
+                text=_esc(sub["question_id"]),
+                hovertemplate="%{text}<br>%{x:.3f}",
+            )
+    label = BUILTIN.label(metric)
     if kind == "histogram":
         fig.update_layout(barmode="overlay")
-        return _layout(fig, f"Distribution of {label(metric)}", label(metric), "questions")
-    return _layout(fig, f"ECDF of {label(metric)}", label(metric), "share of questions ≤ x")
+        return _layout(fig, f"Distribution of {label}", label, "questions")
+    return _layout(fig, f"ECDF of {label}", label, "share of questions ≤ x")
+
+
+def mean_and_p10(runs: pd.DataFrame, metrics: Sequence[str]) -> go.Figure:
+    """Mean and p10 of each metric side by side per run (columns run_id, `m`, `m`_p10):
+    a p10 far below its mean is the tail the mean hides."""
+    fig = go.Figure()
+    x = [_label(m) for m in metrics]
+    for row in runs.to_dict("records"):
+        for stat, suffix in (("mean", ""), ("p10", "_p10")):
+            fig.add_bar(
+                name=html.escape(f"{row['run_id']} {stat}"),
+                x=x,
+                y=[row.get(f"{m}{suffix}") for m in metrics],
+            )
+    fig.update_layout(barmode="group", yaxis_range=[0, 1])
+    return _layout(fig, "Mean vs 10th percentile", "", "")
 
 
 def recall_curves(df: pd.DataFrame) -> go.Figure:
     """Mean recall@k against k, one line per run (columns run_id, k, recall)."""
     fig = go.Figure()
     for run_id, sub in df.groupby("run_id", sort=False):
-        fig.add_scatter(x=sub["k"], y=sub["recall"], mode="lines+markers", name=str(run_id))
+        fig.add_scatter(
+            x=sub["k"], y=sub["recall"], mode="lines+markers", name=html.escape(str(run_id))
+        )
     fig.update_xaxes(type="category")
+    fig.update_yaxes(range=[0, 1])
     return _layout(fig, "Recall@k", "k", "mean recall")
 
 
 def recall_gap(df: pd.DataFrame) -> go.Figure:
     """recall@5 and recall@20 side by side per run, the gap annotated as a ranking problem."""
     fig = go.Figure()
-    fig.add_bar(x=df["run_id"], y=df["recall_at_5"], name="recall@5", marker_color="#1f77b4")
-    fig.add_bar(x=df["run_id"], y=df["recall_at_20"], name="recall@20", marker_color="#aec7e8")
-    for r in df.itertuples():
-        if pd.notna(r.recall_at_20) and pd.notna(r.recall_at_5):
-            fig.add_annotation(
-                x=r.run_id,
-                y=r.recall_at_20,
-                yshift=12,
-                showarrow=False,
-                text=f"gap {r.recall_at_20 - r.recall_at_5:.2f}",
-            )
+    runs = _esc(df["run_id"])
+    for col, color in (("recall_at_5", "#1f77b4"), ("recall_at_20", "#aec7e8")):
+        fig.add_bar(x=runs, y=df[col], name=_label(col), marker_color=color)
+    for run, r5, r20 in zip(runs, df["recall_at_5"], df["recall_at_20"], strict=True):
+        if pd.notna(r20) and pd.notna(r5):
+            fig.add_annotation(x=run, y=r20, yshift=12, showarrow=False, text=f"gap {r20 - r5:.2f}")
     fig.update_layout(barmode="group")
     return _layout(
         fig,
@@ -151,8 +207,9 @@ def recall_gap(df: pd.DataFrame) -> go.Figure:
 
 def per_run_bar(df: pd.DataFrame, column: str) -> go.Figure:
     """One run-level figure per run as bars (columns run_id, `column`)."""
-    fig = go.Figure(go.Bar(x=df["run_id"], y=df[column], marker_color="#1f77b4"))
-    return _layout(fig, f"{label(column)} per run", "run", label(column))
+    fig = go.Figure(go.Bar(x=_esc(df["run_id"]), y=df[column], marker_color="#1f77b4"))
+    name = BUILTIN.label(column)
+    return _layout(fig, f"{name} per run", "run", name)
 
 
 def pareto(df: pd.DataFrame, x: str, dominated: str, quality: str, x_title: str) -> go.Figure:
@@ -165,9 +222,9 @@ def pareto(df: pd.DataFrame, x: str, dominated: str, quality: str, x_title: str)
         y=front["quality"],
         mode="lines+markers+text",
         name="Pareto frontier",
-        text=front["config_name"],
+        text=_esc(front["config_name"]),
         textposition="top center",
-        customdata=front["run_id"],
+        customdata=_esc(front["run_id"]),
         marker=dict(size=11, color="#2ca02c"),
         hovertemplate="%{customdata}<br>%{x:.4g}, %{y:.3f}<extra>frontier</extra>",
     )
@@ -176,23 +233,25 @@ def pareto(df: pd.DataFrame, x: str, dominated: str, quality: str, x_title: str)
         y=dom["quality"],
         mode="markers",
         name="dominated",
-        customdata=dom["run_id"],
+        customdata=_esc(dom["run_id"]),
         marker=dict(size=10, symbol="x", color="#7f7f7f"),
         hovertemplate="%{customdata}<br>%{x:.4g}, %{y:.3f}<extra>dominated</extra>",
     )
-    return _layout(fig, f"{label(quality)} vs {x_title}", x_title, label(quality))
+    name = BUILTIN.label(quality)
+    return _layout(fig, f"{name} vs {x_title}", x_title, name)
 
 
 def stage_latency(df: pd.DataFrame) -> go.Figure:
     """p50 and p95 of retrieval and generation latency per run (summary columns)."""
     fig = go.Figure()
+    runs = _esc(df["run_id"])
     for col, name, color in (
         ("retrieval_ms_p50", "retrieval p50", "#aec7e8"),
         ("retrieval_ms_p95", "retrieval p95", "#1f77b4"),
         ("generation_ms_p50", "generation p50", "#ffbb78"),
         ("generation_ms_p95", "generation p95", "#ff7f0e"),
     ):
-        fig.add_bar(x=df["run_id"], y=df[col], name=name, marker_color=color)
+        fig.add_bar(x=runs, y=df[col], name=name, marker_color=color)
     fig.update_layout(barmode="group")
     return _layout(fig, "Latency per stage", "run", "ms")
 
@@ -203,9 +262,9 @@ def metric_deltas(df: pd.DataFrame) -> go.Figure:
     for run_id, sub in df.groupby("run_id", sort=False):
         fig.add_scatter(
             x=sub["delta"],
-            y=[label(m) for m in sub["metric"]],
+            y=[_label(m) for m in sub["metric"]],
             mode="markers",
-            name=str(run_id),
+            name=html.escape(str(run_id)),
             marker=dict(size=10),
             error_x=dict(
                 type="data",
@@ -219,15 +278,21 @@ def metric_deltas(df: pd.DataFrame) -> go.Figure:
 
 
 def question_history(df: pd.DataFrame, metrics: list[str]) -> go.Figure:
-    """One question's metrics across runs (columns created_at, run_id, metrics…)."""
+    """One question's metrics across runs (columns created_at, run_id, failure_type, metrics…).
+
+    Per-question labels (`BUILTIN.measures`): one question's answer_correctness is its own
+    score (refusal credit on an unanswerable question), so no `(answerable)` here.
+    """
     fig = go.Figure()
+    text = _esc(df["run_id"] + " · " + df["failure_type"].fillna(""))
     for m in metrics:
+        name = html.escape(BUILTIN.measures[m].label)
         fig.add_scatter(
             x=df["created_at"],
             y=df[m],
             mode="lines+markers",
-            name=question_label(m),
-            text=df["run_id"] + " · " + df["failure_type"].fillna(""),
-            hovertemplate="%{text}<br>%{y:.3f}<extra>" + question_label(m) + "</extra>",
+            name=name,
+            text=text,
+            hovertemplate="%{text}<br>%{y:.3f}<extra>" + name + "</extra>",
         )
     return _layout(fig, "This question across runs", "run created", "score")

@@ -1,0 +1,199 @@
+"""Figure builders (dashboard and report): the traces say what the data says (frontier,
+gaps, intervals), and no untrusted text reaches a figure unescaped."""
+
+from __future__ import annotations
+
+import html
+import inspect
+
+import pandas as pd
+import pytest
+
+from rageval_core import charts
+
+
+def test_pareto_joins_frontier_runs_left_to_right_and_marks_the_rest():
+    df = pd.DataFrame(
+        {
+            "run_id": ["fast", "good", "bad"],
+            "config_name": ["f", "g", "b"],
+            "quality": [0.6, 0.9, 0.5],
+            "latency_p95_ms": [100.0, 900.0, 950.0],
+            "dominated_latency": [False, False, True],
+        }
+    )
+    fig = charts.pareto(df, "latency_p95_ms", "dominated_latency", "answer_correctness", "p95")
+    frontier, dominated = fig.data
+    assert list(frontier.customdata) == ["fast", "good"] and list(frontier.x) == [100.0, 900.0]
+    assert list(dominated.customdata) == ["bad"] and dominated.marker.symbol == "x"
+    assert fig.layout.title.text == "correctness (answerable) vs p95"
+
+
+def test_recall_gap_annotates_each_run():
+    df = pd.DataFrame(
+        {"run_id": ["a", "b"], "recall_at_5": [0.5, 0.8], "recall_at_20": [0.9, 0.85]}
+    )
+    fig = charts.recall_gap(df)
+    assert [a.text for a in fig.layout.annotations] == ["gap 0.40", "gap 0.05"]
+    assert "ranking problem, not embedding" in fig.layout.title.text
+
+
+def test_metric_deltas_draw_asymmetric_intervals():
+    df = pd.DataFrame(
+        {"metric": ["mrr"], "run_id": ["b"], "delta": [0.1], "ci_low": [0.02], "ci_high": [0.25]}
+    )
+    (trace,) = charts.metric_deltas(df).data
+    assert list(trace.y) == ["MRR"]
+    assert list(trace.error_x.array) == pytest.approx([0.15])
+    assert list(trace.error_x.arrayminus) == pytest.approx([0.08])
+
+
+def test_ecdf_steps_to_one_and_histogram_overlays():
+    df = pd.DataFrame(
+        {
+            "run_id": ["a"] * 4 + ["b"] * 2,
+            "question_id": ["q4", "q1", "q3", "q2", "q5", "q6"],
+            "value": [0.4, 0.1, 0.3, 0.2, 1, 0],
+        }
+    )
+    ecdf = charts.distributions(df, "faithfulness", "ecdf")
+    assert [t.name for t in ecdf.data] == ["a", "b"]
+    assert list(ecdf.data[0].x) == [0.1, 0.2, 0.3, 0.4]
+    assert list(ecdf.data[0].y) == [0.25, 0.5, 0.75, 1.0]
+    assert list(ecdf.data[0].text) == ["q1", "q2", "q3", "q4"]  # hover names the question
+    hist = charts.distributions(df, "faithfulness", "histogram")
+    assert hist.layout.barmode == "overlay" and hist.data[0].type == "histogram"
+    # the same bin edges for every run, so overlaid bars compare
+    assert {t.xbins.size for t in hist.data} == {0.05}
+
+
+def test_failure_breakdown_leaves_out_ok_and_colours_by_group():
+    df = pd.DataFrame(
+        {
+            "failure_type": ["retrieval_miss", "unfaithful", "ok"],
+            "n": [3, 2, 9],
+            "group": ["retrieval", "generation", "ok"],
+        }
+    )
+    fig = charts.failure_breakdown(df)
+    assert [t.name for t in fig.data] == ["retrieval", "generation"]
+    assert fig.data[0].marker.color == charts.GROUP_COLORS["retrieval"]
+
+
+def test_mean_and_p10_puts_each_runs_mean_beside_its_p10():
+    runs = pd.DataFrame(
+        {"run_id": ["a"], "faithfulness": [0.8], "faithfulness_p10": [0.2], "mrr": [0.5]}
+    )
+    fig = charts.mean_and_p10(runs, ["faithfulness", "mrr"])
+    assert [t.name for t in fig.data] == ["a mean", "a p10"]
+    assert list(fig.data[0].x) == ["faithfulness", "MRR"]
+    assert list(fig.data[1].y) == [0.2, None]  # a figure with no p10 is left out, not zero
+
+
+# ---------------------------------------------------------------------------- escaping
+
+XSS = "<img src=x onerror=alert(1)>"
+RUNS = [XSS, "plain"]
+
+
+def _frames() -> dict[str, tuple[tuple, dict]]:
+    """Arguments for every builder, each untrusted text field holding XSS."""
+    two = pd.DataFrame(
+        {
+            "run_id": RUNS,
+            "created_at": pd.to_datetime(["2026-01-01", "2026-01-02"]),
+            "config_name": [XSS, "c"],
+            "value": [0.5, 0.6],
+            "p10": [0.1, 0.2],
+            "quality": [0.5, 0.6],
+            "latency_p95_ms": [10.0, 20.0],
+            "dominated_latency": [False, True],
+            "recall_at_5": [0.5, 0.6],
+            "recall_at_20": [0.7, 0.9],
+            "mrr": [0.4, 0.5],
+            "faithfulness": [0.8, 0.9],
+            "faithfulness_p10": [0.3, 0.4],
+            "retrieval_ms_p50": [1.0, 2.0],
+            "retrieval_ms_p95": [3.0, 4.0],
+            "generation_ms_p50": [5.0, 6.0],
+            "generation_ms_p95": [7.0, 8.0],
+            "failure_type": ["unfaithful", XSS],
+            "answer_correctness": [0.1, 0.9],
+        }
+    )
+    long = pd.DataFrame(
+        {
+            "run_id": RUNS,
+            "question_id": [XSS, "q"],
+            "failure_type": ["unfaithful", "ok"],
+            "n": [3, 4],
+            "share": [0.4, 0.6],
+            "k": [5, 5],
+            "recall": [0.5, 0.6],
+            "value": [0.2, 0.3],
+            "metric": [XSS, "mrr"],
+            "delta": [0.1, 0.2],
+            "ci_low": [0.0, 0.1],
+            "ci_high": [0.2, 0.3],
+        }
+    )
+    breakdown = pd.DataFrame({"failure_type": [XSS], "n": [2], "group": ["retrieval"]})
+    return {
+        "trend": ((two, XSS), {}),
+        "failure_shares": ((long,), {}),
+        "failure_breakdown": ((breakdown,), {}),
+        "distributions": ((long, XSS, "ecdf"), {}),
+        "mean_and_p10": ((two, ["faithfulness", XSS]), {}),
+        "recall_curves": ((long,), {}),
+        "recall_gap": ((two,), {}),
+        "per_run_bar": ((two, "mrr"), {}),
+        "pareto": ((two, "latency_p95_ms", "dominated_latency", XSS, XSS), {}),
+        "stage_latency": ((two,), {}),
+        "metric_deltas": ((long,), {}),
+        "question_history": ((two, ["answer_correctness"]), {}),
+    }
+
+
+def _strings(value) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [s for v in value.values() for s in _strings(v)]
+    if isinstance(value, list | tuple):
+        return [s for v in value for s in _strings(v)]
+    if hasattr(value, "tolist"):
+        return _strings(value.tolist())
+    return []
+
+
+def test_every_builder_is_covered_by_the_escaping_test():
+    builders = {
+        n
+        for n, f in inspect.getmembers(charts, inspect.isfunction)
+        if f.__module__ == charts.__name__ and not n.startswith("_")
+    }
+    assert builders == set(_frames())
+
+
+@pytest.mark.parametrize("name", sorted(_frames()))
+def test_untrusted_text_reaches_every_figure_escaped(name):
+    # Plotly renders a subset of HTML in titles, ticks, legends and hover text; a run id,
+    # question id, config name or metric name must arrive there as text.
+    args, kw = _frames()[name]
+    fig = getattr(charts, name)(*args, **kw)
+    texts = _strings(fig.to_plotly_json())
+    assert not [t for t in texts if "<img" in t], name
+    assert any(html.escape(XSS) in t for t in texts), name
+
+
+def test_failure_shares_keep_the_runs_in_the_order_given():
+    # "new" has no retrieval miss: drawn first, that trace alone would put "old" first
+    df = pd.DataFrame(
+        {
+            "run_id": ["new", "old", "old"],
+            "failure_type": ["ok", "retrieval_miss", "ok"],
+            "n": [4, 1, 3],
+            "share": [1.0, 0.25, 0.75],
+        }
+    )
+    assert list(charts.failure_shares(df).layout.xaxis.categoryarray) == ["new", "old"]
