@@ -642,27 +642,34 @@ def ignored_folder(name: str) -> IgnoredFolder:
     return IgnoredFolder(display_name(name))
 
 
-def _folders(location: str) -> list[str]:
-    """Names of the folders directly under the location ([] when it does not exist).
+def run_folders(location: str) -> tuple[list[str], list[IgnoredFolder]]:
+    """Names of the run folders directly under the location, sorted, and the folders that
+    are not runs ([] and [] when the location does not exist).
 
     Local folders are listed with one `scandir` (no stat of each entry, so a run deleted
-    meanwhile cannot fail the listing); symlinks to folders count, as on object storage
-    there are none.
+    meanwhile cannot fail the listing); a symlink to a folder counts as a folder.
     """
     fs, root = filesystem(location)
-    if not is_remote(location):
+    if is_remote(location):
+        try:
+            entries = fs.ls(root, detail=True)
+        except FileNotFoundError:
+            return [], []
+        names = [
+            e["name"].rstrip("/").rsplit("/", 1)[-1]
+            for e in entries
+            if e.get("type") == "directory"
+        ]
+    else:
         try:
             with os.scandir(root) as it:
-                return [e.name for e in it if _is_dir(e)]
+                names = [e.name for e in it if _is_dir(e)]
         except (FileNotFoundError, NotADirectoryError):
-            return []
-    try:
-        entries = fs.ls(root, detail=True)
-    except FileNotFoundError:
-        return []
-    return [
-        e["name"].rstrip("/").rsplit("/", 1)[-1] for e in entries if e.get("type") == "directory"
-    ]
+            return [], []
+    kinds = {name: folder_kind(name) for name in names}
+    runs = sorted(n for n, k in kinds.items() if k == "run")
+    ignored = [ignored_folder(n) for n, k in kinds.items() if k == "invalid"]
+    return runs, sorted(ignored, key=lambda f: f.name)
 
 
 def _is_dir(entry: os.DirEntry) -> bool:
@@ -681,16 +688,9 @@ def scan_runs(location: str | None = None) -> tuple[list[RunInfo], list[IgnoredF
     deleted while it is being listed is left out.
     """
     location = results_location(location)
-    runs, ignored = [], []
-    for name in _folders(location):
-        kind = folder_kind(name)
-        if kind == "invalid":
-            ignored.append(ignored_folder(name))
-        elif kind == "run":
-            info = inspect_run(location, name)
-            if info.status != "missing":
-                runs.append(info)
-    return sorted(runs, key=lambda r: r.run_id), sorted(ignored, key=lambda f: f.name)
+    names, ignored = run_folders(location)
+    infos = (inspect_run(location, name) for name in names)
+    return [i for i in infos if i.status != "missing"], ignored
 
 
 def list_runs(location: str | None = None) -> list[RunInfo]:
