@@ -107,15 +107,17 @@ PINNED_COLUMNS: tuple[str, ...] = tuple(
 )
 """The per-question columns SPEC §4 names as a public contract; every writer fills them."""
 
+_COLUMN_TYPES = {f.name: f.type for f in QUESTION_SCHEMA}
 _K_COLUMN = re.compile(r"^(?:recall|precision|hit)_at_\d+$")
 
 
 def column_type(name: str) -> pa.DataType | None:
     """The Arrow type a row column must have: schema columns and any `*_at_K`; None for a
     column rageval does not know (kept as the file has it)."""
-    if name in QUESTION_SCHEMA.names:
-        return QUESTION_SCHEMA.field(name).type
-    return pa.float64() if _K_COLUMN.match(name) else None
+    t = _COLUMN_TYPES.get(name)
+    if t is None and _K_COLUMN.match(name):
+        return pa.float64()
+    return t
 
 
 def one_line(text: object, limit: int = 160) -> str:
@@ -372,55 +374,78 @@ def _type_label(t: pa.DataType) -> str:
     return "object" if pa.types.is_struct(t) else str(t)
 
 
-def _conform(value: Any, t: pa.DataType) -> Any:
-    """`value` (parsed JSON) as a value of Arrow type `t`, or _WrongType.
+def _spec(t: pa.DataType) -> tuple:
+    """The JSON shape of Arrow type `t` as plain tuples, so checking a value makes no
+    Arrow call: (kind, label, detail) with detail the item spec of a list, the field
+    specs of an object, or the bit width of an int."""
+    label = _type_label(t)
+    if pa.types.is_list(t):
+        return ("list", label, _spec(t.value_type))
+    if pa.types.is_struct(t):
+        return ("object", label, tuple((f.name, _spec(f.type)) for f in t))
+    for kind, test in (
+        ("string", pa.types.is_string),
+        ("bool", pa.types.is_boolean),
+        ("float", pa.types.is_floating),
+        ("int", pa.types.is_integer),
+    ):
+        if test(t):
+            return (kind, label, t.bit_width if kind == "int" else None)
+    raise TypeError(f"no JSON shape for {t}")
+
+
+def _conform(value: Any, spec: tuple) -> Any:
+    """`value` (parsed JSON) as a value of the column `spec` describes, or _WrongType.
 
     Lossless changes only: an int where a double belongs (up to 2**53, beyond which a
     double cannot hold it exactly), an integral float where an int belongs.
     """
     if value is None:
         return None
+    kind, label, detail = spec
     what = _JSON_TYPES.get(type(value), type(value).__name__)
-    if pa.types.is_string(t) and isinstance(value, str):
+    if kind == what == "string":
         try:
             value.encode("utf-8")
         except UnicodeEncodeError:
-            raise _WrongType("text that is not valid Unicode", "string") from None
+            raise _WrongType("text that is not valid Unicode", label) from None
         return value
-    if pa.types.is_boolean(t) and isinstance(value, bool):
+    if kind == what and kind in ("bool", "float"):
         return value
-    if pa.types.is_floating(t) and what == "float":
-        return value
-    if pa.types.is_floating(t) and what == "int":
+    if kind == "float" and what == "int":
         if abs(value) <= 2**53:
             return float(value)
         what = "an int too large for a double"
-    if pa.types.is_integer(t) and what in ("int", "float"):
+    if kind == "int" and what in ("int", "float"):
         if what == "float" and value.is_integer():
             value = int(value)
         if isinstance(value, int):
-            if -(2 ** (t.bit_width - 1)) <= value < 2 ** (t.bit_width - 1):
+            if -(2 ** (detail - 1)) <= value < 2 ** (detail - 1):
                 return value
             what = "an int out of range"
-    if pa.types.is_list(t) and what == "list":
+    if kind == what == "list":
         out = []
         for i, item in enumerate(value):
             try:
-                out.append(_conform(item, t.value_type))
+                out.append(_conform(item, detail))
             except _WrongType as exc:
                 exc.where = f"[{i}]{exc.where}"
                 raise
         return out
-    if pa.types.is_struct(t) and what == "object":
-        out = {}
-        for f in t:
+    if kind == what == "object":
+        fields = {}
+        for name, field_spec in detail:
             try:
-                out[f.name] = _conform(value.get(f.name), f.type)
+                fields[name] = _conform(value.get(name), field_spec)
             except _WrongType as exc:
-                exc.where = f".{f.name}{exc.where}"
+                exc.where = f".{name}{exc.where}"
                 raise
-        return out
-    raise _WrongType(what, _type_label(t))
+        return fields
+    raise _WrongType(what, label)
+
+
+_COLUMN_SPECS = {f.name: _spec(f.type) for f in QUESTION_SCHEMA}
+_K_SPEC = _spec(pa.float64())
 
 
 def conform_row(row: Mapping[str, Any]) -> dict[str, Any]:
@@ -429,13 +454,13 @@ def conform_row(row: Mapping[str, Any]) -> dict[str, Any]:
     qid = row.get("question_id")
     out = dict(row)
     for name in ["question_id", *(n for n in row if n != "question_id")]:
-        t = column_type(name)
-        if t is None:
+        spec = _COLUMN_SPECS.get(name) or (_K_SPEC if _K_COLUMN.match(name) else None)
+        if spec is None:
             continue
         try:
             if name == "question_id" and qid is None:
                 raise _WrongType("null", "string")
-            out[name] = _conform(row.get(name), t)
+            out[name] = _conform(row.get(name), spec)
         except _WrongType as exc:
             who = "" if name == "question_id" else f"question {display_name(qid)}: "
             raise ValueError(
@@ -537,12 +562,18 @@ class RunInfo:
 
 
 def _shard_status(
-    fs: fsspec.AbstractFileSystem, run_path: str, shards: int
+    fs: fsspec.AbstractFileSystem, run_path: str, shards: int, names: set[str]
 ) -> tuple[str, list[str]]:
-    """Status of a sharded run: complete when every shard reported complete."""
+    """Status of a sharded run: complete when every shard reported complete.
+
+    `names` (the folder's listing) spares a request per shard that has not reported yet.
+    """
     states, problems = [], []
     for k in range(shards):
         p = f"{run_path}/shard-{k}.json"
+        if p.rsplit("/", 1)[-1] not in names:
+            states.append("running")
+            continue
         try:
             with fs.open(p, "rb") as fh:
                 states.append(json.loads(fh.read())["status"])
@@ -615,7 +646,7 @@ def inspect_run(location: str, run_id: str) -> RunInfo:
         )
     info.status = info.manifest.status
     if info.manifest.shards > 1:
-        info.status, shard_problems = _shard_status(fs, path, info.manifest.shards)
+        info.status, shard_problems = _shard_status(fs, path, info.manifest.shards, names)
         info.problems += shard_problems
     if info.status == "complete" and not info.parquet_files:
         info.problems.append(f"{path}: status complete but no questions.parquet")
