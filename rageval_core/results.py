@@ -678,7 +678,8 @@ def run_folders(location: str) -> tuple[list[str], list[IgnoredFolder]]:
     are not runs ([] and [] when the location does not exist).
 
     Local folders are listed with one `scandir` (no stat of each entry, so a run deleted
-    meanwhile cannot fail the listing); a symlink to a folder counts as a folder.
+    meanwhile cannot fail the listing); a symlink to a folder counts as a folder. A
+    location that exists but cannot be listed is a ResultsError.
     """
     fs, root = filesystem(location)
     if is_remote(location):
@@ -686,6 +687,8 @@ def run_folders(location: str) -> tuple[list[str], list[IgnoredFolder]]:
             entries = fs.ls(root, detail=True)
         except FileNotFoundError:
             return [], []
+        except OSError as exc:
+            raise ResultsError(f"{root}: unreadable results location ({describe(exc)})") from exc
         names = [
             e["name"].rstrip("/").rsplit("/", 1)[-1]
             for e in entries
@@ -697,6 +700,8 @@ def run_folders(location: str) -> tuple[list[str], list[IgnoredFolder]]:
                 names = [e.name for e in it if _is_dir(e)]
         except (FileNotFoundError, NotADirectoryError):
             return [], []
+        except OSError as exc:
+            raise ResultsError(f"{root}: unreadable results location ({describe(exc)})") from exc
     kinds = {name: folder_kind(name) for name in names}
     runs = sorted(n for n, k in kinds.items() if k == "run")
     ignored = [ignored_folder(n) for n, k in kinds.items() if k == "invalid"]

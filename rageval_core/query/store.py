@@ -217,7 +217,8 @@ class ResultsStore:
                     return local
             except OSError:
                 pass
-        key = self.location if self.remote else str(Path(self.root).resolve())
+        # realpath, not Path.resolve(): it never raises (a symlink loop included)
+        key = self.location if self.remote else os.path.realpath(self.root)
         base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
         path = base / "rageval" / hashlib.sha256(key.encode()).hexdigest()[:16]
         try:
@@ -515,7 +516,14 @@ class ResultsStore:
 
     def _refresh(self) -> _State:
         prev = self._state
-        scan, ignored = (None, []) if self.remote else _scan_local(self.location)
+        unlisted: list[RunProblem] = []
+        try:
+            scan, ignored = (None, []) if self.remote else _scan_local(self.location)
+            if scan is None:
+                runs, ignored = scan_runs(self.location)
+        except ResultsError as exc:  # the location itself cannot be listed: no runs
+            scan, runs, ignored = (), [], []
+            unlisted.append(RunProblem("", str(exc)))
         if (
             scan is not None
             and prev.refreshed_at
@@ -525,10 +533,8 @@ class ResultsStore:
             # Nothing on disk changed (every run folder's names, sizes and mtimes, and the
             # cache, which another process may have rewritten): same state, new time.
             return replace(prev, refreshed_at=time.time())
-        if scan is None:
-            runs, ignored = scan_runs(self.location)
-            fps: dict[str, str] = {}
-        else:
+        fps: dict[str, str] = {}
+        if scan is not None:
             # Only folders whose files changed are inspected again (manifest parsing was
             # most of a refresh at 1,000 runs). A folder deleted since the scan is left out.
             fps = dict(scan)
@@ -538,7 +544,7 @@ class ResultsStore:
                 info = old[1] if old and old[0] == fp else inspect_run(self.location, rid)
                 if info.status != "missing":
                     runs.append(info)
-        problems = [RunProblem(f.name, f.message) for f in ignored]
+        problems = unlisted + [RunProblem(f.name, f.message) for f in ignored]
         finished: dict[str, tuple[RunInfo, str]] = {}
         running: list[RunInfo] = []
         for info in runs:

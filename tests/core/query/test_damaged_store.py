@@ -19,7 +19,7 @@ import pytest
 from rageval_core import query
 from rageval_core.errors import RagevalError, ResultsError
 from rageval_core.query import ResultsStore, RunProblem
-from rageval_core.results import MANIFEST, journal_name, parquet_name
+from rageval_core.results import MANIFEST, journal_name, list_runs, parquet_name
 
 from .conftest import row, write_run
 
@@ -315,3 +315,14 @@ def test_garbage_in_a_data_page_is_a_results_error_or_a_problem(results, where):
         assert NEW in got["rows"].problems[-1] and "unreadable" in got["rows"].problems[-1]
         assert "question_id" in got["rows"].rows.columns
     assert per_run_views(store, OLD)["rows"].total == 300
+
+
+def test_an_unreadable_results_location_is_one_problem_not_a_crash(tmp_path):
+    loop = tmp_path / "results"
+    loop.symlink_to(loop)  # scandir fails with ELOOP, as it would without permission
+    with pytest.raises(ResultsError, match="unreadable results location"):
+        list_runs(str(loop))
+    store = ResultsStore(loop, read_only=True)
+    (problem,) = store.problems
+    assert problem.run_id == "" and problem.message.startswith(f"{loop}: unreadable results")
+    assert query.runs_overview(store).empty
