@@ -114,7 +114,9 @@ SUMMARY_SCHEMA = pa.schema(
 
 @dataclass(frozen=True)
 class RunProblem:
-    """Something wrong with one run (or, with an empty run_id, with the cache)."""
+    """Something wrong with one run. `run_id` is the run's id; for a folder that is not a
+    run, its display-safe name (`results.display_name`); empty for the results location
+    or the cache as a whole."""
 
     run_id: str
     message: str
