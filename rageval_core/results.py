@@ -669,10 +669,6 @@ class IgnoredFolder:
     message: str = "folder name is not a valid run id (letters, digits, . _ -): ignored"
 
 
-def ignored_folder(name: str) -> IgnoredFolder:
-    return IgnoredFolder(display_name(name))
-
-
 def run_folders(location: str) -> tuple[list[str], list[IgnoredFolder]]:
     """Names of the run folders directly under the location, sorted, and the folders that
     are not runs ([] and [] when the location does not exist).
@@ -704,7 +700,7 @@ def run_folders(location: str) -> tuple[list[str], list[IgnoredFolder]]:
             raise ResultsError(f"{root}: unreadable results location ({describe(exc)})") from exc
     kinds = {name: folder_kind(name) for name in names}
     runs = sorted(n for n, k in kinds.items() if k == "run")
-    ignored = [ignored_folder(n) for n, k in kinds.items() if k == "invalid"]
+    ignored = [IgnoredFolder(display_name(n)) for n, k in kinds.items() if k == "invalid"]
     return runs, sorted(ignored, key=lambda f: f.name)
 
 
