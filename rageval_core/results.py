@@ -8,8 +8,9 @@ Layout of one run folder::
     <run_id>/summary.json             the run's aggregates, written at the end
     <run_id>/questions-<k>.jsonl|.parquet, shard-<k>.json   when written in N shards
 
-The reader (`list_runs`) never raises for a broken run: it reports the problem on the run
-and moves on, so one corrupt folder cannot take the dashboard down. Locations may be local
+The reader (`scan_runs`, `list_runs`, `read_run_rows`) never raises for a broken run: it
+reports the problem on the run (naming the file, and the line and column where there is
+one) and moves on, so one corrupt folder cannot take the dashboard down. Locations may be local
 paths or fsspec URLs (e.g. ``s3://bucket/prefix``); appending journals needs a local path.
 """
 
@@ -46,6 +47,7 @@ RESULTS_ENV = "RAGEVAL_RESULTS"
 # question takes minutes, so silence this long is not a slow question.
 STALE_AFTER_S = 120.0
 STALE_ENV = "RAGEVAL_STALE_AFTER_S"
+MAX_SHARDS = 10_000  # a manifest asking for more is damaged: each shard is a file to open
 
 CLAIM_TYPE = pa.struct(
     [
@@ -98,6 +100,43 @@ def question_schema(ks: Iterable[int] = DEFAULT_KS) -> pa.Schema:
 
 
 QUESTION_SCHEMA = question_schema()
+
+PINNED_COLUMNS: tuple[str, ...] = tuple(
+    n for n in QUESTION_SCHEMA.names if n not in ("retrieved_scores", "total_ms", "judge_error")
+)
+"""The per-question columns SPEC §4 names as a public contract; every writer fills them."""
+
+_COLUMN_TYPES = {f.name: f.type for f in QUESTION_SCHEMA}
+_K_COLUMN = re.compile(r"^(?:recall|precision|hit)_at_\d+$")
+
+
+def column_type(name: str) -> pa.DataType | None:
+    """The Arrow type a row column must have: schema columns and any `*_at_K`; None for a
+    column rageval does not know (kept as the file has it)."""
+    t = _COLUMN_TYPES.get(name)
+    if t is None and _K_COLUMN.match(name):
+        return pa.float64()
+    return t
+
+
+def one_line(text: object, limit: int = 160) -> str:
+    """`text` on one line, cut to `limit` characters: problems and errors never echo an
+    unbounded value (a message is printed, logged and shown on every page)."""
+    flat = " ".join(str(text).split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def describe(exc: BaseException) -> str:
+    """`Type: message` of an exception, on one bounded line."""
+    return one_line(f"{type(exc).__name__}: {exc}")
+
+
+def display_name(name: str) -> str:
+    """A folder or id that failed validation, safe to show anywhere: its repr (newlines and
+    control characters escaped), backticks escaped so it cannot end a Markdown code span,
+    cut to 80 characters."""
+    shown = repr(name).replace("`", "\\x60")
+    return shown if len(shown) <= 80 else shown[:79] + "…"
 
 
 # ---------------------------------------------------------------------------- ids and paths
@@ -231,14 +270,29 @@ def manifest_to_dict(m: RunManifest) -> dict[str, Any]:
     return d
 
 
+def _opt_str(value: object, name: str) -> str | None:
+    if value is None or isinstance(value, str):
+        return value
+    raise TypeError(f"{name} must be a string, not {type(value).__name__}")
+
+
 def manifest_from_dict(d: Mapping[str, Any], source: str = "manifest.json") -> RunManifest:
-    """Parse a manifest; raise ResultsError naming the file and the bad field."""
+    """Parse a manifest; raise ResultsError naming the file and the bad field.
+
+    Every field that reaches a table or a page is type-checked here, so a hand-edited or
+    damaged manifest is one problem on its run instead of an error deep in a view.
+    """
     try:
+        if not isinstance(d, Mapping):
+            raise TypeError(f"expected an object, not {type(d).__name__}")
         ds = d.get("dataset") or {}
         jd = d.get("judge") or {}
         status = d["status"]
         if status not in ("running", "complete", "failed"):
-            raise ValueError(f"status {status!r}")
+            raise ValueError(f"status {one_line(repr(status), 40)}")
+        shards = int(d.get("shards", 1))
+        if not 1 <= shards <= MAX_SHARDS:
+            raise ValueError(f"shards {shards} not in 1..{MAX_SHARDS}")
         return RunManifest(
             run_id=validate_run_id(d["run_id"]),
             status=status,
@@ -253,21 +307,21 @@ def manifest_from_dict(d: Mapping[str, Any], source: str = "manifest.json") -> R
             ),
             judge=JudgeRef(
                 kind=str(jd.get("kind", "")),
-                model=jd.get("model"),
-                version=jd.get("version"),
-                prompt_hash=jd.get("prompt_hash"),
+                model=_opt_str(jd.get("model"), "judge.model"),
+                version=_opt_str(jd.get("version"), "judge.version"),
+                prompt_hash=_opt_str(jd.get("prompt_hash"), "judge.prompt_hash"),
             ),
             schema_version=int(d.get("schema_version", 0)),
-            finished_at=d.get("finished_at"),
-            git_commit=d.get("git_commit"),
+            finished_at=_opt_str(d.get("finished_at"), "finished_at"),
+            git_commit=_opt_str(d.get("git_commit"), "git_commit"),
             tags=tuple(str(t) for t in d.get("tags") or ()),
             totals=dict(d.get("totals") or {}),
-            shards=int(d.get("shards", 1)),
+            shards=shards,
         )
     except ResultsError:
         raise
-    except (KeyError, TypeError, ValueError, AttributeError) as exc:
-        raise ResultsError(f"{source}: invalid manifest ({type(exc).__name__}: {exc})") from exc
+    except (KeyError, TypeError, ValueError, AttributeError, OverflowError) as exc:
+        raise ResultsError(f"{source}: invalid manifest ({describe(exc)})") from exc
 
 
 # ---------------------------------------------------------------------------- journal
@@ -311,21 +365,154 @@ class Journal:
         self.close()
 
 
+class _WrongType(Exception):
+    """A JSON value that does not fit a column: `where` (e.g. `[0].verdict`) and what it is."""
+
+    def __init__(self, what: str, expected: str, where: str = ""):
+        super().__init__(what)
+        self.what, self.expected, self.where = what, expected, where
+
+
+_JSON_TYPES = {
+    bool: "bool",
+    int: "int",
+    float: "float",
+    str: "string",
+    list: "list",
+    dict: "object",
+}
+
+
+def _type_label(t: pa.DataType) -> str:
+    if pa.types.is_list(t):
+        return "list"
+    return "object" if pa.types.is_struct(t) else str(t)
+
+
+def _spec(t: pa.DataType) -> tuple:
+    """The JSON shape of Arrow type `t` as plain tuples, so checking a value makes no
+    Arrow call: (kind, label, detail) with detail the item spec of a list, the field
+    specs of an object, or the bit width of an int."""
+    label = _type_label(t)
+    if pa.types.is_list(t):
+        return ("list", label, _spec(t.value_type))
+    if pa.types.is_struct(t):
+        return ("object", label, tuple((f.name, _spec(f.type)) for f in t))
+    for kind, test in (
+        ("string", pa.types.is_string),
+        ("bool", pa.types.is_boolean),
+        ("float", pa.types.is_floating),
+        ("int", pa.types.is_integer),
+    ):
+        if test(t):
+            return (kind, label, t.bit_width if kind == "int" else None)
+    raise TypeError(f"no JSON shape for {t}")
+
+
+def _conform(value: Any, spec: tuple) -> Any:
+    """`value` (parsed JSON) as a value of the column `spec` describes, or _WrongType.
+
+    Lossless changes only: an int where a double belongs (up to 2**53, beyond which a
+    double cannot hold it exactly), an integral float where an int belongs.
+    """
+    if value is None:
+        return None
+    kind, label, detail = spec
+    what = _JSON_TYPES.get(type(value), type(value).__name__)
+    if kind == what == "string":
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            raise _WrongType("text that is not valid Unicode", label) from None
+        return value
+    if kind == what and kind in ("bool", "float"):
+        return value
+    if kind == "float" and what == "int":
+        if abs(value) <= 2**53:
+            return float(value)
+        what = "an int too large for a double"
+    if kind == "int" and what in ("int", "float"):
+        if what == "float" and value.is_integer():
+            value = int(value)
+        if isinstance(value, int):
+            if -(2 ** (detail - 1)) <= value < 2 ** (detail - 1):
+                return value
+            what = "an int out of range"
+    if kind == what == "list":
+        out = []
+        for i, item in enumerate(value):
+            try:
+                out.append(_conform(item, detail))
+            except _WrongType as exc:
+                exc.where = f"[{i}]{exc.where}"
+                raise
+        return out
+    if kind == what == "object":
+        fields = {}
+        for name, field_spec in detail:
+            try:
+                fields[name] = _conform(value.get(name), field_spec)
+            except _WrongType as exc:
+                exc.where = f".{name}{exc.where}"
+                raise
+        return fields
+    raise _WrongType(what, label)
+
+
+_COLUMN_SPECS = {f.name: _spec(f.type) for f in QUESTION_SCHEMA}
+_K_SPEC = _spec(pa.float64())
+
+
+def conform_row(row: Mapping[str, Any]) -> dict[str, Any]:
+    """A journal row with every known column checked against its type; ValueError naming
+    the question and the column when one does not fit (a missing question id included)."""
+    qid = row.get("question_id")
+    out = dict(row)
+    for name in ["question_id", *(n for n in row if n != "question_id")]:
+        spec = _COLUMN_SPECS.get(name) or (_K_SPEC if _K_COLUMN.match(name) else None)
+        if spec is None:
+            continue
+        try:
+            if name == "question_id" and qid is None:
+                raise _WrongType("null", "string")
+            out[name] = _conform(row.get(name), spec)
+        except _WrongType as exc:
+            who = "" if name == "question_id" else f"question {display_name(qid)}: "
+            raise ValueError(
+                f"{who}column {name}{one_line(exc.where, 40)} is {exc.what}, "
+                f"expected {exc.expected}"
+            ) from None
+    return out
+
+
 def iter_journal_text(text: str, source: str) -> Iterator[tuple[dict[str, Any] | None, str | None]]:
-    """Yield (row, problem) per line; a torn last line is a problem, not an exception."""
+    """Yield (row, problem) per line; a damaged line is a problem, not an exception.
+
+    A line whose field has the wrong type (`"answer": 42`, `"error": NaN`, a list where a
+    string belongs) is dropped whole, not coerced: a resumed run then asks that question
+    again instead of writing a made-up NULL into its final Parquet, and the dashboard
+    names the line (file:line, question id, column) until it does.
+    """
     lines = text.split("\n")
     for n, line in enumerate(lines, start=1):
         if not line.strip():
             continue
         try:
             row = json.loads(line)
-            if not isinstance(row, dict) or "question_id" not in row:
-                raise ValueError("not a question row")
-            yield row, None
-        except ValueError as exc:
+        except (ValueError, RecursionError) as exc:
             torn = n == len(lines) and not text.endswith("\n")
-            what = "truncated last line (interrupted write)" if torn else f"bad line ({exc})"
+            what = (
+                "truncated last line (interrupted write)" if torn else f"bad line ({describe(exc)})"
+            )
             yield None, f"{source}:{n}: {what}"
+            continue
+        if not isinstance(row, dict) or "question_id" not in row:
+            yield None, f"{source}:{n}: bad line (not a question row)"
+            continue
+        try:
+            yield conform_row(row), None
+        except ValueError as exc:
+            yield None, f"{source}:{n}: {exc}: line ignored"
 
 
 def read_journal(
@@ -337,7 +524,7 @@ def read_journal(
         with fs.open(path, "rb") as fh:
             text = fh.read().decode("utf-8", errors="replace")
     except OSError as exc:
-        return [], [f"{path}: unreadable journal ({exc})"]
+        return [], [f"{path}: unreadable journal ({describe(exc)})"]
     rows: dict[str, dict[str, Any]] = {}
     problems = []
     for row, problem in iter_journal_text(text, path):
@@ -372,7 +559,7 @@ class RunInfo:
 
     run_id: str
     path: str
-    status: str  # running | complete | failed | corrupt
+    status: str  # running | complete | failed | corrupt | missing (the folder is gone)
     manifest: RunManifest | None = None
     parquet_files: list[str] = field(default_factory=list)
     journal_files: list[str] = field(default_factory=list)
@@ -404,19 +591,25 @@ class RunInfo:
 
 
 def _shard_status(
-    fs: fsspec.AbstractFileSystem, run_path: str, shards: int
+    fs: fsspec.AbstractFileSystem, run_path: str, shards: int, names: set[str]
 ) -> tuple[str, list[str]]:
-    """Status of a sharded run: complete when every shard reported complete."""
+    """Status of a sharded run: complete when every shard reported complete.
+
+    `names` (the folder's listing) spares a request per shard that has not reported yet.
+    """
     states, problems = [], []
     for k in range(shards):
         p = f"{run_path}/shard-{k}.json"
+        if p.rsplit("/", 1)[-1] not in names:
+            states.append("running")
+            continue
         try:
             with fs.open(p, "rb") as fh:
                 states.append(json.loads(fh.read())["status"])
         except FileNotFoundError:
             states.append("running")
-        except (OSError, ValueError, KeyError, TypeError) as exc:
-            problems.append(f"{p}: unreadable shard status ({exc})")
+        except (OSError, ValueError, KeyError, TypeError, RecursionError) as exc:
+            problems.append(f"{p}: unreadable shard status ({describe(exc)})")
             states.append("running")
     if "failed" in states:
         return "failed", problems
@@ -424,7 +617,12 @@ def _shard_status(
 
 
 def inspect_run(location: str, run_id: str) -> RunInfo:
-    """Look at one run folder without reading its rows; never raises for a broken run."""
+    """Look at one run folder without reading its rows; never raises for a broken run.
+
+    Whatever cannot be read (a manifest that is a dangling symlink or a folder, a file
+    deleted meanwhile, hostile JSON) is a problem naming the file. A folder that no longer
+    exists gives status `missing`: listings leave such a run out.
+    """
     validate_run_id(run_id)
     fs, root = filesystem(location)
     path = f"{root}/{run_id}"
@@ -432,7 +630,11 @@ def inspect_run(location: str, run_id: str) -> RunInfo:
     try:
         names = {p.rsplit("/", 1)[-1] for p in fs.ls(path, detail=False)}
     except (FileNotFoundError, NotADirectoryError):
+        info.status = "missing"
         info.problems.append(f"{path}: no such run")
+        return info
+    except OSError as exc:
+        info.problems.append(f"{path}: unreadable run folder ({describe(exc)})")
         return info
     info.parquet_files = sorted(
         f"{path}/{n}" for n in names if re.fullmatch(r"questions(-\d+)?\.parquet", n)
@@ -447,9 +649,17 @@ def inspect_run(location: str, run_id: str) -> RunInfo:
         return info
     try:
         with fs.open(f"{path}/{MANIFEST}", "rb") as fh:
-            info.manifest = manifest_from_dict(json.loads(fh.read()), f"{path}/{MANIFEST}")
-    except ValueError as exc:  # JSONDecodeError is a ValueError
-        info.problems.append(f"{path}/{MANIFEST}: not valid JSON ({exc})")
+            data = fh.read()
+    except OSError as exc:
+        info.problems.append(f"{path}/{MANIFEST}: unreadable manifest ({describe(exc)})")
+        return info
+    try:
+        info.manifest = manifest_from_dict(json.loads(data), f"{path}/{MANIFEST}")
+    except RecursionError:
+        info.problems.append(f"{path}/{MANIFEST}: not valid JSON (nested too deeply)")
+        return info
+    except ValueError as exc:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
+        info.problems.append(f"{path}/{MANIFEST}: not valid JSON ({describe(exc)})")
         return info
     except ResultsError as exc:
         info.problems.append(str(exc))
@@ -465,7 +675,7 @@ def inspect_run(location: str, run_id: str) -> RunInfo:
         )
     info.status = info.manifest.status
     if info.manifest.shards > 1:
-        info.status, shard_problems = _shard_status(fs, path, info.manifest.shards)
+        info.status, shard_problems = _shard_status(fs, path, info.manifest.shards, names)
         info.problems += shard_problems
     if info.status == "complete" and not info.parquet_files:
         info.problems.append(f"{path}: status complete but no questions.parquet")
@@ -491,32 +701,134 @@ def _last_active(fs: fsspec.AbstractFileSystem, run_path: str) -> float | None:
     return max(times, default=None)
 
 
-def list_runs(location: str | None = None) -> list[RunInfo]:
-    """Every run folder under the results location, sorted by run id; never raises on a run.
+def folder_kind(name: str) -> str:
+    """`run` for a folder named like a run, `hidden` for a dot folder (the cache, `.git`:
+    silently not runs), `invalid` for any other name (reported, then ignored)."""
+    if name.startswith("."):
+        return "hidden"
+    return "run" if RUN_ID_RE.fullmatch(name) and ".." not in name else "invalid"
 
-    Folders whose names are not valid run ids (and hidden ones such as `.rageval/`) are
-    skipped silently: they are not runs.
+
+@dataclass(frozen=True)
+class IgnoredFolder:
+    """A folder of the results location that is not a run; `name` is safe to display."""
+
+    name: str
+    message: str = "folder name is not a valid run id (letters, digits, . _ -): ignored"
+
+
+def run_folders(location: str) -> tuple[list[str], list[IgnoredFolder]]:
+    """Names of the run folders directly under the location, sorted, and the folders that
+    are not runs ([] and [] when the location does not exist).
+
+    Local folders are listed with one `scandir` (no stat of each entry, so a run deleted
+    meanwhile cannot fail the listing); a symlink to a folder counts as a folder. A
+    location that exists but cannot be listed is a ResultsError.
+    """
+    fs, root = filesystem(location)
+    if is_remote(location):
+        try:
+            entries = fs.ls(root, detail=True)
+        except FileNotFoundError:
+            return [], []
+        except OSError as exc:
+            raise ResultsError(f"{root}: unreadable results location ({describe(exc)})") from exc
+        names = [
+            e["name"].rstrip("/").rsplit("/", 1)[-1]
+            for e in entries
+            if e.get("type") == "directory"
+        ]
+    else:
+        try:
+            with os.scandir(root) as it:
+                names = [e.name for e in it if _is_dir(e)]
+        except (FileNotFoundError, NotADirectoryError):
+            return [], []
+        except OSError as exc:
+            raise ResultsError(f"{root}: unreadable results location ({describe(exc)})") from exc
+    kinds = {name: folder_kind(name) for name in names}
+    runs = sorted(n for n, k in kinds.items() if k == "run")
+    ignored = [IgnoredFolder(display_name(n)) for n, k in kinds.items() if k == "invalid"]
+    return runs, sorted(ignored, key=lambda f: f.name)
+
+
+def _is_dir(entry: os.DirEntry) -> bool:
+    try:
+        return entry.is_dir()
+    except OSError:
+        return False
+
+
+def scan_runs(location: str | None = None) -> tuple[list[RunInfo], list[IgnoredFolder]]:
+    """Every run folder under the results location sorted by run id, and the folders that
+    are not runs; never raises on a run.
+
+    Hidden folders (`.rageval/`, `.git/`) are silently not runs; other folders whose names
+    are not valid run ids are returned so a reader can say they were ignored. A run
+    deleted while it is being listed is left out.
     """
     location = results_location(location)
-    fs, root = filesystem(location)
-    try:
-        entries = fs.ls(root, detail=True)
-    except FileNotFoundError:
-        return []
-    runs = []
-    for e in entries:
-        name = e["name"].rstrip("/").rsplit("/", 1)[-1]
-        if e.get("type") != "directory" or not RUN_ID_RE.fullmatch(name) or name.startswith("."):
-            continue
-        runs.append(inspect_run(location, name))
-    return sorted(runs, key=lambda r: r.run_id)
+    names, ignored = run_folders(location)
+    infos = (inspect_run(location, name) for name in names)
+    return [i for i in infos if i.status != "missing"], ignored
+
+
+def list_runs(location: str | None = None) -> list[RunInfo]:
+    """Every run folder under the results location, sorted by run id (see `scan_runs`)."""
+    return scan_runs(location)[0]
+
+
+def _compatible(have: pa.DataType, want: pa.DataType) -> bool:
+    """Whether a file column of type `have` reads as `want` without losing its meaning."""
+    if have == want or pa.types.is_null(have):
+        return True
+    if pa.types.is_dictionary(have):
+        return _compatible(have.value_type, want)
+    if pa.types.is_string(want):
+        return pa.types.is_string(have) or pa.types.is_large_string(have)
+    if pa.types.is_floating(want) or pa.types.is_integer(want):
+        return pa.types.is_floating(have) or pa.types.is_integer(have)
+    if pa.types.is_list(want):
+        lists = pa.types.is_list(have) or pa.types.is_large_list(have)
+        return lists and _compatible(have.value_type, want.value_type)
+    if pa.types.is_struct(want) and pa.types.is_struct(have):
+        names = {f.name for f in have}
+        return all(_compatible(have.field(f.name).type, f.type) for f in want if f.name in names)
+    return False
+
+
+def check_columns(schema: pa.Schema, source: str) -> tuple[set[str], list[str]]:
+    """The columns of a Parquet file that read as the row schema says, and the problems.
+
+    A known column of another type (`faithfulness` stored as strings) is ignored (read as
+    NULL) rather than cast, since what its values mean is unknown; a pinned column the
+    file lacks is read as NULL. Both are reported, naming the file and the column.
+    """
+    usable, problems = set(), []
+    for f in schema:
+        want = column_type(f.name)
+        if want is None or _compatible(f.type, want):
+            usable.add(f.name)
+        else:
+            problems.append(
+                f"{source}: column {one_line(f.name, 60)} is {one_line(_type_label(f.type), 60)}"
+                f", expected {_type_label(want)}: values ignored"
+            )
+    missing = [c for c in PINNED_COLUMNS if c not in schema.names]
+    if missing:
+        more = f" and {len(missing) - 8} more" if len(missing) > 8 else ""
+        problems.append(
+            f"{source}: missing pinned column(s) {', '.join(missing[:8])}{more}: shown as empty"
+        )
+    return usable, problems
 
 
 def read_run_rows(info: RunInfo) -> tuple[pa.Table, list[str]]:
     """All rows of a run: the union of its Parquet shards, or its journal(s) while running.
 
-    Problems (a corrupt Parquet file, a torn journal line) are returned, not raised; a
-    shard whose Parquet is unreadable falls back to its journal when one is there.
+    Problems (a corrupt Parquet file, a torn journal line, a column of the wrong type) are
+    returned, not raised; a shard whose Parquet is unreadable falls back to its journal
+    when one is there.
     """
     fs, _ = filesystem(info.path if is_remote(info.path) else "file://")
     tables, problems = [], []
@@ -524,11 +836,14 @@ def read_run_rows(info: RunInfo) -> tuple[pa.Table, list[str]]:
     for p in info.parquet_files:
         try:
             with fs.open(p, "rb") as fh:
-                t = pq.read_table(fh)
+                pf = pq.ParquetFile(fh)
+                usable, column_problems = check_columns(pf.schema_arrow, p)
+                t = pf.read(columns=[n for n in pf.schema_arrow.names if n in usable])
             tables.append(rows_to_table(t.to_pylist()))
+            problems += column_problems
             done_shards.add(p.rsplit("/", 1)[-1].removesuffix(".parquet"))
         except Exception as exc:  # pyarrow raises several types for a corrupt file
-            problems.append(f"{p}: unreadable Parquet ({type(exc).__name__}: {exc})")
+            problems.append(f"{p}: unreadable Parquet ({describe(exc)})")
     for j in info.journal_files:
         if j.rsplit("/", 1)[-1].removesuffix(".jsonl") in done_shards:
             continue

@@ -1,8 +1,9 @@
 """Open one run's rows in DuckDB by path: its Parquet shard(s), else its journal(s).
 
 A run is always read from its own files (never a glob filtered by run id), so a per-run
-view costs the same at 10 runs or 10,000. Columns an older run lacks become typed NULLs;
-a corrupt shard is reported and its journal used when there is one. Nothing here writes.
+view costs the same at 10 runs or 10,000. Columns a file lacks become typed NULLs, as do
+columns of the wrong type (both reported, see `check_columns`); a corrupt shard is
+reported and its journal used when there is one. Nothing here writes.
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ import pyarrow.parquet as pq
 from rageval_core.results import (
     DEFAULT_KS,
     RunInfo,
+    check_columns,
+    describe,
     question_schema,
     read_journal,
     rows_to_table,
@@ -113,14 +116,21 @@ def open_run(
     problems: list[str] = []
     good: list[str] = []
     present: set[str] = set()
+    ignored: set[str] = set()
     for p in info.parquet_files:
         try:
             with fs.open(p, "rb") as fh:
-                names = pq.read_schema(fh).names
-            good.append(p)
-            present |= set(names)
+                schema = pq.read_schema(fh)
         except Exception as exc:  # pyarrow raises several types for a damaged footer
-            problems.append(f"{p}: unreadable Parquet ({type(exc).__name__}: {exc})")
+            problems.append(f"{p}: unreadable Parquet ({describe(exc)})")
+            continue
+        usable, column_problems = check_columns(schema, p)
+        good.append(p)
+        present |= usable
+        # a column of the wrong type in one shard is NULL in all: the files are one union
+        ignored |= set(schema.names) - usable
+        problems += column_problems
+    present -= ignored
     done = {_journal_stem(p) for p in good}
     tables: list[pa.Table] = []
     for j in info.journal_files:

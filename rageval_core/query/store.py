@@ -36,7 +36,7 @@ import pyarrow.parquet as pq
 
 from rageval_core.errors import ResultsError
 from rageval_core.query import sql
-from rageval_core.query.source import bind, extra_ks, open_run, projection
+from rageval_core.query.source import RunSource, bind, extra_ks, open_run, projection
 from rageval_core.query.summary import (
     COST_COLUMNS,
     DEFAULT_BELOW,
@@ -50,15 +50,17 @@ from rageval_core.query.summary import (
 )
 from rageval_core.results import (
     DEFAULT_KS,
-    RUN_ID_RE,
     SCHEMA_VERSION,
+    IgnoredFolder,
     RunInfo,
+    check_columns,
     filesystem,
     inspect_run,
     is_remote,
-    list_runs,
     question_schema,
     results_location,
+    run_folders,
+    scan_runs,
     validate_run_id,
     write_parquet,
 )
@@ -112,7 +114,9 @@ SUMMARY_SCHEMA = pa.schema(
 
 @dataclass(frozen=True)
 class RunProblem:
-    """Something wrong with one run (or, with an empty run_id, with the cache)."""
+    """Something wrong with one run. `run_id` is the run's id; for a folder that is not a
+    run, its display-safe name (`results.display_name`); empty for the results location
+    or the cache as a whole."""
 
     run_id: str
     message: str
@@ -132,6 +136,7 @@ class _State:
     # and the cache summary file's stat, so a refresh that finds nothing new costs one
     # listing and no manifest parsing
     scan: tuple[tuple[str, str], ...] | None = None
+    ignored: tuple[IgnoredFolder, ...] = ()
     infos: dict[str, tuple[str, RunInfo]] = field(default_factory=dict)
     cache_stamp: tuple[int, int, int] | None = None
 
@@ -214,7 +219,8 @@ class ResultsStore:
                     return local
             except OSError:
                 pass
-        key = self.location if self.remote else str(Path(self.root).resolve())
+        # realpath, not Path.resolve(): it never raises (a symlink loop included)
+        key = self.location if self.remote else os.path.realpath(self.root)
         base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
         path = base / "rageval" / hashlib.sha256(key.encode()).hexdigest()[:16]
         try:
@@ -255,6 +261,8 @@ class ResultsStore:
         """A fresh look at one run folder (constant time); ResultsError when unreadable."""
         validate_run_id(run_id)
         info = inspect_run(self.location, run_id)
+        if info.status == "missing":
+            raise ResultsError(f"run {run_id!r} not found: {info.path}: no such run")
         if not info.readable:
             detail = "; ".join(info.problems) or "no questions file or journal"
             raise ResultsError(f"run {run_id!r} cannot be read: {detail}")
@@ -364,9 +372,15 @@ class ResultsStore:
             return _empty_summary()
 
     def _narrow_rows(self, cur: duckdb.DuckDBPyConnection, info: RunInfo) -> pa.Table:
+        """The run's narrow rows; none when its files cannot be read (deleted since the
+        listing, damaged): `_summary_row` reads the same files and reports why."""
         with open_run(cur, info, fs=self.fs, to_url=self.to_url, columns=NARROW_COLUMNS) as src:
             q = sql.NARROW_FROM_RUN.format(cols="*", src=src.sql)
-            t = cur.sql(q, params=bind(q, {**src.params, "run_id": info.run_id})).to_arrow_table()
+            try:
+                rel = cur.sql(q, params=bind(q, {**src.params, "run_id": info.run_id}))
+                t = rel.to_arrow_table()
+            except duckdb.Error:
+                return _empty_metrics()
         return t.cast(METRICS_SCHEMA)
 
     def _summary_row(self, cur: duckdb.DuckDBPyConnection, info: RunInfo) -> dict[str, Any]:
@@ -386,11 +400,13 @@ class ResultsStore:
         """
         groups: dict[tuple, list[tuple[RunInfo, str]]] = {}
         single: list[tuple[RunInfo, str]] = []
+        column_problems: dict[str, list[str]] = {}
         for info, fp in add:
-            key = self._parquet_only_schema(info)
-            if key is None:
+            found = self._parquet_only_schema(info)
+            if found is None:
                 single.append((info, fp))
             else:
+                key, column_problems[info.run_id] = found
                 groups.setdefault(key, []).append((info, fp))
         rows: list[dict[str, Any]] = []
         tables: list[pa.Table] = []
@@ -407,7 +423,7 @@ class ResultsStore:
                     if info.run_id not in aggs:  # no rows: the run-by-run path says why
                         single.append((info, fp))
                         continue
-                    problems = list(dict.fromkeys(info.problems))
+                    problems = list(dict.fromkeys(info.problems + column_problems[info.run_id]))
                     agg = aggs[info.run_id]
                     rows.append(
                         {**manifest_row(info), **agg, "problems": problems, "fingerprint": fp}
@@ -419,15 +435,17 @@ class ResultsStore:
         rows.sort(key=lambda r: r["run_id"])
         return rows, tables
 
-    def _parquet_only_schema(self, info: RunInfo) -> tuple | None:
-        """The (name, type) fields shared by all of the run's Parquet files when those files
-        are all of its rows (what `open_run` would read); None otherwise."""
+    def _parquet_only_schema(self, info: RunInfo) -> tuple[tuple, list[str]] | None:
+        """The (name, type, readable) fields shared by all of the run's Parquet files when
+        those files are all of its rows (what `open_run` would read), and the files' column
+        problems (`check_columns`: a field of the wrong type is not readable); None
+        otherwise."""
         if not info.parquet_files:
             return None
         stems = {_stem(p) for p in info.parquet_files}
         if any(_stem(j) not in stems for j in info.journal_files):
             return None
-        keys = set()
+        keys, problems = set(), []
         for p in info.parquet_files:
             try:
                 if self.remote:
@@ -437,8 +455,10 @@ class ResultsStore:
                     schema = pq.read_schema(p)
             except Exception:  # a damaged footer: the run-by-run path reports it
                 return None
-            keys.add(tuple((f.name, str(f.type)) for f in schema))
-        return keys.pop() if len(keys) == 1 else None
+            usable, column_problems = check_columns(schema, p)
+            problems += column_problems
+            keys.add(tuple((f.name, str(f.type), f.name in usable) for f in schema))
+        return (keys.pop(), problems) if len(keys) == 1 else None
 
     def _batch(
         self,
@@ -451,7 +471,7 @@ class ResultsStore:
         The files are read once (narrow columns + `error`); the summaries are then
         aggregated over that Arrow table.
         """
-        present = {name for name, _ in key}
+        present = {name for name, _, readable in key if readable}
         full = question_schema(DEFAULT_KS + tuple(sorted(extra_ks(present))))
         wanted = [*NARROW_COLUMNS, *(c for c in SUMMARY_EXTRA_COLUMNS if c not in NARROW_COLUMNS)]
         read = pa.schema([full.field(c) for c in wanted if c in full.names])
@@ -498,28 +518,35 @@ class ResultsStore:
 
     def _refresh(self) -> _State:
         prev = self._state
-        scan = None if self.remote else _scan_local(self.root)
+        unlisted: list[RunProblem] = []
+        try:
+            scan, ignored = (None, []) if self.remote else _scan_local(self.location)
+            if scan is None:
+                runs, ignored = scan_runs(self.location)
+        except ResultsError as exc:  # the location itself cannot be listed: no runs
+            scan, runs, ignored = (), [], []
+            unlisted.append(RunProblem("", str(exc)))
         if (
             scan is not None
             and prev.refreshed_at
-            and scan == prev.scan
+            and (scan, ignored) == (prev.scan, list(prev.ignored))
             and self._cache_stamp() == prev.cache_stamp
         ):
             # Nothing on disk changed (every run folder's names, sizes and mtimes, and the
             # cache, which another process may have rewritten): same state, new time.
             return replace(prev, refreshed_at=time.time())
-        if scan is None:
-            runs = list_runs(self.location)
-            fps: dict[str, str] = {}
-        else:
+        fps: dict[str, str] = {}
+        if scan is not None:
             # Only folders whose files changed are inspected again (manifest parsing was
-            # most of a refresh at 1,000 runs).
+            # most of a refresh at 1,000 runs). A folder deleted since the scan is left out.
             fps = dict(scan)
             runs = []
             for rid, fp in scan:
                 old = prev.infos.get(rid)
-                runs.append(old[1] if old and old[0] == fp else inspect_run(self.location, rid))
-        problems: list[RunProblem] = []
+                info = old[1] if old and old[0] == fp else inspect_run(self.location, rid)
+                if info.status != "missing":
+                    runs.append(info)
+        problems = unlisted + [RunProblem(f.name, f.message) for f in ignored]
         finished: dict[str, tuple[RunInfo, str]] = {}
         running: list[RunInfo] = []
         for info in runs:
@@ -592,6 +619,7 @@ class ResultsStore:
             refreshed_at=time.time(),
             fingerprint=h.hexdigest()[:16],
             scan=scan,
+            ignored=tuple(ignored),
             infos={} if scan is None else {r.run_id: (fps[r.run_id], r) for r in runs},
             cache_stamp=self._cache_stamp(),
         )
@@ -691,10 +719,19 @@ class ResultsStore:
             cur.unregister(name)
 
     @contextmanager
-    def run_source(self, cur: duckdb.DuckDBPyConnection, run_id: str, alias: str = "run"):
-        """FROM text over one run's rows, read from its own files by path."""
-        info = self.run_info(run_id)
+    def run_source(
+        self, cur: duckdb.DuckDBPyConnection, run_id: str, alias: str = "run"
+    ) -> Iterator[RunSource]:
+        """FROM text over one run's rows, read from its own files by path.
+
+        The run's own problems come first in the source's. A run with nothing to read (a
+        complete manifest without its Parquet, a folder deleted since the listing) gives
+        an empty source rather than an error: a page over it shows no rows and the
+        problem, like any other damage. `run_info` is the strict check for commands.
+        """
+        info = inspect_run(self.location, validate_run_id(run_id))
         with open_run(cur, info, fs=self.fs, to_url=self.to_url, alias=alias) as src:
+            src.problems[:0] = info.problems
             yield src
 
 
@@ -729,28 +766,18 @@ def _local_fingerprint(path: str) -> str | None:
     return hashlib.sha256("|".join(parts).encode()).hexdigest()[:20]
 
 
-def _scan_local(root: str) -> tuple[tuple[str, str], ...]:
-    """(run id, fingerprint) of every run folder under a local root, sorted by run id.
-
-    The folders `list_runs` would look at: real directories named like a run id.
-    """
-    try:
-        with os.scandir(root) as it:
-            names = [
-                e.name
-                for e in it
-                if e.is_dir(follow_symlinks=False)
-                and RUN_ID_RE.fullmatch(e.name)
-                and not e.name.startswith(".")
-            ]
-    except OSError:
-        return ()
+def _scan_local(location: str) -> tuple[tuple[tuple[str, str], ...], list[IgnoredFolder]]:
+    """(run id, fingerprint) of every run folder of a local location, sorted by run id
+    (the folders `scan_runs` looks at; one deleted meanwhile is left out), and the
+    folders that are not runs."""
+    _, root = filesystem(location)
+    names, ignored = run_folders(location)
     out = []
-    for name in sorted(names):
+    for name in names:
         fp = _local_fingerprint(f"{root}/{name}")
         if fp is not None:
             out.append((name, fp))
-    return tuple(out)
+    return tuple(out), ignored
 
 
 def _metrics_schema() -> pa.Schema:

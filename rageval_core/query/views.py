@@ -9,7 +9,8 @@ Metric names, sort keys and columns are checked against the whitelists below and
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,10 +22,10 @@ from rageval_core.catalogue import BUILTIN, COST_COLUMNS, LATENCY_COLUMNS
 from rageval_core.errors import ConfigError, ResultsError
 from rageval_core.models import FAILURE_TYPES, Claim
 from rageval_core.query import sql
-from rageval_core.query.source import bind
+from rageval_core.query.source import bind, projection
 from rageval_core.query.store import ResultsStore
 from rageval_core.query.summary import QUALITY_METRICS, SUMMARY_KEYS, run_value_sql
-from rageval_core.results import DEFAULT_KS, validate_run_id
+from rageval_core.results import DEFAULT_KS, QUESTION_SCHEMA, describe, validate_run_id
 
 QUESTION_METRICS: tuple[str, ...] = BUILTIN.measure_names()
 """Per-question numeric columns a caller may name (ranges, distributions, bottom-X%)."""
@@ -35,6 +36,8 @@ TREND_METRICS: tuple[str, ...] = tuple(k for k in SUMMARY_KEYS)
 COST_QUALITY_METRICS: tuple[str, ...] = BUILTIN.figure_names("quality")
 """Accepted `quality` of `cost_quality`: higher-is-better quality means and their p10."""
 
+_NO_ROWS = f"(SELECT {projection(set(), QUESTION_SCHEMA)} WHERE false)"
+"""A source with the row schema and no rows (the shape of a page over an unreadable run)."""
 _SEVERITY = (
     "CASE failure_type "
     + " ".join(f"WHEN '{ft}' THEN {i}" for i, ft in enumerate(FAILURE_TYPES))
@@ -54,13 +57,34 @@ def _check(name: str, allowed: Sequence[str], what: str) -> str:
     return name
 
 
-def _df(cur: duckdb.DuckDBPyConnection, q: str, params: Mapping[str, Any]) -> pd.DataFrame:
+_OUR_SQL = (duckdb.ParserException, duckdb.BinderException, duckdb.CatalogException)
+"""Errors of the SQL written here, not of the files read: they stay bugs, not problems."""
+
+
+@contextmanager
+def _reading(run_id: str | None = None) -> Iterator[None]:
+    """Any DuckDB failure reading results files as one bounded ResultsError line.
+
+    A Parquet file whose footer is intact but a data page is not fails only when its rows
+    are read, with IO, input, conversion or plain `duckdb.Error`s ("Out of buffer").
+    """
     try:
+        yield
+    except _OUR_SQL:
+        raise
+    except duckdb.Error as exc:
+        run = f"run {run_id!r}: " if run_id else ""
+        raise ResultsError(f"{run}unreadable results file ({describe(exc)})") from exc
+
+
+def _df(
+    cur: duckdb.DuckDBPyConnection,
+    q: str,
+    params: Mapping[str, Any],
+    run_id: str | None = None,
+) -> pd.DataFrame:
+    with _reading(run_id):
         return cur.execute(q, bind(q, params)).df()
-    except duckdb.IOException as exc:
-        raise ResultsError(f"unreadable results file ({exc})") from exc
-    except duckdb.InvalidInputException as exc:
-        raise ResultsError(f"unreadable results file ({exc})") from exc
 
 
 def _cache_retry(store: ResultsStore, compute: Callable[[], pd.DataFrame]) -> pd.DataFrame:
@@ -426,26 +450,36 @@ def question_rows(
     if descending is None:
         descending = BUILTIN.lower_is_better(sort)
     where, params = _where(f)
-    metric_cols = ", ".join(f'"{m}"' for m in QUALITY_METRICS)
+    params.update(limit=limit, offset=offset)
+    direction = "DESC" if descending else "ASC"
+    if sort == "severity":
+        order = f"__severity {direction}, answer_correctness {direction} NULLS LAST"
+    else:
+        order = f'"{sort}" {direction} NULLS LAST'
+
+    def page_sql(src: str) -> str:
+        return sql.QUESTION_PAGE.format(
+            src=f"(SELECT *, {_SEVERITY} AS __severity FROM {src})",
+            where=where,
+            metric_cols=", ".join(f'"{m}"' for m in QUALITY_METRICS),
+            order=order,
+        )
+
     cur = store.cursor()
     try:
         with store.run_source(cur, run_id) as src:
-            direction = "DESC" if descending else "ASC"
-            if sort == "severity":
-                order = f"__severity {direction}, answer_correctness {direction} NULLS LAST"
-            else:
-                order = f'"{sort}" {direction} NULLS LAST'
-            page_sql = sql.QUESTION_PAGE.format(
-                src=f"(SELECT *, {_SEVERITY} AS __severity FROM {src.sql})",
-                where=where,
-                metric_cols=metric_cols,
-                order=order,
-            )
+            all_params = {**src.params, **params}
             count_sql = sql.QUESTION_COUNT.format(src=src.sql, where=where)
-            all_params = {**src.params, **params, "limit": limit, "offset": offset}
-            total = int(cur.execute(count_sql, bind(count_sql, all_params)).fetchall()[0][0])
-            rows = _df(cur, page_sql, all_params)
-            return QuestionPage(rows, total, limit, offset, tuple(src.problems))
+            try:
+                with _reading(run_id):
+                    count = cur.execute(count_sql, bind(count_sql, all_params)).fetchall()
+                rows = _df(cur, page_sql(src.sql), all_params, run_id)
+            except ResultsError as exc:
+                # Diagnose lists a page's problems: an unreadable run is an empty page
+                # that says why, with the columns a readable one has.
+                rows = _df(cur, page_sql(_NO_ROWS), params)
+                return QuestionPage(rows, 0, limit, offset, (*src.problems, str(exc)))
+            return QuestionPage(rows, int(count[0][0]), limit, offset, tuple(src.problems))
     finally:
         cur.close()
 
@@ -529,7 +563,7 @@ def bottom_questions(
                 within=">=" if high else "<=",
                 edge="min" if high else "max",
             )
-            df = _df(cur, q, {**src.params, "pct": float(pct)})
+            df = _df(cur, q, {**src.params, "pct": float(pct)}, run_id)
     finally:
         cur.close()
     n_scored = int(df["n_scored"].iloc[0]) if len(df) else 0
@@ -553,7 +587,7 @@ def rerank_candidates(
     try:
         with store.run_source(cur, run_id) as src:
             q = sql.RERANK_CANDIDATES.format(src=src.sql)
-            return _df(cur, q, {**src.params, "lo": lo, "hi": hi})
+            return _df(cur, q, {**src.params, "lo": lo, "hi": hi}, run_id)
     finally:
         cur.close()
 
@@ -564,7 +598,7 @@ def question_tags(store: ResultsStore, run_id: str) -> list[str]:
     try:
         with store.run_source(cur, run_id) as src:
             q = sql.QUESTION_TAGS.format(src=src.sql)
-            return [str(t) for t in _df(cur, q, src.params)["tag"] if t is not None]
+            return [str(t) for t in _df(cur, q, src.params, run_id)["tag"] if t is not None]
     finally:
         cur.close()
 
@@ -579,7 +613,7 @@ def metric_distribution(store: ResultsStore, run_id: str, metric: str) -> pd.Dat
     try:
         with store.run_source(cur, run_id) as src:
             q = sql.DISTRIBUTION.format(src=src.sql, value=run_value_sql(metric))
-            return _df(cur, q, src.params)
+            return _df(cur, q, src.params, run_id)
     finally:
         cur.close()
 
@@ -639,9 +673,10 @@ def question_detail(store: ResultsStore, run_id: str, question_id: str) -> Quest
     try:
         with store.run_source(cur, run_id) as src:
             q = sql.QUESTION_ONE.format(src=src.sql)
-            rel = cur.execute(q, bind(q, {**src.params, "question_id": str(question_id)}))
-            names = [d[0] for d in rel.description]
-            rows_ = rel.fetchall()
+            with _reading(run_id):
+                rel = cur.execute(q, bind(q, {**src.params, "question_id": str(question_id)}))
+                names = [d[0] for d in rel.description]
+                rows_ = rel.fetchall()
             row = rows_[0] if rows_ else None
             problems = tuple(src.problems)
     finally:

@@ -213,7 +213,7 @@ def test_sharded_run_status_and_union(tmp_path):
     assert info.status == "complete" and len(info.parquet_files) == 2
 
 
-def test_older_schema_parquet_reads_with_nulls(tmp_path):
+def test_parquet_lacking_pinned_columns_reads_with_nulls_and_says_so(tmp_path):
     import pyarrow as pa
 
     d = tmp_path / "old"
@@ -224,7 +224,11 @@ def test_older_schema_parquet_reads_with_nulls(tmp_path):
         pa.table({"run_id": ["old"], "question_id": ["q1"], "mrr": [0.5]}), d / "questions.parquet"
     )
     table, problems = results.read_run_rows(results.inspect_run(str(tmp_path), "old"))
-    assert not problems
+    assert problems == [
+        f"{d / 'questions.parquet'}: missing pinned column(s) question, reference_answer, "
+        "answerable, tags, answer, retrieved_ids, retrieved_texts, gold_ids and 31 more: "
+        "shown as empty"
+    ]
     r = table.to_pylist()[0]
     assert r["mrr"] == 0.5 and r["faithfulness"] is None and r["claims"] is None
 
