@@ -61,7 +61,7 @@ from rageval_core.models import (
 )
 from rageval_core.query.summary import summarize_run
 from rageval_core.redact import Redactor
-from rageval_core.results import stale_after_s
+from rageval_core.results import MAX_SHARDS, stale_after_s
 
 Pipeline = Callable[[str], Any]
 JUDGE_CACHE = ".rageval/judge-cache"
@@ -81,8 +81,11 @@ class Shard:
     def parse(cls, text: str) -> Shard:
         """`K/N` with 0 <= K < N, e.g. `0/2`; ConfigError otherwise."""
         k, sep, n = text.partition("/")
-        if not (sep and k.isdigit() and n.isdigit() and 0 <= int(k) < int(n)):
-            raise ConfigError(f"--shard must be K/N with 0 <= K < N (e.g. 0/2), got {text!r}")
+        short = sep and k.isdigit() and n.isdigit() and len(k) <= 6 and len(n) <= 6
+        if not (short and 0 <= int(k) < int(n) <= MAX_SHARDS):
+            raise ConfigError(
+                f"--shard must be K/N with 0 <= K < N <= {MAX_SHARDS} (e.g. 0/2), got {text[:40]!r}"
+            )
         return cls(int(k), int(n))
 
     def owns(self, question_id: str) -> bool:

@@ -106,7 +106,7 @@ def test_a_complete_run_without_its_parquet_is_a_warning_and_views_are_empty(res
     page = query.question_rows(store, NEW)
     assert page.total == 0
     assert page.problems == (f"{d}: status complete but no questions.parquet",)
-    assert query.bottom_questions(store, NEW, "faithfulness").empty
+    assert query.bottom_questions(store, NEW, "faithfulness").rows.empty
     assert query.metric_distribution(store, NEW, "faithfulness").empty
     assert query.question_tags(store, NEW) == []
     with pytest.raises(ResultsError, match="cannot be read: .*no questions.parquet"):

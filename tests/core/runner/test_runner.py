@@ -193,7 +193,7 @@ def test_shard_split_is_stable_and_total():
     assert {o[0] for o in owners} == {0, 1, 2}
 
 
-@pytest.mark.parametrize("text", ["2/2", "1", "a/b", "-1/2", "0/0"])
+@pytest.mark.parametrize("text", ["2/2", "1", "a/b", "-1/2", "0/0", "0/10001", "0/" + "9" * 5000])
 def test_bad_shard_is_a_config_error(text):
     with pytest.raises(ConfigError, match="--shard"):
         Shard.parse(text)
