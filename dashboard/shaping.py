@@ -332,7 +332,7 @@ def shorten(text: object, width: int = 80) -> str:
 
 
 def split_question_changes(qc: pd.DataFrame, width: int = 80) -> dict[str, pd.DataFrame]:
-    """`question_changes` rows by kind (tab order), order kept, question text shortened."""
+    """`Comparison.questions` rows by kind (tab order), order kept, question text shortened."""
     out = qc.copy()
     out["question"] = [shorten(q, width) for q in out["question"]]
     return {kind: out[out["kind"] == kind].reset_index(drop=True) for kind in QUESTION_CHANGE_TABS}

@@ -25,7 +25,7 @@ from plotly.offline import get_plotlyjs
 from rageval_core import __version__, query
 from rageval_core.models import FAILURE_TYPES
 from rageval_core.query.check import metric_label
-from rageval_core.query.compare import question_changes, question_headline
+from rageval_core.query.compare import question_headline
 from rageval_core.results import atomic_write_bytes
 
 CSP = (
@@ -286,8 +286,7 @@ def _comparison_section(c: query.Comparison, run_id: str, lim: ReportLimits) -> 
         out.append(
             "<ul class='warn'>" + "".join(f"<li>{esc(w, 500)}</li>" for w in c.warnings) + "</ul>"
         )
-    qc = question_changes(c)
-    qc = qc[qc["run_id"] == run_id]
+    qc = c.questions[c.questions["run_id"] == run_id]
     worse = qc[qc["kind"] != "improvement"]
     out.append(f"<h3>Questions that regressed ({question_headline(qc)})</h3>")
     if len(worse):

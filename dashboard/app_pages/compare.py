@@ -12,7 +12,6 @@ from dashboard.shaping import (
     split_question_changes,
 )
 from rageval_core.errors import RagevalError
-from rageval_core.query.compare import question_changes
 
 QUESTION_COLUMNS = ["run_id", "question_id", "question", "failure_change", "changes"]
 EMPTY = {
@@ -108,7 +107,7 @@ st.caption(
     "first: flips to a failure, then the largest drop. Select a row to open the question "
     "in that run."
 )
-by_kind = split_question_changes(question_changes(cmp))
+by_kind = split_question_changes(cmp.questions)
 tabs = st.tabs([f"{QUESTION_CHANGE_TABS[k]} ({len(rows)})" for k, rows in by_kind.items()])
 for tab, (kind, rows) in zip(tabs, by_kind.items(), strict=True):
     with tab:
