@@ -411,6 +411,25 @@ def test_compare_selecting_a_regressed_question_opens_it_in_the_candidate(app, d
     assert texts(at.subheader)[0].startswith(f"{first.question_id} · ")
 
 
+def _long_question_table() -> None:
+    import pandas as pd
+
+    from dashboard import ui
+
+    rows = pd.DataFrame({"run_id": "r", "question_id": [f"q{i}" for i in range(5)]})
+    ui.question_table(rows, ["question_id"], key="long", limit=3)
+
+
+def test_a_long_question_table_draws_its_first_rows_and_says_how_many_are_left_out():
+    # Compare at 20 runs × 1,000 questions changes ~18,000 questions: with row selection
+    # every drawn row goes to the browser with its own link, so the page draws the worst.
+    at = no_exception(AppTest.from_function(_long_question_table).run())
+    shown = at.dataframe(key="long").value
+    assert list(shown["question_id"]) == ["q0", "q1", "q2"]
+    assert shown["open"].tolist() == [f"question?run=r&question=q{i}" for i in range(3)]
+    assert texts(at.caption) == ["The first 3 of 5 rows are shown, in this order."]
+
+
 def test_compare_warns_when_the_dataset_version_differs(app, results):
     manifest = results / LATEST / "manifest.json"
     m = json.loads(manifest.read_text())
