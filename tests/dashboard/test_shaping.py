@@ -221,6 +221,12 @@ def test_split_question_changes_in_tab_order_keeping_the_order_within():
     assert qc["question"].iloc[0] == "long " * 30  # the input is left as it was
     empty = split_question_changes(qc.iloc[0:0])
     assert all(df.empty for df in empty.values())
+    # a text shared by many rows (one question in many runs) is shortened once, missing ones too
+    many = qc.assign(question=["long " * 30, None, "long " * 30, None])
+    assert split_question_changes(many, width=20)["regression"]["question"].tolist() == [
+        ("long " * 4).strip() + "…",
+        "",
+    ]
 
 
 def test_widest_gap_run_picks_the_run_with_most_to_rerank():
