@@ -264,14 +264,10 @@ def question_links(rows: pd.DataFrame, run_id: str | None = None) -> pd.Series:
     The run is `run_id`, or each row's own `run_id` column when `run_id` is None.
     """
     runs = rows["run_id"] if run_id is None else [run_id] * len(rows)
-    return pd.Series(
-        [
-            relative_url("question", ViewState(run=str(r), question=str(q)))
-            for r, q in zip(runs, rows["question_id"], strict=True)
-        ],
-        index=rows.index,
-        dtype="object",
-    )
+    pairs = [(str(r), str(q)) for r, q in zip(runs, rows["question_id"], strict=True)]
+    # Once per distinct pair: a question × metric table names each question several times.
+    urls = {p: relative_url("question", ViewState(run=p[0], question=p[1])) for p in set(pairs)}
+    return pd.Series([urls[p] for p in pairs], index=rows.index, dtype="object")
 
 
 def run_links(run_ids: Iterable[str], page: str) -> list[str]:

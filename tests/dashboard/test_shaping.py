@@ -178,6 +178,13 @@ def test_question_links_point_at_the_question_page():
         "question?run=r2&question=q%232",
     ]
     assert list(question_links(rows, "r9"))[0] == "question?run=r9&question=q1"
+    # a question named on several rows (one per metric that moved) gets its link on each
+    repeated = pd.DataFrame({"run_id": ["r2", "r1", "r2"], "question_id": ["q#2", "q1", "q#2"]})
+    assert list(question_links(repeated, None)) == [
+        "question?run=r2&question=q%232",
+        "question?run=r1&question=q1",
+        "question?run=r2&question=q%232",
+    ]
 
 
 def test_config_diff_splits_differing_from_same():
