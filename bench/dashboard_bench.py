@@ -3,6 +3,7 @@
     python bench/dashboard_bench.py --runs 1000 --questions 1000   # /tmp/rageval-dash-1000x1000
     python bench/dashboard_bench.py --runs 100 --questions 500 --out /tmp/r-small
     python bench/dashboard_bench.py --results /tmp/somewhere        # reuse existing results
+    python bench/dashboard_bench.py --runs 20 --questions 1000 --compare 20 --pages Compare
 
 Results come from `bench/synth.py` (generated once, reused when present). Measured, each
 in a fresh Python process so Streamlit's in-memory caches start empty:
@@ -15,6 +16,9 @@ in a fresh Python process so Streamlit's in-memory caches start empty:
 - warm: median of `--reps` reruns of the page in one session after a first run (what a
   widget change or a second visitor costs); with the inclusive time of each `data.*`,
   `charts.*` and drawing call of a rerun, so a slow page names its slow part.
+
+Compare opens on the `--compare` newest runs (the oldest of them the baseline) through its
+URL, as a shared link would: 2 is the page's own default, 20 the most a URL may name.
 
 Targets (SPEC §7, 2 shared cores): warm ≤ 1 s per page, cold ≤ 3 s.
 AppTest runs the script exactly as the server does minus the websocket, so browser-side
@@ -31,6 +35,7 @@ import subprocess
 import sys
 import time
 from collections import defaultdict
+from dataclasses import dataclass
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -38,15 +43,17 @@ ROOT = HERE.parent
 ENTRY = ROOT / "dashboard" / "streamlit_app.py"
 WARM_TARGET_MS = 1000
 COLD_TARGET_MS = 3000
+PAGE_TIMEOUT_S = 900  # generous: a slow page is the finding, not a reason to stop timing
 
-# (label, page file relative to the entry, query params; "{newest}"/"{question}" filled in)
+# (label, page file relative to the entry, query params; "{newest}"/"{question}" filled in,
+# a list value is one parameter per item: "{compare}" the runs compared, baseline first)
 PAGES: list[tuple[str, str, dict[str, str]]] = [
     ("Runs", "app_pages/runs.py", {}),
     ("Diagnose", "app_pages/diagnose.py", {}),
     ("Tails", "app_pages/tails.py", {}),
     ("Retrieval", "app_pages/retrieval.py", {}),
     ("Cost & latency", "app_pages/cost.py", {}),
-    ("Compare", "app_pages/compare.py", {}),
+    ("Compare", "app_pages/compare.py", {"runs": ["{compare}"], "baseline": "{baseline}"}),
     ("Question (picker)", "app_pages/question.py", {}),
     (
         "Question (deep link)",
@@ -77,18 +84,34 @@ def _preimport() -> float:
     return (time.perf_counter() - t0) * 1000
 
 
-def _params(page: int, newest: str, question: str) -> dict[str, str]:
-    return {k: v.format(newest=newest, question=question) for k, v in PAGES[page][2].items()}
+@dataclass(frozen=True)
+class Target:
+    """What the parameterised pages open on."""
+
+    newest: str
+    question: str
+    compare: tuple[str, ...]  # baseline first
+
+    def args(self) -> list[str]:
+        return ["--newest", self.newest, "--question", self.question, "--ids", *self.compare]
 
 
-def _app(page: int, newest: str, question: str):
+def _params(page: int, t: Target) -> dict[str, str | list[str]]:
+    fill = {"newest": t.newest, "question": t.question, "baseline": t.compare[0]}
+    out: dict[str, str | list[str]] = {}
+    for k, v in PAGES[page][2].items():
+        out[k] = list(t.compare) if v == ["{compare}"] else v.format(**fill)
+    return out
+
+
+def _app(page: int, t: Target):
     from streamlit.testing.v1 import AppTest
 
-    at = AppTest.from_file(str(ENTRY), default_timeout=120)
+    at = AppTest.from_file(str(ENTRY), default_timeout=PAGE_TIMEOUT_S)
     # Every page's url_path is its file's stem, so switching before the first run opens
     # that page directly (TESTING.md: it would fall back to Runs otherwise).
     at.switch_page(PAGES[page][1])
-    for k, v in _params(page, newest, question).items():
+    for k, v in _params(page, t).items():
         at.query_params[k] = v
     return at
 
@@ -102,9 +125,9 @@ def _check(at, page: int) -> None:
         raise SystemExit(f"expected page {want!r}, AppTest rendered {titles}")
 
 
-def child_cold(page: int, newest: str, question: str) -> dict:
+def child_cold(page: int, t: Target) -> dict:
     imports = _preimport()
-    at = _app(page, newest, question)
+    at = _app(page, t)
     t0 = time.perf_counter()
     at.run()
     ms = (time.perf_counter() - t0) * 1000
@@ -131,7 +154,7 @@ class Calls:
         setattr(module, name, timed)
 
 
-def child_warm(newest: str, question: str, reps: int) -> dict:
+def child_warm(pages: list[int], t: Target, reps: int) -> dict:
     _preimport()
     import streamlit as st
 
@@ -151,8 +174,8 @@ def child_warm(newest: str, question: str, reps: int) -> dict:
     calls.wrap(st, "dataframe", "st.dataframe")
 
     out = {}
-    for page in range(len(PAGES)):
-        at = _app(page, newest, question)
+    for page in pages:
+        at = _app(page, t)
         at.run()  # fills the caches this page needs
         _check(at, page)
         times, breakdowns = [], []
@@ -224,12 +247,16 @@ def _ensure_results(results: Path, runs: int, questions: int) -> None:
     print(f"generated in {time.perf_counter() - t0:.0f} s", file=sys.stderr)
 
 
-def _newest_and_question(results: Path) -> tuple[str, str]:
+def _run_ids(results: Path) -> list[str]:
+    """Run ids, oldest first (synthetic ids sort by time)."""
+    return sorted(p.name for p in results.iterdir() if (p / "manifest.json").exists())
+
+
+def _first_question(results: Path, run_id: str) -> str:
     import pyarrow.parquet as pq
 
-    newest = max(p.name for p in results.iterdir() if (p / "manifest.json").exists())
-    table = pq.read_table(results / newest / "questions.parquet", columns=["question_id"])
-    return newest, str(table.column("question_id")[0])
+    table = pq.read_table(results / run_id / "questions.parquet", columns=["question_id"])
+    return str(table.column("question_id")[0])
 
 
 def _fmt(ms: float | None) -> str:
@@ -244,37 +271,51 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--results", help="existing results to time (nothing generated)")
     p.add_argument("--reps", type=int, default=5, help="warm reruns per page (median)")
     p.add_argument("--top", type=int, default=3, help="slowest parts shown per page")
+    p.add_argument(
+        "--compare", type=int, default=2, help="runs the Compare page compares (newest; ≤ 20)"
+    )
+    p.add_argument("--pages", help="comma-separated page labels to time (default: all)")
     p.add_argument("--child", choices=["cold", "warm"], help=argparse.SUPPRESS)
     p.add_argument("--page", type=int, help=argparse.SUPPRESS)
     p.add_argument("--newest", help=argparse.SUPPRESS)
     p.add_argument("--question", help=argparse.SUPPRESS)
+    p.add_argument("--ids", nargs="*", help=argparse.SUPPRESS)
+    p.add_argument("--only", type=int, nargs="*", help=argparse.SUPPRESS)
     a = p.parse_args(argv)
 
-    if a.child == "cold":
-        print(json.dumps(child_cold(a.page, a.newest, a.question)))
-        return 0
-    if a.child == "warm":
-        print(json.dumps(child_warm(a.newest, a.question, a.reps)))
+    if a.child:
+        t = Target(a.newest, a.question, tuple(a.ids))
+        out = child_cold(a.page, t) if a.child == "cold" else child_warm(a.only, t, a.reps)
+        print(json.dumps(out))
         return 0
 
     results = Path(a.results or a.out or f"/tmp/rageval-dash-{a.runs}x{a.questions}")
     if not a.results:
         _ensure_results(results, a.runs, a.questions)
-    newest, question = _newest_and_question(results)
-    n_runs = sum(1 for p in results.iterdir() if (p / "manifest.json").exists())
+    ids = _run_ids(results)
+    newest = ids[-1]
+    question = _first_question(results, newest)
+    if not 2 <= a.compare <= min(20, len(ids)):
+        p.error(f"--compare takes 2 to {min(20, len(ids))} runs here")
+    target = Target(newest, question, tuple(ids[-a.compare :]))
+    wanted = a.pages.split(",") if a.pages else [label for label, _, _ in PAGES]
+    pages = [i for i, (label, _, _) in enumerate(PAGES) if label.split(" (")[0] in wanted]
+    if not pages:
+        p.error(f"--pages: none of {wanted} is a page label")
     loc = str(results)
 
     store = _store_times(loc)
-    common = ["--newest", newest, "--question", question]
-    cold = [_child(["--child", "cold", "--page", str(i), *common], loc) for i in range(len(PAGES))]
-    warm = _child(["--child", "warm", "--reps", str(a.reps), *common], loc)
+    common = target.args()
+    cold = {i: _child(["--child", "cold", "--page", str(i), *common], loc) for i in pages}
+    only = ["--only", *map(str, pages)]
+    warm = _child(["--child", "warm", "--reps", str(a.reps), *only, *common], loc)
 
-    print(f"\nresults: {n_runs} runs at {loc} (newest {newest})")
+    print(f"\nresults: {len(ids)} runs at {loc} (newest {newest}); Compare: {a.compare} runs")
     print(
         f"cache build: {_fmt(store['build_ms'])} ms"
         + (" (already built; delete .rageval/ to time it)" if store["build_ms"] is None else "")
         + f"; store open with cache: {_fmt(store['open_ms'])} ms; "
-        f"imports before the first page (not in cold): {_fmt(cold[0]['imports_ms'])} ms\n"
+        f"imports before the first page (not in cold): {_fmt(cold[pages[0]]['imports_ms'])} ms\n"
     )
     print(
         f"| page | cold ms (≤ {COLD_TARGET_MS:,}) | warm ms (≤ {WARM_TARGET_MS:,}) "
@@ -282,7 +323,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     print("|---|---:|---:|---|")
     misses = []
-    for (label, _, _), c in zip(PAGES, cold, strict=True):
+    for i in pages:
+        label, c = PAGES[i][0], cold[i]
         w = warm[label]
         parts = sorted(w["parts"].items(), key=lambda kv: -kv[1])[: a.top]
         flag_c = " ✗" if c["cold_ms"] > COLD_TARGET_MS else ""

@@ -2,12 +2,18 @@
 
     python bench/query_bench.py --runs 100 --questions 500 --out /tmp/rq-small
     python bench/query_bench.py --results /tmp/rq-big      # reuse generated results
+    python bench/query_bench.py --results /tmp/rq-big --fold   # Compare's per-question fold
 
 Cold = a new Python process: open the store (cache already built) + the first call, imports
 excluded (reported separately). Warm = median of repeated calls on an open store. Naive =
 what a dashboard without this layer does for the runs overview: pandas reads every run's
 Parquet, concatenates and groups (also in a new process). Targets (1,000 × 1,000, 2 cores):
 warm ≤ 200 ms, overview cold ≤ 2 s, ≥ 10× faster than naive.
+
+`--fold` times only Compare's per-question fold at 2 and 20 runs: the SQL fold
+(`compare.fold_changes`, inside `compare_runs`) against the per-question pandas loop it
+replaced, kept as the test reference in tests/core/query/changes_reference.py, on the same
+change rows in the same process.
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+REFERENCE = HERE.parent / "tests" / "core" / "query" / "changes_reference.py"
 
 
 def _calls(store, run_ids):
@@ -210,6 +217,51 @@ def bench(
     return "\n".join(lines)
 
 
+def fold_bench(results: str, sizes: tuple[int, ...] = (2, 20), repeat: int = 7) -> str:
+    """Compare's per-question fold alone, SQL against the pandas reference, per run count."""
+    import importlib.util
+
+    import pandas as pd
+
+    from rageval_core.query import ResultsStore, compare_runs
+    from rageval_core.query.compare import DEFAULT_COMPARE_METRICS, fold_changes
+
+    spec = importlib.util.spec_from_file_location("changes_reference", REFERENCE)
+    reference = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(reference)
+    store = ResultsStore(results)
+    ids = _run_ids(results)
+    lines = [
+        "| runs compared | change rows | question rows | compare_runs ms (fold included) "
+        "| fold, SQL ms | fold, pandas ms | pandas / SQL |",
+        "|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for n in (k for k in sizes if k <= len(ids)):
+        picked = ids[:n][::-1]  # the n newest, oldest (the baseline) first
+        t = time.perf_counter()
+        c = compare_runs(store, picked)
+        compare_ms = (time.perf_counter() - t) * 1e3
+        cur = store.cursor()
+        try:
+            times = []
+            for _ in range(repeat):
+                t = time.perf_counter()
+                fold_changes(cur, c.changes, c.run_ids, DEFAULT_COMPARE_METRICS)
+                times.append((time.perf_counter() - t) * 1e3)
+        finally:
+            cur.close()
+        t = time.perf_counter()
+        slow = reference.pandas_question_changes(c)  # seconds: timed once
+        pandas_ms = (time.perf_counter() - t) * 1e3
+        pd.testing.assert_frame_equal(c.questions, slow)
+        sql_ms = statistics.median(times)
+        lines.append(
+            f"| {n} | {len(c.changes):,} | {len(c.questions):,} | {compare_ms:,.0f} "
+            f"| {sql_ms:,.1f} | {pandas_ms:,.0f} | {pandas_ms / sql_ms:,.0f}× |"
+        )
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--results", help="existing results location to benchmark")
@@ -217,6 +269,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--questions", type=int, default=500)
     p.add_argument("--out", help="generate synthetic results here first")
     p.add_argument("--repeat", type=int, default=7)
+    p.add_argument("--fold", action="store_true", help="time only Compare's per-question fold")
     p.add_argument("--worker", nargs=2, metavar=("NAME", "RESULTS"), help=argparse.SUPPRESS)
     p.add_argument("--naive-worker", metavar="RESULTS", help=argparse.SUPPRESS)
     p.add_argument("--slim", action="store_true", help=argparse.SUPPRESS)
@@ -238,7 +291,10 @@ def main(argv: list[str] | None = None) -> int:
         synth.generate(a.out, a.runs, a.questions, progress=True)
         print(f"generated {a.runs} × {a.questions} in {time.perf_counter() - t:.1f} s")
         results = a.out
-    print(bench(results, a.repeat, questions=a.questions if a.out else None))
+    if a.fold:
+        print(fold_bench(results, repeat=a.repeat))
+    else:
+        print(bench(results, a.repeat, questions=a.questions if a.out else None))
     return 0
 
 

@@ -248,14 +248,10 @@ def question_links(rows: pd.DataFrame, run_id: str | None = None) -> pd.Series:
     The run is `run_id`, or each row's own `run_id` column when `run_id` is None.
     """
     runs = rows["run_id"] if run_id is None else [run_id] * len(rows)
-    return pd.Series(
-        [
-            relative_url("question", ViewState(run=str(r), question=str(q)))
-            for r, q in zip(runs, rows["question_id"], strict=True)
-        ],
-        index=rows.index,
-        dtype="object",
-    )
+    pairs = [(str(r), str(q)) for r, q in zip(runs, rows["question_id"], strict=True)]
+    # Once per distinct pair: a question × metric table names each question several times.
+    urls = {p: relative_url("question", ViewState(run=p[0], question=p[1])) for p in set(pairs)}
+    return pd.Series([urls[p] for p in pairs], index=rows.index, dtype="object")
 
 
 def run_links(run_ids: Iterable[str], page: str) -> list[str]:
@@ -329,7 +325,9 @@ def shorten(text: object, width: int = 80) -> str:
 
 
 def split_question_changes(qc: pd.DataFrame, width: int = 80) -> dict[str, pd.DataFrame]:
-    """`question_changes` rows by kind (tab order), order kept, question text shortened."""
+    """`Comparison.questions` rows by kind (tab order), order kept, question text shortened."""
     out = qc.copy()
-    out["question"] = [shorten(q, width) for q in out["question"]]
+    # Once per distinct text: 20 runs compared repeat each question up to 19 times.
+    short = {q: shorten(q, width) for q in out["question"].unique()}
+    out["question"] = out["question"].map(short)
     return {kind: out[out["kind"] == kind].reset_index(drop=True) for kind in QUESTION_CHANGE_TABS}

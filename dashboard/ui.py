@@ -116,11 +116,17 @@ def question_table(
     key: str,
     run_id: str | None = None,
     config: dict | None = None,
+    limit: int | None = None,
 ) -> None:
     """A table of questions: an `open` link column, and selecting a row opens the question.
 
-    The run is `run_id`, or each row's own `run_id` column.
+    The run is `run_id`, or each row's own `run_id` column. With `limit`, only the first
+    `limit` rows are drawn, and a caption says how many were left out: a table with row
+    selection sends every row to the browser, and builds a link for each.
     """
+    if limit is not None and len(rows) > limit:
+        st.caption(f"The first {limit:,} of {len(rows):,} rows are shown, in this order.")
+        rows = rows.iloc[:limit]
     shown = rows[list(columns)].copy()
     shown.insert(0, "open", question_links(rows, run_id))
     event = st.dataframe(

@@ -27,7 +27,7 @@ from plotly.offline import get_plotlyjs
 from rageval_core import __version__, charts, query
 from rageval_core.catalogue import BUILTIN
 from rageval_core.models import FAILURE_TYPES
-from rageval_core.query.compare import question_changes, question_headline
+from rageval_core.query.compare import question_headline
 from rageval_core.redact import scrub_shapes
 from rageval_core.results import atomic_write_bytes
 
@@ -200,8 +200,7 @@ def _comparison_section(c: query.Comparison, run_id: str, lim: ReportLimits) -> 
         out.append(
             "<ul class='warn'>" + "".join(f"<li>{esc(w, 500)}</li>" for w in c.warnings) + "</ul>"
         )
-    qc = question_changes(c)
-    qc = qc[qc["run_id"] == run_id]
+    qc = c.questions[c.questions["run_id"] == run_id]
     worse = qc[qc["kind"] != "improvement"]
     out.append(f"<h3>Questions that regressed ({question_headline(qc)})</h3>")
     if len(worse):

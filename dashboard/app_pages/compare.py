@@ -13,9 +13,12 @@ from dashboard.shaping import (
 )
 from rageval_core import charts
 from rageval_core.errors import RagevalError
-from rageval_core.query.compare import question_changes
 
 QUESTION_COLUMNS = ["run_id", "question_id", "question", "failure_change", "changes"]
+# Rows drawn per table, in its order (questions worst first): 20 runs of 1,000 questions
+# change ~18,000 questions and ~70,000 question × metric pairs, more than anyone reads and
+# than a rerun can draw in 1 s.
+TABLE_ROWS = 1_000
 EMPTY = {
     "regression": "No question got worse.",
     "improvement": "No question got better.",
@@ -109,7 +112,7 @@ st.caption(
     "first: flips to a failure, then the largest drop. Select a row to open the question "
     "in that run."
 )
-by_kind = split_question_changes(question_changes(cmp))
+by_kind = split_question_changes(cmp.questions)
 tabs = st.tabs([f"{QUESTION_CHANGE_TABS[k]} ({len(rows)})" for k, rows in by_kind.items()])
 for tab, (kind, rows) in zip(tabs, by_kind.items(), strict=True):
     with tab:
@@ -120,6 +123,7 @@ for tab, (kind, rows) in zip(tabs, by_kind.items(), strict=True):
                 rows,
                 QUESTION_COLUMNS,
                 key=f"compare_questions_{kind}",
+                limit=TABLE_ROWS,
                 config={
                     "failure_change": st.column_config.TextColumn("failure type"),
                     "changes": st.column_config.TextColumn("changes", width="large"),
@@ -151,4 +155,4 @@ with st.expander("All question × metric changes"):
             if rows.empty:
                 st.info(f"No {name}.")
             else:
-                ui.question_table(rows, CHANGE_COLUMNS, key=f"compare_{name}")
+                ui.question_table(rows, CHANGE_COLUMNS, key=f"compare_{name}", limit=TABLE_ROWS)

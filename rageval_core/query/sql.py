@@ -264,3 +264,53 @@ FROM {paired}
 WHERE base_failure_type IS NOT NULL AND failure_type IS NOT NULL
   AND (base_failure_type = 'ok') <> (failure_type = 'ok')
 """
+
+# The CHANGES rows in {changes} folded to one row per (candidate run, question), worst
+# first. $metrics is the compared metrics' order (equal moves keep it, as in CHANGES),
+# $lower those of them where lower is better (four significant digits, never ranked as a
+# score), $kinds the kinds worst first, $run_ids the runs' order. A flip counts towards the
+# kind but is not a metric that moved; NULL failure types group together and read as —.
+QUESTION_CHANGES = """
+WITH c AS (
+  SELECT *, kind = 'regression' AS worse, metric = 'failure_type' AS flip,
+         list_contains($lower, metric) AS lower
+  FROM {changes}
+),
+q AS (
+  SELECT run_id, question_id, question, base_failure_type, failure_type,
+         CASE WHEN bool_or(worse) AND bool_or(NOT worse) THEN 'mixed'
+              WHEN bool_or(worse) THEN 'regression'
+              ELSE 'improvement' END AS kind,
+         coalesce(
+           string_agg(
+             metric || ' ' || replace(
+               format(CASE WHEN lower THEN '{{:.4g}}→{{:.4g}} ({{:+.4g}})'
+                           ELSE '{{:.2f}}→{{:.2f}} ({{:+.2f}})' END, base, value, delta),
+               '-', '−'),
+             '; ' ORDER BY NOT worse, abs(delta) DESC, list_position($metrics, metric)
+           ) FILTER (WHERE NOT flip),
+           '') AS changes,
+         bool_or(flip AND worse) AS to_failure,
+         bool_or(flip AND NOT worse) AS to_ok,
+         coalesce(max(abs(delta)) FILTER (WHERE worse AND NOT flip AND NOT lower), 0.0)
+           AS worst_drop,
+         coalesce(max(abs(delta)) FILTER (WHERE NOT worse AND NOT flip AND NOT lower), 0.0)
+           AS best_gain,
+         count(*) FILTER (WHERE worse AND NOT flip) AS n_worse,
+         count(*) FILTER (WHERE NOT worse AND NOT flip) AS n_better
+  FROM c
+  GROUP BY run_id, question_id, question, base_failure_type, failure_type
+)
+SELECT run_id, question_id, question, kind,
+       CASE WHEN coalesce(base_failure_type, '—') = coalesce(failure_type, '—')
+            THEN 'unchanged'
+            ELSE coalesce(base_failure_type, '—') || ' → ' || coalesce(failure_type, '—')
+       END AS failure_change,
+       changes, base_failure_type, failure_type, to_failure, to_ok,
+       worst_drop, best_gain, n_worse, n_better
+FROM q
+ORDER BY list_position($kinds, kind),
+         CASE WHEN kind = 'improvement' THEN to_ok ELSE to_failure END DESC,
+         CASE WHEN kind = 'improvement' THEN best_gain ELSE worst_drop END DESC,
+         list_position($run_ids, run_id), question_id
+"""

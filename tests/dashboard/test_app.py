@@ -25,7 +25,6 @@ from rageval_core.query import (
     rerank_candidates,
     runs_overview,
 )
-from rageval_core.query.compare import question_changes
 from rageval_core.results import STALE_ENV
 from tests.dashboard.conftest import (
     LATEST,
@@ -363,7 +362,7 @@ def test_compare_defaults_to_the_latest_two(app, demo_results, store):
     cmp = compare_runs(store, [PREVIOUS, LATEST])
     differing = at.dataframe[0].value
     assert set(differing["key"]) == set(cmp.config_diff.loc[cmp.config_diff["differs"], "key"])
-    n = question_changes(cmp)["kind"].value_counts()
+    n = cmp.questions["kind"].value_counts()
     assert [t.label for t in at.tabs] == [
         f"Regressed questions ({n.get('regression', 0)})",
         f"Improved questions ({n.get('improvement', 0)})",
@@ -380,7 +379,7 @@ def test_compare_defaults_to_the_latest_two(app, demo_results, store):
     assert at.expander[-1].label == "All question × metric changes"
     regressed = at.dataframe(key="compare_questions_regression").value
     assert list(regressed["question_id"]) == list(
-        question_changes(cmp).query("kind == 'regression'")["question_id"]
+        cmp.questions.query("kind == 'regression'")["question_id"]
     )
     top = regressed.iloc[0]
     assert " → " in top["failure_change"] and top["failure_change"].startswith("ok")
@@ -398,7 +397,7 @@ def test_compare_baseline_from_url_and_question_links(app, demo_results, store):
     assert regressions["open"].iloc[0].startswith(f"question?run={RUN_IDS[0]}&question=")
     # the per-question tab links to the question in the candidate run, worst first
     regressed = at.dataframe(key="compare_questions_regression").value
-    first = question_changes(cmp).iloc[0]
+    first = cmp.questions.iloc[0]
     assert first["kind"] == "regression"
     assert regressed["open"].iloc[0] == f"question?run={RUN_IDS[0]}&question={first.question_id}"
     assert len(regressed) == cmp.regressions["question_id"].nunique()
@@ -406,13 +405,32 @@ def test_compare_baseline_from_url_and_question_links(app, demo_results, store):
 
 def test_compare_selecting_a_regressed_question_opens_it_in_the_candidate(app, demo_results, store):
     at = open_page(app(demo_results), "compare")
-    first = question_changes(compare_runs(store, [PREVIOUS, LATEST])).iloc[0]
+    first = compare_runs(store, [PREVIOUS, LATEST]).questions.iloc[0]
     key = "compare_questions_regression"
     at.session_state[key] = {"selection": {"rows": [0], "columns": [], "cells": []}}
     no_exception(at.run())
     assert texts(at.title) == ["Question"]
     assert at.query_params["run"] == LATEST and at.query_params["question"] == first.question_id
     assert texts(at.subheader)[0].startswith(f"{first.question_id} · ")
+
+
+def _long_question_table() -> None:
+    import pandas as pd
+
+    from dashboard import ui
+
+    rows = pd.DataFrame({"run_id": "r", "question_id": [f"q{i}" for i in range(5)]})
+    ui.question_table(rows, ["question_id"], key="long", limit=3)
+
+
+def test_a_long_question_table_draws_its_first_rows_and_says_how_many_are_left_out():
+    # Compare at 20 runs × 1,000 questions changes ~18,000 questions: with row selection
+    # every drawn row goes to the browser with its own link, so the page draws the worst.
+    at = no_exception(AppTest.from_function(_long_question_table).run())
+    shown = at.dataframe(key="long").value
+    assert list(shown["question_id"]) == ["q0", "q1", "q2"]
+    assert shown["open"].tolist() == [f"question?run=r&question=q{i}" for i in range(3)]
+    assert texts(at.caption) == ["The first 3 of 5 rows are shown, in this order."]
 
 
 def test_compare_warns_when_the_dataset_version_differs(app, results):

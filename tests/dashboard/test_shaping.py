@@ -178,6 +178,13 @@ def test_question_links_point_at_the_question_page():
         "question?run=r2&question=q%232",
     ]
     assert list(question_links(rows, "r9"))[0] == "question?run=r9&question=q1"
+    # a question named on several rows (one per metric that moved) gets its link on each
+    repeated = pd.DataFrame({"run_id": ["r2", "r1", "r2"], "question_id": ["q#2", "q1", "q#2"]})
+    assert list(question_links(repeated, None)) == [
+        "question?run=r2&question=q%232",
+        "question?run=r1&question=q1",
+        "question?run=r2&question=q%232",
+    ]
 
 
 def test_config_diff_splits_differing_from_same():
@@ -221,6 +228,12 @@ def test_split_question_changes_in_tab_order_keeping_the_order_within():
     assert qc["question"].iloc[0] == "long " * 30  # the input is left as it was
     empty = split_question_changes(qc.iloc[0:0])
     assert all(df.empty for df in empty.values())
+    # a text shared by many rows (one question in many runs) is shortened once, missing ones too
+    many = qc.assign(question=["long " * 30, None, "long " * 30, None])
+    assert split_question_changes(many, width=20)["regression"]["question"].tolist() == [
+        ("long " * 4).strip() + "…",
+        "",
+    ]
 
 
 def test_widest_gap_run_picks_the_run_with_most_to_rerank():

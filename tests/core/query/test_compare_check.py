@@ -11,7 +11,7 @@ from rageval_core import results as results_mod
 from rageval_core.cli import main
 from rageval_core.errors import ConfigError
 from rageval_core.query import ResultsStore, compare_runs
-from rageval_core.query.compare import NOT_SET, question_changes, question_headline
+from rageval_core.query.compare import NOT_SET, question_headline
 
 from .conftest import row, write_run
 
@@ -287,7 +287,7 @@ METRICS = ["faithfulness", "answer_correctness", "total_ms"]
 def test_question_changes_one_row_per_question_worst_first(results):
     _questions(results)
     c = compare_runs(ResultsStore(results), ["base", "cand"], metrics=METRICS)
-    qc = question_changes(c)
+    qc = c.questions
     got = qc[["question_id", "kind", "failure_change", "changes"]].values.tolist()
     assert got == [
         [
@@ -325,9 +325,9 @@ def test_question_changes_per_candidate_run_and_when_nothing_changed(results):
     _questions(results)
     store = ResultsStore(results)
     c = compare_runs(store, ["base", "same", "cand"], metrics=METRICS)
-    qc = question_changes(c)
+    qc = c.questions
     assert set(qc["run_id"]) == {"cand"} and len(qc) == 7  # `same` equals the baseline
-    nothing = question_changes(compare_runs(store, ["base", "same"], metrics=METRICS))
+    nothing = compare_runs(store, ["base", "same"], metrics=METRICS).questions
     assert nothing.empty and "changes" in nothing.columns
     assert question_headline(nothing) == "Regressed: 0 questions, improved: 0, mixed: 0"
     assert main(["compare", "base", "same", "cand", "--results", str(results)]) == 0
