@@ -7,8 +7,9 @@
     ├── JudgeError               a judge could not produce verdicts (HTTP, parse, missing verdict)
     └── ResultsError             results directory: bad run id, unreadable or corrupt run
 
-Validation raises these, never `assert`. The CLI turns them into one line on stderr.
-`problems` carries every individual finding so a user fixes them all in one pass.
+Validation raises these, never `assert`. The CLI and the dashboard show them as one
+bounded line (`one_line()`); `problems` carries every individual finding so a user fixes
+them all in one pass.
 """
 
 from __future__ import annotations
@@ -28,12 +29,25 @@ class RagevalError(Exception):
         self.problems = list(problems or [])
         super().__init__(self._render())
 
+    def one_line(self, limit: int = 600) -> str:
+        """The message and its problems on one line, cut to `limit` characters: what a
+        terminal or a page shows, however long a value the error quotes."""
+        return one_line(
+            "; ".join([self.message, *self.problems]) if self.problems else self.message, limit
+        )
+
     def _render(self) -> str:
         if not self.problems:
             return self.message
         lines = [f"{self.message} ({len(self.problems)} problem(s)):"]
         lines += [f"  - {p}" for p in self.problems]
         return "\n".join(lines)
+
+
+def one_line(text: str, limit: int = 600) -> str:
+    """`text` with line breaks as spaces, cut to `limit` characters with a visible mark."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else f"{flat[: limit - 1]}…"
 
 
 class DatasetError(RagevalError):
