@@ -30,7 +30,7 @@ import fsspec
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from rageval_core.errors import ResultsError
+from rageval_core.errors import ResultsError, one_line
 from rageval_core.models import DatasetRef, JudgeRef, RunManifest
 
 SCHEMA_VERSION = 1
@@ -216,14 +216,32 @@ def manifest_to_dict(m: RunManifest) -> dict[str, Any]:
     return d
 
 
+MAX_SHARDS = 10_000  # a manifest asking for more is damaged: the reader opens one file each
+
+
+def _optional_text(d: Mapping[str, Any], key: str, where: str = "") -> str | None:
+    """A field that is text or absent; another JSON type is a damaged manifest."""
+    value = d.get(key)
+    if value is not None and not isinstance(value, str):
+        raise ValueError(f"{where}{key} must be text or null, not {type(value).__name__}")
+    return value
+
+
 def manifest_from_dict(d: Mapping[str, Any], source: str = "manifest.json") -> RunManifest:
-    """Parse a manifest; raise ResultsError naming the file and the bad field."""
+    """Parse a manifest; raise ResultsError naming the file and the bad field.
+
+    The message never quotes more than a few dozen characters of a value: a damaged
+    manifest may hold a megabyte where a status belongs.
+    """
     try:
         ds = d.get("dataset") or {}
         jd = d.get("judge") or {}
         status = d["status"]
         if status not in ("running", "complete", "failed"):
-            raise ValueError(f"status {status!r}")
+            raise ValueError(f"status {str(status)[:40]!r}")
+        shards = int(d.get("shards", 1))
+        if shards > MAX_SHARDS:
+            raise ValueError(f"shards {shards} is more than {MAX_SHARDS}")
         return RunManifest(
             run_id=validate_run_id(d["run_id"]),
             status=status,
@@ -238,21 +256,31 @@ def manifest_from_dict(d: Mapping[str, Any], source: str = "manifest.json") -> R
             ),
             judge=JudgeRef(
                 kind=str(jd.get("kind", "")),
-                model=jd.get("model"),
-                version=jd.get("version"),
-                prompt_hash=jd.get("prompt_hash"),
+                model=_optional_text(jd, "model", "judge."),
+                version=_optional_text(jd, "version", "judge."),
+                prompt_hash=_optional_text(jd, "prompt_hash", "judge."),
             ),
             schema_version=int(d.get("schema_version", 0)),
-            finished_at=d.get("finished_at"),
-            git_commit=d.get("git_commit"),
+            finished_at=_optional_text(d, "finished_at"),
+            git_commit=_optional_text(d, "git_commit"),
             tags=tuple(str(t) for t in d.get("tags") or ()),
             totals=dict(d.get("totals") or {}),
-            shards=int(d.get("shards", 1)),
+            shards=shards,
         )
     except ResultsError:
         raise
-    except (KeyError, TypeError, ValueError, AttributeError) as exc:
-        raise ResultsError(f"{source}: invalid manifest ({type(exc).__name__}: {exc})") from exc
+    except (KeyError, TypeError, ValueError, AttributeError, OverflowError) as exc:
+        detail = one_line(f"{type(exc).__name__}: {exc}", 160)
+        raise ResultsError(f"{source}: invalid manifest ({detail})") from exc
+
+
+def load_json(data: str | bytes) -> Any:
+    """`json.loads` for files of a run: nesting too deep for the parser is the ValueError
+    of a damaged file (like any other bad JSON), not a RecursionError."""
+    try:
+        return json.loads(data)
+    except RecursionError:
+        raise ValueError("JSON nested too deeply to read") from None
 
 
 # ---------------------------------------------------------------------------- journal
@@ -303,7 +331,7 @@ def iter_journal_text(text: str, source: str) -> Iterator[tuple[dict[str, Any] |
         if not line.strip():
             continue
         try:
-            row = json.loads(line)
+            row = load_json(line)
             if not isinstance(row, dict) or "question_id" not in row:
                 raise ValueError("not a question row")
             yield row, None
@@ -383,7 +411,7 @@ def _shard_status(
         p = f"{run_path}/shard-{k}.json"
         try:
             with fs.open(p, "rb") as fh:
-                states.append(json.loads(fh.read())["status"])
+                states.append(load_json(fh.read())["status"])
         except FileNotFoundError:
             states.append("running")
         except (OSError, ValueError, KeyError, TypeError) as exc:
@@ -418,7 +446,7 @@ def inspect_run(location: str, run_id: str) -> RunInfo:
         return info
     try:
         with fs.open(f"{path}/{MANIFEST}", "rb") as fh:
-            info.manifest = manifest_from_dict(json.loads(fh.read()), f"{path}/{MANIFEST}")
+            info.manifest = manifest_from_dict(load_json(fh.read()), f"{path}/{MANIFEST}")
     except ValueError as exc:  # JSONDecodeError is a ValueError
         info.problems.append(f"{path}/{MANIFEST}: not valid JSON ({exc})")
         return info
