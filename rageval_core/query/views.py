@@ -59,12 +59,22 @@ def _check(name: str, allowed: Sequence[str], what: str) -> str:
     return name
 
 
+def _rows(
+    cur: duckdb.DuckDBPyConnection, q: str, params: Mapping[str, Any]
+) -> tuple[list[str], list[tuple]]:
+    """Column names and rows of `q`; a results file DuckDB cannot read (missing, or a
+    page that does not decompress) is a ResultsError naming it, as in `_df`."""
+    try:
+        rel = cur.execute(q, bind(q, params))
+        return [d[0] for d in rel.description], rel.fetchall()
+    except (duckdb.IOException, duckdb.InvalidInputException) as exc:
+        raise ResultsError(f"unreadable results file ({exc})") from exc
+
+
 def _df(cur: duckdb.DuckDBPyConnection, q: str, params: Mapping[str, Any]) -> pd.DataFrame:
     try:
         return cur.execute(q, bind(q, params)).df()
-    except duckdb.IOException as exc:
-        raise ResultsError(f"unreadable results file ({exc})") from exc
-    except duckdb.InvalidInputException as exc:
+    except (duckdb.IOException, duckdb.InvalidInputException) as exc:
         raise ResultsError(f"unreadable results file ({exc})") from exc
 
 
@@ -448,7 +458,7 @@ def question_rows(
             )
             count_sql = sql.QUESTION_COUNT.format(src=src.sql, where=where)
             all_params = {**src.params, **params, "limit": limit, "offset": offset}
-            total = int(cur.execute(count_sql, bind(count_sql, all_params)).fetchall()[0][0])
+            total = int(_rows(cur, count_sql, all_params)[1][0][0])
             rows = _df(cur, page_sql, all_params)
             return QuestionPage(rows, total, limit, offset, tuple(src.problems))
     finally:
@@ -579,9 +589,7 @@ def question_detail(store: ResultsStore, run_id: str, question_id: str) -> Quest
     try:
         with store.run_source(cur, run_id) as src:
             q = sql.QUESTION_ONE.format(src=src.sql)
-            rel = cur.execute(q, bind(q, {**src.params, "question_id": str(question_id)}))
-            names = [d[0] for d in rel.description]
-            rows_ = rel.fetchall()
+            names, rows_ = _rows(cur, q, {**src.params, "question_id": str(question_id)})
             row = rows_[0] if rows_ else None
             problems = tuple(src.problems)
     finally:
