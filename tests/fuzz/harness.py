@@ -43,7 +43,7 @@ def environment(results: Path, cache: Path) -> Iterator[None]:
     try:
         yield
     finally:
-        st.cache_resource.clear()  # closes nothing, but drops the store of a deleted folder
+        st.cache_resource.clear()  # the store of a folder about to be deleted
         for k, v in saved.items():
             if v is None:
                 os.environ.pop(k, None)
