@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from rageval_core.query import ResultsStore
 from tests.fuzz.damage import (
     JOURNAL,
     MANIFEST,
@@ -139,3 +140,20 @@ def test_a_run_deleted_after_listing_is_a_message_on_the_page(tmp):
         at.switch_page("app_pages/diagnose.py").run()
         assert not at.exception, [e.value for e in at.exception]
         assert any(gone in e.value for e in at.error)
+
+
+@pytest.mark.parametrize("cache_file", ["metrics/seg-", "run_summary"])
+def test_a_damaged_derived_cache_is_rebuilt(cache_file, tmp):
+    """The cache beside the runs can always be rebuilt (SPEC §4): a segment or summary
+    file cut in half (a full disk, a bad copy) must not keep a view down."""
+    results = fresh_copy(tmp)
+    with environment(results, tmp / "xdg"):
+        ResultsStore(str(results), read_only=True).close()  # what an earlier process left
+        (damaged,) = [p for p in (tmp / "xdg").rglob("*.parquet") if cache_file in str(p)]
+        damaged.write_bytes(damaged.read_bytes()[: damaged.stat().st_size // 2])
+        at = AppTest.from_file(ENTRY, default_timeout=60).run()
+        at.query_params.update(run=RUN_IDS[-1], question="q001")
+        at.switch_page("app_pages/question.py").run()
+        assert not at.exception and not at.error, [e.value for e in [*at.exception, *at.error]]
+        history = at.dataframe[-1].value
+        assert set(history["run_id"]) == set(RUN_IDS)
