@@ -6,6 +6,7 @@
     ├── PipelineError            the pipeline under test returned something unusable
     ├── JudgeError               a judge could not produce verdicts (HTTP, parse, missing verdict)
     └── ResultsError             results directory: bad run id, unreadable or corrupt run
+        └── NotFoundError        a readable run has no such question
 
 Validation raises these, never `assert`. The CLI and the dashboard show them as one
 bounded line (`one_line()`); `problems` carries every individual finding so a user fixes
@@ -70,3 +71,8 @@ class JudgeError(RagevalError):
 
 class ResultsError(RagevalError):
     """A run id is invalid, or a run in the results directory is missing or corrupt."""
+
+
+class NotFoundError(ResultsError):
+    """An id that names nothing in a readable run (a typo in a link), as opposed to a file
+    that could not be read: a page says "not found" only for this one."""

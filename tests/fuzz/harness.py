@@ -28,6 +28,7 @@ RUN_MULTI_PICKERS = ("compare_runs", "tails_runs", "retrieval_runs")
 # The exact message of a known crash that many damages lead to; tolerated while its tag is
 # in KNOWN_OPEN (any other crash, or this one once the tag is removed, fails the example).
 KNOWN_MESSAGES = {"compare-empty-run": "cannot reshape array of size 0"}
+VIEW_DOWN = "This view cannot be shown"  # streamlit_app's line for a RagevalError in a page
 LABELS = str(Path(__file__).resolve().parents[2] / "rageval_core" / "example" / "labels.yaml")
 
 
@@ -81,6 +82,11 @@ def page_findings(
     for h in harms:
         if h.visible and h.name and h.tag not in open_tags and not _shows(warnings, h.name):
             out.append(f"{where}: damaged run {h.name[:80]!r} named in no warning")
+    damaged = [h.name for h in harms if h.name]
+    for text in _texts(at.error):
+        # a view may give up on a damaged run, never on healthy ones
+        if text.startswith(VIEW_DOWN) and not any(_shows(text, n) for n in damaged):
+            out.append(f"{where}: view down though no damaged run is named: {text[:200]!r}")
     for kind in ("warning", "error"):
         for text in _texts(at.get(kind)):
             if "](" in text:  # markdown renders it: a damaged file would draw a link or image

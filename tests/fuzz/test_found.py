@@ -157,3 +157,17 @@ def test_a_damaged_derived_cache_is_rebuilt(cache_file, tmp):
         assert not at.exception and not at.error, [e.value for e in [*at.exception, *at.error]]
         history = at.dataframe[-1].value
         assert set(history["run_id"]) == set(RUN_IDS)
+
+
+def test_an_unreadable_question_is_not_called_missing(tmp):
+    """The Question page said "Question 'q001' not found" when the question's row could
+    not be decompressed: the user looks for a typo instead of a damaged file."""
+    results = fresh_copy(tmp)
+    BAD_PAGE.apply(results)
+    with environment(results, tmp / "xdg"):
+        at = AppTest.from_file(ENTRY, default_timeout=60).run()
+        at.query_params.update(run=RUN_IDS[1], question="q001")
+        at.switch_page("app_pages/question.py").run()
+    errors = [e.value for e in at.error]
+    assert not at.exception and len(errors) == 1, errors
+    assert "not found" not in errors[0] and "questions.parquet" in errors[0]

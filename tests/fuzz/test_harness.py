@@ -5,7 +5,7 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
-from tests.fuzz.damage import RUN_IDS, Harm, fresh_copy
+from tests.fuzz.damage import PARQUET, RUN_IDS, Garbage, Harm, fresh_copy
 from tests.fuzz.harness import CliResult, Params, cli_findings, environment, visit_every_page
 
 
@@ -21,6 +21,16 @@ def test_page_checks_report_a_missing_run_and_an_unnamed_damage():
     for picker in ("diagnose_run", "tails_run", "retrieval_run", "compare_runs"):
         assert f"healthy run ghost not in picker {picker}" in text
     assert text.count("'20990101-000000-ghost' named in no warning") == 7  # every page
+
+
+def test_page_checks_report_a_view_down_for_a_healthy_run():
+    with tempfile.TemporaryDirectory(prefix="rageval-fuzz-") as d:
+        results = fresh_copy(Path(d))
+        # a column chunk the Question page reads, not declared as damage to the checks
+        Garbage(1, PARQUET, 0.5, b"\xff" * 32, False).apply(results)
+        with environment(results, Path(d) / "xdg"):
+            findings = visit_every_page(Params.pointing_at(RUN_IDS[1], RUN_IDS[0]), [], [], ())
+    assert any("view down though no damaged run is named" in f for f in findings), findings
 
 
 def test_cli_checks_report_every_broken_promise():
