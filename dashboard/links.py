@@ -151,15 +151,22 @@ def _num(v: float | None) -> str:
     return short if float(short) == v else repr(v)
 
 
-# Markdown-active characters of an echoed value (brackets and parentheses make links and
-# images, `:` a bare-URL autolink, `$` LaTeX, `<` inline HTML): the page shows messages with
-# st.error, which renders markdown, and a crafted link must not draw a foreign link or image.
+# Markdown-active characters of an echoed value or file problem (brackets and parentheses
+# make links and images, `:` a bare-URL autolink, `$` LaTeX, `<` inline HTML): the page shows
+# messages with st.error, which renders markdown, and a crafted link or a damaged run file
+# must not draw a foreign link or image.
 _MD_ACTIVE = re.compile(r"([\\`*_{}\[\]()#+!|<>~$:&])")
+
+
+def md_escape(text: str) -> str:
+    """`text` with every markdown-active character escaped: shown as typed, never as a
+    link, image, formula or HTML."""
+    return _MD_ACTIVE.sub(r"\\\1", text)
 
 
 def _short(value: str) -> str:
     """A URL value, cut and quoted, safe to show in a markdown-rendered message."""
-    return _MD_ACTIVE.sub(r"\\\1", repr(value[:60] + ("…" if len(value) > 60 else "")))
+    return md_escape(repr(value[:60] + ("…" if len(value) > 60 else "")))
 
 
 def _one(raw: list[str]) -> str:

@@ -15,10 +15,11 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from dashboard.links import ViewState, relative_url
+from dashboard.links import ViewState, md_escape, relative_url
 from rageval_core.catalogue import BUILTIN
+from rageval_core.errors import one_line
 from rageval_core.models import FAILURE_TYPES, Claim
-from rageval_core.results import RunInfo
+from rageval_core.results import RUN_ID_RE, RunInfo
 
 FAILURE_GROUPS: dict[str, str] = {
     "retrieval_miss": "retrieval",
@@ -92,6 +93,17 @@ def run_label(runs: pd.DataFrame) -> dict[str, str]:
         r.run_id: r.run_id if r.status == "complete" else f"{r.run_id} ({r.status})"
         for r in runs.itertuples()
     }
+
+
+def problems_markdown(broken: Mapping[str, Sequence[str]], limit: int = 600) -> str:
+    """One bullet per run: its id, then its problems on one line of at most `limit`
+    characters. Problems quote file contents (a manifest value, a folder name), so they are
+    escaped: a damaged file must not draw a link or an image in the dashboard."""
+    lines = []
+    for run_id, messages in broken.items():
+        who = f"`{run_id}`" if RUN_ID_RE.fullmatch(run_id) else md_escape(one_line(run_id, 100))
+        lines.append(f"- {who}: {md_escape(one_line('; '.join(messages), limit))}")
+    return "\n".join(lines)
 
 
 # ---------------------------------------------------------------------------- failures

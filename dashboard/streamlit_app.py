@@ -2,7 +2,8 @@
 
 Run with `rageval dashboard` (which sets RAGEVAL_RESULTS). Pages live in `app_pages/`;
 this file only wires them up. The sidebar's page links are drawn after the page ran, so
-they carry the run context the page just wrote to the URL.
+they carry the run context the page just wrote to the URL. A page that meets a damaged
+run (a `RagevalError`) ends in one error line here, never an exception.
 """
 
 from __future__ import annotations
@@ -13,9 +14,10 @@ import streamlit as st
 
 from dashboard import data
 from dashboard.auth import require_access
-from dashboard.links import DEFAULT_PAGE, PAGES, ViewState
-from dashboard.shaping import stale_note
+from dashboard.links import DEFAULT_PAGE, PAGES, ViewState, md_escape
+from dashboard.shaping import problems_markdown, stale_note
 from dashboard.ui import link
+from rageval_core.errors import RagevalError
 
 st.set_page_config(page_title="rageval", page_icon=":material/troubleshoot:", layout="wide")
 
@@ -54,13 +56,17 @@ with st.sidebar:
 if broken:
     st.warning(
         f"{len(broken)} run{'s' if len(broken) != 1 else ''} could not be read completely "
-        "and may be missing from the views:\n\n"
-        + "\n".join(f"- `{run_id}`: {'; '.join(msgs)}" for run_id, msgs in broken.items()),
+        "and may be missing from the views:\n\n" + problems_markdown(broken),
         icon=":material/warning:",
     )
 
 try:
     current.run()
+except RagevalError as exc:
+    # A file that became unreadable after the listing (a run deleted, rewritten or damaged
+    # where only this view reads it): one line naming it, the navigation and other pages
+    # stay. Anything else is a bug and keeps Streamlit's exception box.
+    st.error(f"This view cannot be shown: {md_escape(exc.one_line())}", icon=":material/error:")
 finally:  # also after st.stop() in a page, so the empty state still has navigation
     params = {k: st.query_params.get_all(k) for k in st.query_params}
     shared = ViewState.from_query_params(params)[0].shared()

@@ -2,19 +2,22 @@
 
 Each module in `commands/` defines `register(subparsers)` and sets `func` on its parser; the
 handler returns an exit code. User mistakes become one line on stderr (exit 1 for invalid
-data, 2 for bad flags), never a traceback.
+data, 2 for bad flags), never a traceback. So does an operating-system error on a file (a
+results file that is a folder, a symlink loop, a full disk): exit 1, naming the file. Any
+other exception is a bug in rageval and keeps its traceback, so tests see it.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import pkgutil
 import sys
 from collections.abc import Sequence
 
 from rageval_core import __version__, commands
-from rageval_core.errors import RagevalError
+from rageval_core.errors import RagevalError, one_line
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -37,11 +40,27 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args.func(args) or 0)
     except RagevalError as exc:
-        print(f"rageval {args.command}: error: {exc}", file=sys.stderr)
+        print(f"rageval {args.command}: error: {exc.one_line()}", file=sys.stderr)
         return exc.exit_code
+    except BrokenPipeError:
+        # The reader of stdout went away (`rageval compare A B | head`): nothing to report.
+        # Point stdout at devnull so the interpreter's final flush does not raise again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
+    except OSError as exc:
+        print(f"rageval {args.command}: error: {os_error(exc)}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         print(f"rageval {args.command}: interrupted", file=sys.stderr)
         return 130
+
+
+def os_error(exc: OSError) -> str:
+    """`FILE: reason` of an OSError, on one bounded line. For a rename the file is the
+    destination (the path the user named), not our temporary file."""
+    reason = exc.strerror or str(exc) or type(exc).__name__
+    path = exc.filename2 if exc.filename2 is not None else exc.filename
+    return one_line(f"{path}: {reason}" if path is not None else reason)
 
 
 if __name__ == "__main__":

@@ -6,9 +6,11 @@
     ├── PipelineError            the pipeline under test returned something unusable
     ├── JudgeError               a judge could not produce verdicts (HTTP, parse, missing verdict)
     └── ResultsError             results directory: bad run id, unreadable or corrupt run
+        └── NotFoundError        a readable run has no such question
 
-Validation raises these, never `assert`. The CLI turns them into one line on stderr.
-`problems` carries every individual finding so a user fixes them all in one pass.
+Validation raises these, never `assert`. The CLI and the dashboard show them as one
+bounded line (`one_line()`); `problems` carries every individual finding so a user fixes
+them all in one pass.
 """
 
 from __future__ import annotations
@@ -28,12 +30,27 @@ class RagevalError(Exception):
         self.problems = list(problems or [])
         super().__init__(self._render())
 
+    def one_line(self, limit: int = 600) -> str:
+        """The message and its problems on one line, cut to `limit` characters: what a
+        terminal or a page shows, however long a value the error quotes."""
+        return one_line(
+            "; ".join([self.message, *self.problems]) if self.problems else self.message, limit
+        )
+
     def _render(self) -> str:
         if not self.problems:
             return self.message
         lines = [f"{self.message} ({len(self.problems)} problem(s)):"]
         lines += [f"  - {p}" for p in self.problems]
         return "\n".join(lines)
+
+
+def one_line(text: object, limit: int = 600) -> str:
+    """`text` with line breaks as spaces, cut to `limit` characters with a visible mark:
+    messages and problems never echo an unbounded value (they are printed, logged and shown
+    on every page)."""
+    flat = " ".join(str(text).split())
+    return flat if len(flat) <= limit else f"{flat[: limit - 1]}…"
 
 
 class DatasetError(RagevalError):
@@ -56,3 +73,8 @@ class JudgeError(RagevalError):
 
 class ResultsError(RagevalError):
     """A run id is invalid, or a run in the results directory is missing or corrupt."""
+
+
+class NotFoundError(ResultsError):
+    """An id that names nothing in a readable run (a typo in a link), as opposed to a file
+    that could not be read: a page says "not found" only for this one."""

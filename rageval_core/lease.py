@@ -44,6 +44,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from rageval_core import results
+from rageval_core.errors import one_line
 
 HEARTBEAT_ENV = "RAGEVAL_HEARTBEAT_S"
 HEARTBEAT_S = 10.0
@@ -84,16 +85,12 @@ class Owner:
         """`host pid N since T` from a lease's bytes; they may be torn or hostile."""
         try:
             d = json.loads(data.decode("utf-8"))
-            host, pid, since = _one_line(d["host"], 80), d["pid"], _one_line(d["since"], 40)
+            host, pid, since = one_line(d["host"], 80), d["pid"], one_line(d["since"], 40)
         except (ValueError, KeyError, TypeError):
             return "another process"
         if type(pid) is not int or not 0 < pid < 2**32:
             return "another process"
         return f"{host} pid {pid} since {since}"
-
-
-def _one_line(value: object, width: int) -> str:
-    return " ".join(str(value).split())[:width]
 
 
 class Lease(Protocol):

@@ -34,7 +34,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from rageval_core.catalogue import DEFAULT_KS, retrieval_columns
-from rageval_core.errors import ResultsError
+from rageval_core.errors import ResultsError, one_line
 from rageval_core.models import DatasetRef, JudgeRef, RunManifest
 
 SCHEMA_VERSION = 1
@@ -119,16 +119,9 @@ def column_type(name: str) -> pa.DataType | None:
     return t
 
 
-def one_line(text: object, limit: int = 160) -> str:
-    """`text` on one line, cut to `limit` characters: problems and errors never echo an
-    unbounded value (a message is printed, logged and shown on every page)."""
-    flat = " ".join(str(text).split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
-
-
 def describe(exc: BaseException) -> str:
     """`Type: message` of an exception, on one bounded line."""
-    return one_line(f"{type(exc).__name__}: {exc}")
+    return one_line(f"{type(exc).__name__}: {exc}", 160)
 
 
 def display_name(name: str) -> str:

@@ -8,7 +8,7 @@ from dashboard import data, ui
 from dashboard.links import ViewState
 from dashboard.shaping import answer_marks, evidence_marks, failure_label, fmt
 from rageval_core import charts
-from rageval_core.errors import ResultsError
+from rageval_core.errors import NotFoundError
 
 MAX_PICKER = 5000
 VERDICT_ICONS = {
@@ -48,7 +48,7 @@ page.publish(state.shared().with_(run=run, question=question))
 
 try:
     d = data.question_detail(run, question)
-except ResultsError:
+except NotFoundError:  # an unreadable file is not a missing question: streamlit_app says so
     st.error(f"Question '{question}' not found in run '{run}'.")
     ui.link("diagnose", "Back to the run's questions", ViewState(run=run))
     st.stop()

@@ -364,9 +364,10 @@ class ResultsStore:
             meta = t.schema.metadata or {}
             if meta.get(b"rageval_cache_version") != str(CACHE_VERSION).encode():
                 return _empty_summary()
-            segs = {s for s in t.column("segment").to_pylist() if s}
-            if any(not (self.cache_dir / "metrics" / s).exists() for s in segs):
-                return _empty_summary()  # a segment went missing: rebuild
+            for seg in {s for s in t.column("segment").to_pylist() if s}:
+                # A segment gone or cut short (full disk, bad copy) raises here and the
+                # cache is rebuilt, instead of failing every query that reads it.
+                pq.read_metadata(self.cache_dir / "metrics" / seg)
             return t.cast(SUMMARY_SCHEMA)
         except (OSError, pa.ArrowException, KeyError):
             return _empty_summary()

@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from rageval_core.catalogue import BUILTIN, COST_COLUMNS, LATENCY_COLUMNS
-from rageval_core.errors import ConfigError, ResultsError
+from rageval_core.errors import ConfigError, NotFoundError, ResultsError
 from rageval_core.models import FAILURE_TYPES, Claim
 from rageval_core.query import sql
 from rageval_core.query.source import bind, projection
@@ -668,7 +668,8 @@ def _none(v: Any) -> Any:
 
 
 def question_detail(store: ResultsStore, run_id: str, question_id: str) -> QuestionDetail:
-    """One question of one run; ResultsError when the run has no such question."""
+    """One question of one run; NotFoundError when the run has no such question, another
+    ResultsError when its files cannot be read."""
     cur = store.cursor()
     try:
         with store.run_source(cur, run_id) as src:
@@ -682,7 +683,7 @@ def question_detail(store: ResultsStore, run_id: str, question_id: str) -> Quest
     finally:
         cur.close()
     if row is None:
-        raise ResultsError(f"run {run_id!r} has no question {str(question_id)[:80]!r}")
+        raise NotFoundError(f"run {run_id!r} has no question {str(question_id)[:80]!r}")
     r = dict(zip(names, row, strict=True))
     gold = tuple(r.get("gold_ids") or ())
     ids = list(r.get("retrieved_ids") or ())
