@@ -184,6 +184,8 @@ def check_run(
     itself is not at fault) but is noted on its row.
     """
     info = argument_run(store, run_id)
+    if info.manifest is None:  # fail closed: a gate cannot vouch for a run it cannot identify
+        raise ResultsError(f"run {run_id!r} cannot be checked: {'; '.join(info.problems)}")
     notes: list[str] = []
     base_id = resolve_baseline(store, run_id, baseline)
     if baseline == "latest" and base_id is None:

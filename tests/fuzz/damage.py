@@ -39,19 +39,7 @@ JOURNAL = "questions.jsonl"
 FILES = (MANIFEST, PARQUET, SUMMARY)
 MB = 1_000_000
 
-KNOWN_OPEN: dict[str, str] = {
-    # tag: the branch that fixes it, and what goes wrong today
-    "manifest-not-a-file": "reader: a manifest.json that is a dangling symlink, a symlink "
-    "loop or a folder raises OSError on every page and in every command",
-    "journal-types": "reader: a journal value of another JSON type (answer 42, a string "
-    "metric) raises ArrowTypeError/ArrowInvalid on every page",
-    "parquet-types": "reader: a Parquet column of another Arrow type crashes (list as "
-    "string) or reads as NULLs without a warning (string metric, missing column)",
-    "invalid-folder-names": "reader: a folder named like a run id but with '..' raises on "
-    "every page; other invalid names are skipped without a warning",
-    "compare-empty-run": "figures: comparing a run with no readable rows (or no shared "
-    "question) raises 'cannot reshape array of size 0' in the bootstrap",
-}
+KNOWN_OPEN: dict[str, str] = {}
 """Failures whose fixes are on other branches. Remove an entry once merged: its damage is
 then drawn again (or its warning expected, or its crash no longer tolerated)."""
 

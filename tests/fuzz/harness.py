@@ -67,7 +67,8 @@ def _texts(elements) -> list[str]:
 
 
 def _shows(text: str, name: str) -> bool:
-    return any(n in text for n in (name, repr(name)[1:-1], md_escape(name)))
+    shown = repr(name)[1:-1]  # how a name that is not a run id is displayed (escaped)
+    return any(n in text for n in (name, shown, md_escape(name), md_escape(shown)))
 
 
 def page_findings(
