@@ -32,9 +32,9 @@ import fsspec
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from rageval_core.catalogue import DEFAULT_KS, retrieval_columns
-from rageval_core.errors import ResultsError
-from rageval_core.models import DatasetRef, JudgeRef, RunManifest
+from rageval_core.catalogue import DEFAULT_KS, declared_to_spec, parse_declared, retrieval_columns
+from rageval_core.errors import ConfigError, ResultsError
+from rageval_core.models import DatasetRef, DeclaredMetric, JudgeRef, RunManifest
 
 SCHEMA_VERSION = 1
 RUN_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
@@ -58,8 +58,14 @@ CLAIM_TYPE = pa.struct(
 )
 
 
-def question_schema(ks: Iterable[int] = DEFAULT_KS) -> pa.Schema:
-    """The per-question row schema. Pinned names are a public contract: add, never rename."""
+def question_schema(
+    ks: Iterable[int] = DEFAULT_KS, declared: Iterable[DeclaredMetric] = ()
+) -> pa.Schema:
+    """The per-question row schema. Pinned names are a public contract: add, never rename.
+
+    A run's declared metrics (validated names, see `catalogue.parse_declared`) are one
+    float64 column each, after the pinned ones.
+    """
     ks = sorted(set(DEFAULT_KS) | set(ks))
     fields: list[tuple[str, pa.DataType]] = [
         ("run_id", pa.string()),
@@ -94,6 +100,7 @@ def question_schema(ks: Iterable[int] = DEFAULT_KS) -> pa.Schema:
         ("error", pa.string()),
         ("judge_error", pa.string()),
     ]
+    fields += [(d.name, pa.float64()) for d in declared]
     return pa.schema(fields)
 
 
@@ -228,11 +235,26 @@ def manifest_to_dict(m: RunManifest) -> dict[str, Any]:
     d["tags"] = list(m.tags)
     d["config"] = dict(m.config)
     d["totals"] = dict(m.totals)
+    d["metrics"] = {x.name: declared_to_spec(x) for x in m.metrics}
     return d
 
 
-def manifest_from_dict(d: Mapping[str, Any], source: str = "manifest.json") -> RunManifest:
-    """Parse a manifest; raise ResultsError naming the file and the bad field."""
+def manifest_from_dict(
+    d: Mapping[str, Any], source: str = "manifest.json", problems: list[str] | None = None
+) -> RunManifest:
+    """Parse a manifest; raise ResultsError naming the file and the bad field.
+
+    Invalid declared metrics (`metrics:`) do not make the manifest invalid: the run is
+    still a run. With a `problems` list they are dropped and the reason appended there
+    (the reader lists the run with that problem); without one they raise ResultsError.
+    """
+    try:
+        declared = parse_declared(d.get("metrics") if isinstance(d, Mapping) else None, source)
+    except ConfigError as exc:
+        if problems is None:
+            raise ResultsError(exc.message) from None
+        problems.append(f"{exc.message}; the run's declared metrics are ignored")
+        declared = ()
     try:
         ds = d.get("dataset") or {}
         jd = d.get("judge") or {}
@@ -263,6 +285,7 @@ def manifest_from_dict(d: Mapping[str, Any], source: str = "manifest.json") -> R
             tags=tuple(str(t) for t in d.get("tags") or ()),
             totals=dict(d.get("totals") or {}),
             shards=int(d.get("shards", 1)),
+            metrics=declared,
         )
     except ResultsError:
         raise
@@ -348,8 +371,15 @@ def read_journal(
     return list(rows.values()), problems
 
 
-def rows_to_table(rows: Iterable[Mapping[str, Any]], schema: pa.Schema | None = None) -> pa.Table:
-    """Build a typed table; columns a row lacks (older schemas) become NULL."""
+def rows_to_table(
+    rows: Iterable[Mapping[str, Any]],
+    schema: pa.Schema | None = None,
+    declared: Iterable[DeclaredMetric] = (),
+) -> pa.Table:
+    """Build a typed table; columns a row lacks (older schemas) become NULL.
+
+    Keys that are neither pinned columns nor `declared` metrics are dropped.
+    """
     rows = list(rows)
     if schema is None:
         extra_ks = {
@@ -358,9 +388,54 @@ def rows_to_table(rows: Iterable[Mapping[str, Any]], schema: pa.Schema | None = 
             for k in r
             if k.startswith("recall_at_") and k.removeprefix("recall_at_").isdigit()
         }
-        schema = question_schema(extra_ks)
+        schema = question_schema(extra_ks, declared)
     cols = {name: [r.get(name) for r in rows] for name in schema.names}
     return pa.Table.from_pydict(cols, schema=schema)
+
+
+def _is_score(v: Any) -> bool:
+    return v is None or (isinstance(v, int | float) and not isinstance(v, bool))
+
+
+def clean_declared(
+    rows: list[dict[str, Any]], declared: Iterable[DeclaredMetric], source: str
+) -> list[str]:
+    """Make `rows`' declared metric values numbers or None, in place; the problems found.
+
+    A declared column absent from every row, or holding something not a number, is a
+    problem naming `source`; its values read as NULL rather than failing the whole run.
+    """
+    problems = []
+    for d in declared:
+        if rows and not any(d.name in r for r in rows):
+            problems.append(f"{source}: declared metric {d.name!r} is missing (read as NULL)")
+            continue
+        bad = [r for r in rows if not _is_score(r.get(d.name))]
+        for r in bad:
+            r[d.name] = None
+        if bad:
+            problems.append(
+                f"{source}: declared metric {d.name!r} is not numeric in {len(bad)} row(s) "
+                "(read as NULL)"
+            )
+    return problems
+
+
+def declared_schema_problems(
+    schema: pa.Schema, declared: Iterable[DeclaredMetric], source: str
+) -> list[str]:
+    """Declared metrics a Parquet file lacks or holds as non-numbers (they read as NULL)."""
+    problems = []
+    for d in declared:
+        if d.name not in schema.names:
+            problems.append(f"{source}: declared metric {d.name!r} is missing (read as NULL)")
+        else:
+            t = schema.field(d.name).type
+            if not (pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_null(t)):
+                problems.append(
+                    f"{source}: declared metric {d.name!r} is {t}, not numeric (read as NULL)"
+                )
+    return problems
 
 
 # ---------------------------------------------------------------------------- reader
@@ -447,7 +522,9 @@ def inspect_run(location: str, run_id: str) -> RunInfo:
         return info
     try:
         with fs.open(f"{path}/{MANIFEST}", "rb") as fh:
-            info.manifest = manifest_from_dict(json.loads(fh.read()), f"{path}/{MANIFEST}")
+            info.manifest = manifest_from_dict(
+                json.loads(fh.read()), f"{path}/{MANIFEST}", info.problems
+            )
     except ValueError as exc:  # JSONDecodeError is a ValueError
         info.problems.append(f"{path}/{MANIFEST}: not valid JSON ({exc})")
         return info
@@ -519,13 +596,17 @@ def read_run_rows(info: RunInfo) -> tuple[pa.Table, list[str]]:
     shard whose Parquet is unreadable falls back to its journal when one is there.
     """
     fs, _ = filesystem(info.path if is_remote(info.path) else "file://")
+    declared = info.manifest.metrics if info.manifest else ()
     tables, problems = [], []
     done_shards = set()
     for p in info.parquet_files:
         try:
             with fs.open(p, "rb") as fh:
                 t = pq.read_table(fh)
-            tables.append(rows_to_table(t.to_pylist()))
+            problems += declared_schema_problems(t.schema, declared, p)
+            rows = t.to_pylist()
+            clean_declared(rows, declared, p)  # the schema problems above say why
+            tables.append(rows_to_table(rows, declared=declared))
             done_shards.add(p.rsplit("/", 1)[-1].removesuffix(".parquet"))
         except Exception as exc:  # pyarrow raises several types for a corrupt file
             problems.append(f"{p}: unreadable Parquet ({type(exc).__name__}: {exc})")
@@ -533,8 +614,8 @@ def read_run_rows(info: RunInfo) -> tuple[pa.Table, list[str]]:
         if j.rsplit("/", 1)[-1].removesuffix(".jsonl") in done_shards:
             continue
         rows, jp = read_journal(j, fs)
-        problems += jp
-        tables.append(rows_to_table(rows))
+        problems += jp + clean_declared(rows, declared, j)
+        tables.append(rows_to_table(rows, declared=declared))
     if not tables:
-        return rows_to_table([]), problems
+        return rows_to_table([], declared=declared), problems
     return pa.concat_tables(tables, promote_options="default"), problems

@@ -22,6 +22,8 @@ import pyarrow.parquet as pq
 from rageval_core.results import (
     DEFAULT_KS,
     RunInfo,
+    clean_declared,
+    declared_schema_problems,
     question_schema,
     read_journal,
     rows_to_table,
@@ -107,18 +109,22 @@ def open_run(
 
     `columns` limits the projection (the narrow cache needs far fewer columns than a
     question page); names must come from the row schema. `alias` names the path
-    parameter so two runs can be read in one statement.
+    parameter so two runs can be read in one statement. The run's declared metrics
+    (validated names from its manifest) are columns of its schema; one its files lack
+    or hold as non-numbers reads as NULL and is a problem naming the file.
     """
     fs = fs or fsspec.filesystem("file")
+    declared = info.manifest.metrics if info.manifest else ()
     problems: list[str] = []
     good: list[str] = []
     present: set[str] = set()
     for p in info.parquet_files:
         try:
             with fs.open(p, "rb") as fh:
-                names = pq.read_schema(fh).names
+                file_schema = pq.read_schema(fh)
             good.append(p)
-            present |= set(names)
+            present |= set(file_schema.names)
+            problems += declared_schema_problems(file_schema, declared, p)
         except Exception as exc:  # pyarrow raises several types for a damaged footer
             problems.append(f"{p}: unreadable Parquet ({type(exc).__name__}: {exc})")
     done = {_journal_stem(p) for p in good}
@@ -127,12 +133,12 @@ def open_run(
         if _journal_stem(j) in done:
             continue
         rows, jp = read_journal(j, fs)
-        problems += jp
+        problems += jp + clean_declared(rows, declared, j)
         if rows:
-            t = rows_to_table(rows)
+            t = rows_to_table(rows, declared=declared)
             tables.append(t)
             present |= set(t.column_names)
-    schema = question_schema(DEFAULT_KS + tuple(sorted(extra_ks(present))))
+    schema = question_schema(DEFAULT_KS + tuple(sorted(extra_ks(present))), declared)
     if columns is not None:
         schema = pa.schema([schema.field(c) for c in columns if c in schema.names])
     proj = projection(present, schema)
