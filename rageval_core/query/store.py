@@ -760,9 +760,10 @@ class ResultsStore:
             cur.unregister(name)
 
     @contextmanager
-    def run_source(self, cur: duckdb.DuckDBPyConnection, run_id: str, alias: str = "run"):
-        """FROM text over one run's rows, read from its own files by path."""
-        info = self.run_info(run_id)
+    def run_source(self, cur: duckdb.DuckDBPyConnection, run: str | RunInfo, alias: str = "run"):
+        """FROM text over one run's rows, read from its own files by path; `run` is an id,
+        or the `RunInfo` a caller already holds (its folder is then not looked at again)."""
+        info = run if isinstance(run, RunInfo) else self.run_info(run)
         with open_run(cur, info, fs=self.fs, to_url=self.to_url, alias=alias) as src:
             yield src
 
