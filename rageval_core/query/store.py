@@ -62,6 +62,7 @@ from rageval_core.results import (
     RUN_ID_RE,
     SCHEMA_VERSION,
     RunInfo,
+    declared_schema_problems,
     filesystem,
     inspect_run,
     is_remote,
@@ -462,7 +463,7 @@ class ResultsStore:
                     if info.run_id not in aggs:  # no rows: the run-by-run path says why
                         single.append((info, fp))
                         continue
-                    problems = list(dict.fromkeys(info.problems))
+                    problems = list(dict.fromkeys(info.problems + self._declared_problems(info)))
                     agg = aggs[info.run_id]
                     rows.append(
                         {**manifest_row(info), **agg, "problems": problems, "fingerprint": fp}
@@ -473,6 +474,15 @@ class ResultsStore:
             rows.append({**row, "fingerprint": fp})
         rows.sort(key=lambda r: r["run_id"])
         return rows, tables
+
+    def _declared_problems(self, info: RunInfo) -> list[str]:
+        """Declared metrics the run's Parquet files lack or hold as non-numbers (what
+        `open_run` reports on the run-by-run path); footers only."""
+        out: list[str] = []
+        for p in info.parquet_files if declared_of(info) else ():
+            with self.fs.open(p, "rb") as fh:
+                out += declared_schema_problems(pq.read_schema(fh), declared_of(info), p)
+        return out
 
     def _parquet_only_schema(self, info: RunInfo) -> tuple | None:
         """The (name, type) fields shared by all of the run's Parquet files when those files
