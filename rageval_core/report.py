@@ -24,9 +24,10 @@ import plotly.graph_objects as go
 from plotly.offline import get_plotlyjs
 
 from rageval_core import __version__, query
-from rageval_core.catalogue import BUILTIN
+from rageval_core.catalogue import BUILTIN, Catalogue
 from rageval_core.models import FAILURE_TYPES
 from rageval_core.query.compare import question_changes, question_headline
+from rageval_core.query.store import run_catalogue
 from rageval_core.redact import scrub_shapes
 from rageval_core.results import atomic_write_bytes
 
@@ -114,14 +115,14 @@ def _failure_chart(counts: pd.DataFrame) -> go.Figure:
     return fig
 
 
-def _tails_chart(summaries: Mapping[str, Mapping[str, Any]]) -> go.Figure:
+def _tails_chart(summaries: Mapping[str, Mapping[str, Any]], cat: Catalogue) -> go.Figure:
     fig = go.Figure()
     for run_id, s in summaries.items():
         for stat, suffix in (("mean", ""), ("p10", "_p10")):
             fig.add_bar(
                 name=html.escape(f"{run_id} {stat}"),
-                x=[BUILTIN.label(m) for m in BUILTIN.measure_names("tails")],
-                y=[s.get(f"{m}{suffix}") for m in BUILTIN.measure_names("tails")],
+                x=[html.escape(cat.label(m)) for m in cat.measure_names("tails")],
+                y=[s.get(f"{m}{suffix}") for m in cat.measure_names("tails")],
             )
     fig.update_layout(barmode="group", yaxis={"range": [0, 1]})
     return fig
@@ -163,11 +164,11 @@ def _gap_chart(summaries: Mapping[str, Mapping[str, Any]]) -> go.Figure:
     return fig
 
 
-def _delta_chart(metrics: pd.DataFrame) -> go.Figure:
+def _delta_chart(metrics: pd.DataFrame, cat: Catalogue) -> go.Figure:
     fig = go.Figure()
     fig.add_scatter(
         x=metrics["delta"],
-        y=[html.escape(BUILTIN.label(str(m))) for m in metrics["metric"]],
+        y=[html.escape(cat.label(str(m))) for m in metrics["metric"]],
         mode="markers",
         error_x={
             "type": "data",
@@ -184,12 +185,14 @@ def _delta_chart(metrics: pd.DataFrame) -> go.Figure:
 # ---------------------------------------------------------------------------- sections
 
 
-def _summary_section(run_ids: list[str], rows: Mapping[str, Mapping[str, Any]]) -> str:
+def _summary_section(
+    run_ids: list[str], rows: Mapping[str, Mapping[str, Any]], cat: Catalogue
+) -> str:
     headers = ["", *run_ids] + (["change"] if len(run_ids) == 2 else [])
     body = []
-    for key in BUILTIN.figure_names("report"):
+    for key in cat.figure_names("report"):
         vals = [rows[r].get(key) for r in run_ids]
-        cells = [esc(BUILTIN.label(key)), *(fmt(v) for v in vals)]
+        cells = [esc(cat.label(key)), *(fmt(v) for v in vals)]
         if len(run_ids) == 2:
             a, b = vals
             both = all(isinstance(v, int | float) and not math.isnan(v) for v in (a, b))
@@ -262,7 +265,7 @@ def _comparison_section(c: query.Comparison, run_id: str, lim: ReportLimits) -> 
     m = c.metrics[c.metrics["run_id"] == run_id].reset_index(drop=True)
     rows = [
         [
-            esc(r.metric),
+            esc(c.catalogue.label(r.metric)),
             fmt(r.mean),
             f"{r.delta:+.3f}" if r.delta == r.delta else "—",
             esc(r.note) if isinstance(r.note, str) else f"[{fmt(r.ci_low)}, {fmt(r.ci_high)}]",
@@ -298,7 +301,9 @@ def _comparison_section(c: query.Comparison, run_id: str, lim: ReportLimits) -> 
             )
         )
     paired = m[m["delta"].notna()]
-    chart = _figure_html(_delta_chart(paired), "Change vs baseline") if len(paired) else ""
+    chart = (
+        _figure_html(_delta_chart(paired, c.catalogue), "Change vs baseline") if len(paired) else ""
+    )
     return "".join(out), chart
 
 
@@ -312,10 +317,9 @@ def build_report(
     limits: ReportLimits = ReportLimits(),
 ) -> str:
     """The HTML text of the report; ResultsError / ConfigError for bad ids."""
-    store.run_info(run_id)  # a clear error for a missing or unreadable run
     run_ids = [baseline, run_id] if baseline else [run_id]
-    if baseline:
-        store.run_info(baseline)
+    # a clear error for a missing or unreadable run; their declarations join the catalogue
+    cat = run_catalogue(*(store.run_info(r) for r in run_ids))[0]
     overview = query.runs_overview(store)
     found = {r["run_id"]: r for r in overview.to_dict("records") if r["run_id"] in run_ids}
     rows = {r: found.get(r, {}) for r in run_ids}
@@ -330,7 +334,7 @@ def build_report(
     details = [query.question_detail(store, run_id, q) for q in worst.rows["question_id"]]
 
     sections: list[tuple[str, str]] = [
-        ("Run", _about(rows[run_id]) + _summary_section(run_ids, rows)),
+        ("Run", _about(rows[run_id]) + _summary_section(run_ids, rows, cat)),
         (
             "Failures",
             _figure_html(_failure_chart(counts), "Failure types")
@@ -345,7 +349,7 @@ def build_report(
         ),
         (
             "Tails",
-            _figure_html(_tails_chart(rows), "Mean vs 10th percentile")
+            _figure_html(_tails_chart(rows, cat), "Mean vs 10th percentile")
             + _figure_html(_distribution_chart(dists), "Correctness per answerable question")
             + f"<h3>Bottom {tail.pct:g}% by {CORRECTNESS}</h3>"
             + f"<p>{esc(tail.describe(CORRECTNESS))}.</p>"

@@ -255,3 +255,11 @@ def test_any_declaration_parses_to_identifiers_or_is_a_problem(metrics) -> None:
         assert m.metrics == () and "r1/manifest.json" in problems[0]
     for d in m.metrics:
         assert DECLARED_NAME_RE.fullmatch(d.name) and '"' not in d.name
+
+
+def test_the_report_shows_declared_figures_and_their_changes(runs):
+    from rageval_core.report import build_report
+
+    page = build_report(ResultsStore(runs), "decl-b", baseline="decl-a")
+    assert "answer relevancy" in page and "toxicity" in page
+    assert "0.225" in page  # decl-b's mean answer relevancy in the summary table
