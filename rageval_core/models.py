@@ -113,7 +113,8 @@ class PipelineOutput:
     input_tokens: int | None = None
     output_tokens: int | None = None
     scores: Mapping[str, float] = field(default_factory=dict)
-    """Extra per-question scores, one per metric the run config declares (`metrics:`)."""
+    """Extra per-question scores, one per metric the run config declares (`metrics:`);
+    the runner refuses undeclared names and non-numbers, naming the question."""
 
     @classmethod
     def from_value(cls, value: Any) -> PipelineOutput:
@@ -172,23 +173,16 @@ class PipelineOutput:
         )
 
 
-def _scores(raw: Any) -> dict[str, float]:
-    """`scores` of a pipeline output: a mapping of name to number (names are checked
-    against the run's declarations by the runner, which knows them)."""
+def _scores(raw: Any) -> dict[str, Any]:
+    """`scores` of a pipeline output as a dict. Names and values are checked by the runner
+    against the run's declarations, where an error can name the question."""
     if raw is None:
         return {}
     if not isinstance(raw, Mapping):
         raise PipelineError(
             f"pipeline output field 'scores' must be a mapping, got {type(raw).__name__}"
         )
-    out = {}
-    for k, v in raw.items():
-        if isinstance(v, bool) or not isinstance(v, (int, float)):
-            raise PipelineError(
-                f"pipeline output scores[{str(k)[:64]!r}] must be a number, got {type(v).__name__}"
-            )
-        out[str(k)] = float(v)
-    return out
+    return {str(k): v for k, v in raw.items()}
 
 
 @dataclass(frozen=True)
