@@ -10,6 +10,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from dashboard.shaping import label, question_label
+from rageval_core.catalogue import BUILTIN, Catalogue
 
 GROUP_COLORS = {
     "retrieval": "#d62728",
@@ -43,7 +44,7 @@ def _layout(fig: go.Figure, title: str, x: str, y: str, **kw) -> go.Figure:
     return fig
 
 
-def trend(df: pd.DataFrame, metric: str) -> go.Figure:
+def trend(df: pd.DataFrame, metric: str, cat: Catalogue = BUILTIN) -> go.Figure:
     """Mean and p10 of a run-level metric over time (columns created_at, run_id, value, p10)."""
     fig = go.Figure()
     fig.add_scatter(
@@ -64,7 +65,8 @@ def trend(df: pd.DataFrame, metric: str) -> go.Figure:
             text=df["run_id"],
             hovertemplate="%{text}<br>p10 %{y:.3f}<extra></extra>",
         )
-    return _layout(fig, f"{label(metric)} over time", "run created", label(metric))
+    name = label(metric, cat)
+    return _layout(fig, f"{name} over time", "run created", name)
 
 
 def failure_shares(df: pd.DataFrame) -> go.Figure:
@@ -101,7 +103,7 @@ def failure_breakdown(df: pd.DataFrame) -> go.Figure:
     return _layout(fig, "Failures by type", "failure type", "questions")
 
 
-def distributions(df: pd.DataFrame, metric: str, kind: str) -> go.Figure:
+def distributions(df: pd.DataFrame, metric: str, kind: str, cat: Catalogue = BUILTIN) -> go.Figure:
     """Per-question values of several runs overlaid (columns run_id, value)."""
     fig = go.Figure()
     for run_id, sub in df.groupby("run_id", sort=False):
@@ -113,8 +115,12 @@ def distributions(df: pd.DataFrame, metric: str, kind: str) -> go.Figure:
             fig.add_scatter(x=values, y=ecdf, mode="lines", line_shape="hv", name=str(run_id))
     if kind == "histogram":
         fig.update_layout(barmode="overlay")
-        return _layout(fig, f"Distribution of {label(metric)}", label(metric), "questions")
-    return _layout(fig, f"ECDF of {label(metric)}", label(metric), "share of questions ≤ x")
+        return _layout(
+            fig, f"Distribution of {label(metric, cat)}", label(metric, cat), "questions"
+        )
+    return _layout(
+        fig, f"ECDF of {label(metric, cat)}", label(metric, cat), "share of questions ≤ x"
+    )
 
 
 def recall_curves(df: pd.DataFrame) -> go.Figure:
@@ -155,7 +161,14 @@ def per_run_bar(df: pd.DataFrame, column: str) -> go.Figure:
     return _layout(fig, f"{label(column)} per run", "run", label(column))
 
 
-def pareto(df: pd.DataFrame, x: str, dominated: str, quality: str, x_title: str) -> go.Figure:
+def pareto(
+    df: pd.DataFrame,
+    x: str,
+    dominated: str,
+    quality: str,
+    x_title: str,
+    cat: Catalogue = BUILTIN,
+) -> go.Figure:
     """Quality against a cost axis; the frontier joins non-dominated runs, dominated are ×."""
     fig = go.Figure()
     front = df[~df[dominated].astype(bool)].sort_values(x)
@@ -180,7 +193,7 @@ def pareto(df: pd.DataFrame, x: str, dominated: str, quality: str, x_title: str)
         marker=dict(size=10, symbol="x", color="#7f7f7f"),
         hovertemplate="%{customdata}<br>%{x:.4g}, %{y:.3f}<extra>dominated</extra>",
     )
-    return _layout(fig, f"{label(quality)} vs {x_title}", x_title, label(quality))
+    return _layout(fig, f"{label(quality, cat)} vs {x_title}", x_title, label(quality, cat))
 
 
 def stage_latency(df: pd.DataFrame) -> go.Figure:
@@ -197,13 +210,13 @@ def stage_latency(df: pd.DataFrame) -> go.Figure:
     return _layout(fig, "Latency per stage", "run", "ms")
 
 
-def metric_deltas(df: pd.DataFrame) -> go.Figure:
+def metric_deltas(df: pd.DataFrame, cat: Catalogue = BUILTIN) -> go.Figure:
     """Paired deltas against the baseline with 95% bootstrap intervals (non-baseline rows)."""
     fig = go.Figure()
     for run_id, sub in df.groupby("run_id", sort=False):
         fig.add_scatter(
             x=sub["delta"],
-            y=[label(m) for m in sub["metric"]],
+            y=[label(m, cat) for m in sub["metric"]],
             mode="markers",
             name=str(run_id),
             marker=dict(size=10),
