@@ -235,7 +235,10 @@ def manifest_to_dict(m: RunManifest) -> dict[str, Any]:
     d["tags"] = list(m.tags)
     d["config"] = dict(m.config)
     d["totals"] = dict(m.totals)
-    d["metrics"] = {x.name: declared_to_spec(x) for x in m.metrics}
+    # only a run with declarations has the key: other manifests stay as they were written
+    d.pop("metrics")
+    if m.metrics:
+        d["metrics"] = {x.name: declared_to_spec(x) for x in m.metrics}
     return d
 
 

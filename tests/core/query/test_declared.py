@@ -32,7 +32,13 @@ from rageval_core.query import (
     summarize_run,
 )
 from rageval_core.query.store import run_catalogue
-from rageval_core.results import inspect_run, manifest_from_dict, read_run_rows, write_parquet
+from rageval_core.results import (
+    inspect_run,
+    manifest_from_dict,
+    manifest_to_dict,
+    read_run_rows,
+    write_parquet,
+)
 
 from .conftest import row, write_run
 
@@ -263,3 +269,11 @@ def test_the_report_shows_declared_figures_and_their_changes(runs):
     page = build_report(ResultsStore(runs), "decl-b", baseline="decl-a")
     assert "answer relevancy" in page and "toxicity" in page
     assert "0.225" in page  # decl-b's mean answer relevancy in the summary table
+
+
+def test_declarations_round_trip_through_the_manifest(runs):
+    info = inspect_run(str(runs), "decl-a")
+    again = manifest_from_dict(manifest_to_dict(info.manifest))
+    assert again == info.manifest and again.metrics[1].direction == "lower"
+    plain = inspect_run(str(runs), "plain").manifest
+    assert "metrics" not in manifest_to_dict(plain)  # manifests without any stay unchanged
