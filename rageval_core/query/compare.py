@@ -22,16 +22,14 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from rageval_core.catalogue import BUILTIN
+from rageval_core.catalogue import BUILTIN, Catalogue
 from rageval_core.errors import ConfigError, ResultsError
 from rageval_core.query import sql
 from rageval_core.query.source import bind, open_run
-from rageval_core.query.store import ResultsStore
+from rageval_core.query.store import ResultsStore, run_catalogue
 from rageval_core.query.summary import run_value_sql
-from rageval_core.query.views import QUESTION_METRICS, _check
+from rageval_core.query.views import _check
 from rageval_core.results import RunInfo, validate_run_id
-
-DEFAULT_COMPARE_METRICS: tuple[str, ...] = BUILTIN.measure_names("compare")
 
 
 @dataclass(frozen=True)
@@ -46,6 +44,8 @@ class Comparison:
       base, value, delta, base_failure_type, failure_type — metric `failure_type` marks a
       flip between ok and not ok
     - `warnings`: dataset mismatches, unpaired questions, unfinished runs
+    - `catalogue`: the built-in metrics plus those the compared runs declare (labels and
+      directions of every metric above)
     """
 
     run_ids: tuple[str, ...]
@@ -55,6 +55,7 @@ class Comparison:
     changes: pd.DataFrame
     warnings: tuple[str, ...]
     tolerance: float
+    catalogue: Catalogue = BUILTIN
 
     @property
     def flips(self) -> pd.DataFrame:
@@ -200,7 +201,7 @@ CHANGE_COLUMNS: tuple[str, ...] = (
 )
 
 
-def _changes_sql(mets: Sequence[str], paired: str) -> str:
+def _changes_sql(mets: Sequence[str], paired: str, catalogue: Catalogue) -> str:
     """Per-question changes over the paired rows `paired` (every candidate), in SQL.
 
     One branch per metric (names from the whitelist) plus one for ok <-> not-ok flips.
@@ -208,7 +209,7 @@ def _changes_sql(mets: Sequence[str], paired: str) -> str:
     """
     branches = []
     for j, m in enumerate(mets):
-        worse = ">" if BUILTIN.lower_is_better(m) else "<"
+        worse = ">" if catalogue.lower_is_better(m) else "<"
         branches.append(
             sql.CHANGES_METRIC.format(
                 metric=m, order=j, worse=worse, delta=f'("{m}" - "base_{m}")', paired=paired
@@ -222,10 +223,14 @@ def _run_rows(
     store: ResultsStore, cur: duckdb.DuckDBPyConnection, info: RunInfo, mets: Sequence[str]
 ) -> pa.Table:
     """question_id, question, failure_type and each metric as run-level figures count it
-    (`run_value_sql`: correctness NULL on unanswerable questions), read by path."""
+    (`run_value_sql`: correctness NULL on unanswerable questions), read by path. A
+    metric another compared run declares and this one does not is NULL here."""
     cols = ("question_id", "question", "failure_type", "answerable", *mets)
+    own = run_catalogue(info)[0].measures
     with open_run(cur, info, fs=store.fs, to_url=store.to_url, columns=cols) as src:
-        values = ", ".join(f'{run_value_sql(m)} AS "{m}"' for m in mets)
+        values = ", ".join(
+            f'{run_value_sql(m) if m in own else "CAST(NULL AS DOUBLE)"} AS "{m}"' for m in mets
+        )
         q = f"SELECT question_id, question, failure_type, {values} FROM {src.sql}"
         try:
             return cur.sql(q, params=bind(q, src.params)).to_arrow_table()
@@ -253,15 +258,18 @@ def compare_runs(
     ids = [validate_run_id(r) for r in run_ids]
     if len(ids) < 2 or len(set(ids)) != len(ids):
         raise ConfigError("compare needs at least two different run ids")
-    mets = list(
-        dict.fromkeys(
-            _check(m, QUESTION_METRICS, "metric") for m in (metrics or DEFAULT_COMPARE_METRICS)
-        )
-    )
     if not isinstance(tolerance, (int, float)) or tolerance < 0:
         raise ConfigError("tolerance must be a non-negative number")
     infos = [store.run_info(r) for r in ids]
-    warnings: list[str] = []
+    # The whitelist: built-in measures plus what the compared runs declare.
+    catalogue, conflicts = run_catalogue(*infos)
+    mets = list(
+        dict.fromkeys(
+            _check(m, catalogue.measure_names(), "metric")
+            for m in (metrics or catalogue.measure_names("compare"))
+        )
+    )
+    warnings: list[str] = list(conflicts)
     base = infos[0]
     for i in infos[1:]:
         bm, cm = base.manifest, i.manifest
@@ -358,7 +366,7 @@ def compare_runs(
                     }
                 )
         union = " UNION ALL ".join(f"SELECT * FROM {p}" for p in paired_names)
-        q = _changes_sql(mets, f"({union})")
+        q = _changes_sql(mets, f"({union})", catalogue)
         changes = cur.execute(q, {"tolerance": float(tolerance)}).df()
     finally:
         for name in registered:
@@ -372,6 +380,7 @@ def compare_runs(
         changes=changes,
         warnings=tuple(dict.fromkeys(warnings)),
         tolerance=float(tolerance),
+        catalogue=catalogue,
     )
 
 
@@ -513,9 +522,9 @@ QUESTION_CHANGE_COLUMNS: tuple[str, ...] = (
 QUESTION_KINDS: tuple[str, ...] = ("regression", "mixed", "improvement")
 
 
-def _num(metric: str, v: float, sign: bool = False) -> str:
+def _num(catalogue: Catalogue, metric: str, v: float, sign: bool = False) -> str:
     """Scores with two decimals, latency and cost with four significant digits; − for minus."""
-    spec = ".4g" if BUILTIN.lower_is_better(metric) else ".2f"
+    spec = ".4g" if catalogue.lower_is_better(metric) else ".2f"
     return format(v, ("+" if sign else "") + spec).replace("-", "−")
 
 
@@ -546,6 +555,7 @@ def question_changes(c: Comparison) -> pd.DataFrame:
     `c.run_ids` order) and question id.
     """
     ch = c.changes
+    cat = c.catalogue
     if ch.empty:
         return pd.DataFrame({col: pd.Series(dtype="object") for col in QUESTION_CHANGE_COLUMNS})
     run_order = {r: i for i, r in enumerate(c.run_ids)}
@@ -562,15 +572,13 @@ def question_changes(c: Comparison) -> pd.DataFrame:
             m = part[part["metric"] != "failure_type"]
             m = m.iloc[np.argsort(-m["delta"].abs().to_numpy(), kind="stable")]
             parts += [
-                f"{r.metric} {_num(r.metric, r.base)}→{_num(r.metric, r.value)} "
-                f"({_num(r.metric, r.delta, sign=True)})"
+                f"{r.metric} {_num(cat, r.metric, r.base)}→{_num(cat, r.metric, r.value)} "
+                f"({_num(cat, r.metric, r.delta, sign=True)})"
                 for r in m.itertuples(index=False)
             ]
 
         def largest(part: pd.DataFrame) -> float:
-            scores = [
-                m != "failure_type" and not BUILTIN.lower_is_better(m) for m in part["metric"]
-            ]
+            scores = [m != "failure_type" and not cat.lower_is_better(m) for m in part["metric"]]
             score = part[scores]
             return float(score["delta"].abs().max()) if len(score) else 0.0
 
