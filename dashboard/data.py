@@ -16,6 +16,7 @@ from typing import Any, Concatenate, ParamSpec, TypeVar
 import streamlit as st
 
 from rageval_core import query
+from rageval_core.catalogue import BUILTIN, Catalogue
 from rageval_core.query import ResultsStore, RunProblem
 from rageval_core.results import RunInfo, results_location
 
@@ -57,6 +58,21 @@ def problems() -> list[RunProblem]:
     return store().problems
 
 
+def catalogue() -> Catalogue:
+    """Built-in metrics plus every run's declared ones (held by the store: no query)."""
+    return store().catalogue()
+
+
+def run_catalogue(run_id: str) -> Catalogue:
+    """Built-in metrics plus the ones `run_id` declares: what its own views may name.
+
+    From the `RunInfo` the store already holds (no folder is read); a run it has not
+    seen has only the built-in metrics.
+    """
+    info = next((r for r in runs() if r.run_id == run_id), None)
+    return query.run_catalogue(info)[0] if info else BUILTIN
+
+
 @st.cache_data(ttl=TTL_S, max_entries=MAX_ENTRIES, show_spinner=False)
 def _run_query(name: str, location: str, fingerprint: str, args: tuple, kwargs: tuple) -> Any:
     # `fingerprint` is only part of the key: a new or changed run gives a new one.
@@ -82,6 +98,7 @@ metric_trend = _cached(query.metric_trend)
 failure_counts = _cached(query.failure_counts)
 recall_curve = _cached(query.recall_curve)
 cost_quality = _cached(query.cost_quality)
+cost_quality_metrics = _cached(query.cost_quality_metrics)
 question_rows = _cached(query.question_rows)
 question_detail = _cached(query.question_detail)
 question_history = _cached(query.question_history)

@@ -109,13 +109,26 @@ class ViewState:
 
     @classmethod
     def from_query_params(
-        cls, params: Mapping[str, str | Iterable[str]]
+        cls, params: Mapping[str, str | Iterable[str]], declared: Iterable[str] = ()
     ) -> tuple[ViewState, list[str]]:
-        """Parse and validate a URL's parameters; invalid values are dropped and reported."""
+        """Parse and validate a URL's parameters; invalid values are dropped and reported.
+
+        `declared`: the metrics runs declare (validated names from their manifests), which
+        a metric, range or sort may name besides the built-in ones.
+        """
         lists = {k: [v] if isinstance(v, str) else [str(x) for x in v] for k, v in params.items()}
         errors: list[str] = []
         parsed: dict[str, Any] = {}
-        for name, parse in _PARSERS.items():
+        parsers = _PARSERS
+        if declared := tuple(declared):
+            metrics = (*QUESTION_METRICS, *declared)
+            parsers = {
+                **_PARSERS,
+                "metric": _choice(metrics, "metric"),
+                "ranges": lambda raw: _ranges(raw, metrics),
+                "sort": _choice((*SORT_KEYS, *declared), "sort key"),
+            }
+        for name, parse in parsers.items():
             raw = lists.get("range" if name == "ranges" else name)
             if not raw:
                 continue
@@ -235,12 +248,14 @@ def _bound(text: str) -> float | None:
     return value
 
 
-def _ranges(raw: list[str]) -> tuple[tuple[str, float | None, float | None], ...]:
+def _ranges(
+    raw: list[str], known: tuple[str, ...] = QUESTION_METRICS
+) -> tuple[tuple[str, float | None, float | None], ...]:
     out = []
     for item in _cap(raw):
         metric, sep, rest = item.partition(":")
         lo, sep2, hi = rest.partition(":")
-        if not (sep and sep2) or metric not in QUESTION_METRICS:
+        if not (sep and sep2) or metric not in known:
             raise ValueError(f"{_short(item)} is not METRIC:LOW:HIGH with a known metric")
         out.append((metric, _bound(lo), _bound(hi)))
     return tuple(out)

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from dashboard.links import ViewState, md_escape, relative_url
-from rageval_core.catalogue import BUILTIN
+from rageval_core.catalogue import BUILTIN, Catalogue
 from rageval_core.errors import one_line
 from rageval_core.models import FAILURE_TYPES, Claim
 from rageval_core.results import RUN_ID_RE, RunInfo
@@ -33,22 +33,31 @@ FAILURE_GROUPS: dict[str, str] = {
 }
 GROUP_ORDER = ("retrieval", "generation", "abstention", "error", "ok")
 
-# The Runs table's headline figures and their labels, from the catalogue.
-KEY_METRICS: dict[str, str] = {m: BUILTIN.label(m) for m in BUILTIN.figure_names("runs")}
 
 FLAGGED_VERDICTS = ("unsupported", "contradicted")
 
 
-def label(name: str) -> str:
-    """A run-level figure's display name (`recall_at_5` -> `recall@5`), from the catalogue."""
-    return BUILTIN.label(name)
+def label(name: str, cat: Catalogue = BUILTIN) -> str:
+    """A run-level figure's display name (`recall_at_5` -> `recall@5`), from the catalogue
+    (pass the one with the runs' declared metrics to name those)."""
+    return cat.label(name)
 
 
-def question_label(name: str) -> str:
+def question_label(name: str, cat: Catalogue = BUILTIN) -> str:
     """A per-question column's display name: one question's answer_correctness is its own
     score (refusal credit on an unanswerable question), so no `(answerable)` here."""
-    m = BUILTIN.measures.get(name)
-    return m.label if m else BUILTIN.label(name)
+    m = cat.measures.get(name)
+    return m.label if m else cat.label(name)
+
+
+def key_metrics(cat: Catalogue) -> dict[str, str]:
+    """The Runs table's headline figures (declared means too) and their labels."""
+    return {m: cat.label(m) for m in cat.figure_names("runs")}
+
+
+def quality_metrics(cat: Catalogue) -> tuple[str, ...]:
+    """Measures with a mean and a p10 (trend, tails, cost vs quality, range filters)."""
+    return cat.measure_names("quality")
 
 
 def fmt(value: object, spec: str = "{:.4g}", missing: str | None = "–") -> str | None:

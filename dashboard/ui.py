@@ -42,7 +42,7 @@ def start(key: str) -> Page:
     st.title(PAGES[key].title)
     link_slot = st.container()
     params = {k: st.query_params.get_all(k) for k in st.query_params}
-    state, errors = ViewState.from_query_params(params)
+    state, errors = ViewState.from_query_params(params, data.catalogue().declared_names)
     for e in errors:
         st.error(e)
     return Page(key, state, link_slot)

@@ -23,10 +23,10 @@ import math
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from typing import Any
 
 from rageval_core.errors import ConfigError
-from rageval_core.models import FAILURE_TYPES
+from rageval_core.models import FAILURE_TYPES, DeclaredMetric, Direction, Unit
 
 DEFAULT_KS: tuple[int, ...] = (1, 3, 5, 10, 20)
 """Cut-offs whose recall/precision/hit every run stores (SPEC §4)."""
@@ -35,8 +35,6 @@ NDCG_K = 10
 TAIL_QUANTILE = 0.1
 """The tail every `_p10` figure and bottom-tenth view is about."""
 
-Direction = Literal["higher", "lower"]
-Unit = Literal["unit", "ms", "usd", "count", "number"]
 DECLARED_NAME_RE = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
 UNITS: tuple[str, ...] = ("unit", "ms", "usd", "count", "number")
 _FORMATS: Mapping[str, str] = {
@@ -141,17 +139,6 @@ DECLARED_GROUPS = frozenset({"generation", "quality", "compare", "tails"})
 DECLARED_FIGURE_GROUPS = frozenset({"runs", "report"})
 """A declared measure is shown like faithfulness: on the trend, tails and Compare, and
 its mean in the Runs table and the report."""
-
-
-@dataclass(frozen=True)
-class DeclaredMetric:
-    """A per-question numeric column a run declares in its manifest (`metrics:`)."""
-
-    name: str
-    label: str
-    direction: Direction = "higher"
-    unit: Unit = "unit"
-    range: tuple[float, float] | None = None
 
 
 def _measure(name: str, label: str, direction: Direction, unit: Unit, *groups: str) -> Metric:
@@ -376,6 +363,28 @@ class Catalogue:
             kept.append(d)
         return Catalogue(measures, figures, tuple(kept))
 
+    @property
+    def declared_names(self) -> tuple[str, ...]:
+        """Names of the declared measures (columns of some runs' files, not of every run)."""
+        return tuple(d.name for d in self.declared)
+
+    def with_runs(
+        self, runs: Iterable[tuple[str, Iterable[DeclaredMetric]]]
+    ) -> tuple[Catalogue, tuple[tuple[str, str], ...]]:
+        """This catalogue plus the declarations of several runs, `(run_id, declared)` each.
+
+        Never raises: a declaration whose direction contradicts an earlier run's is left
+        out and comes back as a `(run_id, message)` problem (the first run wins).
+        """
+        cat, problems = self, []
+        for run_id, declared in runs:
+            for d in declared:
+                try:
+                    cat = cat.with_declared((d,))
+                except ConfigError as exc:
+                    problems.append((run_id, f"{exc.message}; the first run's direction is used"))
+        return cat, tuple(problems)
+
 
 def _builtin() -> Catalogue:
     measures = {m.name: m for m in _builtin_measures()}
@@ -413,6 +422,14 @@ def parse_declared(raw: object, source: str) -> tuple[DeclaredMetric, ...]:
             raise ConfigError(f"{where}: expected a mapping with label, direction, range")
         out.append(_declared(name, spec, where))
     return tuple(out)
+
+
+def declared_to_spec(d: DeclaredMetric) -> dict[str, Any]:
+    """The `metrics:` entry `parse_declared` reads back as `d` (manifests store this)."""
+    rng: Any = d.unit
+    if d.range is not None and d.unit == "number":
+        rng = list(d.range)
+    return {"label": d.label, "direction": d.direction, "range": rng}
 
 
 def _declared(name: str, spec: Mapping[str, Any], where: str) -> DeclaredMetric:

@@ -20,7 +20,7 @@ from collections.abc import Iterable, Sequence
 import pandas as pd
 import plotly.graph_objects as go
 
-from rageval_core.catalogue import BUILTIN
+from rageval_core.catalogue import BUILTIN, Catalogue
 
 GROUP_COLORS = {
     "retrieval": "#d62728",
@@ -47,8 +47,8 @@ def _esc(values: Iterable[object]) -> list[str]:
     return [html.escape(str(v)) for v in values]
 
 
-def _label(name: str) -> str:
-    return html.escape(BUILTIN.label(name))
+def _label(name: str, cat: Catalogue = BUILTIN) -> str:
+    return html.escape(cat.label(name))
 
 
 def _layout(fig: go.Figure, title: str, x: str, y: str, **kw) -> go.Figure:
@@ -65,7 +65,7 @@ def _layout(fig: go.Figure, title: str, x: str, y: str, **kw) -> go.Figure:
     return fig
 
 
-def trend(df: pd.DataFrame, metric: str) -> go.Figure:
+def trend(df: pd.DataFrame, metric: str, cat: Catalogue = BUILTIN) -> go.Figure:
     """Mean and p10 of a run-level metric over time (columns created_at, run_id, value, p10)."""
     fig = go.Figure()
     runs = _esc(df["run_id"])
@@ -87,7 +87,7 @@ def trend(df: pd.DataFrame, metric: str) -> go.Figure:
             text=runs,
             hovertemplate="%{text}<br>p10 %{y:.3f}<extra></extra>",
         )
-    name = BUILTIN.label(metric)
+    name = cat.label(metric)
     return _layout(fig, f"{name} over time", "run created", name)
 
 
@@ -128,12 +128,12 @@ def failure_breakdown(df: pd.DataFrame) -> go.Figure:
     return _layout(fig, "Failures by type", "failure type", "questions")
 
 
-def distributions(df: pd.DataFrame, metric: str, kind: str) -> go.Figure:
+def distributions(df: pd.DataFrame, metric: str, kind: str, cat: Catalogue = BUILTIN) -> go.Figure:
     """Per-question values of several runs overlaid (columns run_id, question_id, value).
 
     A 0–1 measure is binned the same way for every run (`UNIT_BINS`); others in 20 bins.
     """
-    measure = BUILTIN.measures.get(metric)
+    measure = cat.measures.get(metric)
     bins = dict(xbins=UNIT_BINS) if measure and measure.unit == "unit" else dict(nbinsx=20)
     fig = go.Figure()
     for run_id, sub in df.groupby("run_id", sort=False):
@@ -152,18 +152,18 @@ def distributions(df: pd.DataFrame, metric: str, kind: str) -> go.Figure:
                 text=_esc(sub["question_id"]),
                 hovertemplate="%{text}<br>%{x:.3f}",
             )
-    label = BUILTIN.label(metric)
+    label = cat.label(metric)
     if kind == "histogram":
         fig.update_layout(barmode="overlay")
         return _layout(fig, f"Distribution of {label}", label, "questions")
     return _layout(fig, f"ECDF of {label}", label, "share of questions ≤ x")
 
 
-def mean_and_p10(runs: pd.DataFrame, metrics: Sequence[str]) -> go.Figure:
+def mean_and_p10(runs: pd.DataFrame, metrics: Sequence[str], cat: Catalogue = BUILTIN) -> go.Figure:
     """Mean and p10 of each metric side by side per run (columns run_id, `m`, `m`_p10):
     a p10 far below its mean is the tail the mean hides."""
     fig = go.Figure()
-    x = [_label(m) for m in metrics]
+    x = [_label(m, cat) for m in metrics]
     for row in runs.to_dict("records"):
         for stat, suffix in (("mean", ""), ("p10", "_p10")):
             fig.add_bar(
@@ -212,7 +212,14 @@ def per_run_bar(df: pd.DataFrame, column: str) -> go.Figure:
     return _layout(fig, f"{name} per run", "run", name)
 
 
-def pareto(df: pd.DataFrame, x: str, dominated: str, quality: str, x_title: str) -> go.Figure:
+def pareto(
+    df: pd.DataFrame,
+    x: str,
+    dominated: str,
+    quality: str,
+    x_title: str,
+    cat: Catalogue = BUILTIN,
+) -> go.Figure:
     """Quality against a cost axis; the frontier joins non-dominated runs, dominated are ×."""
     fig = go.Figure()
     front = df[~df[dominated].astype(bool)].sort_values(x)
@@ -237,7 +244,7 @@ def pareto(df: pd.DataFrame, x: str, dominated: str, quality: str, x_title: str)
         marker=dict(size=10, symbol="x", color="#7f7f7f"),
         hovertemplate="%{customdata}<br>%{x:.4g}, %{y:.3f}<extra>dominated</extra>",
     )
-    name = BUILTIN.label(quality)
+    name = cat.label(quality)
     return _layout(fig, f"{name} vs {x_title}", x_title, name)
 
 
@@ -256,13 +263,13 @@ def stage_latency(df: pd.DataFrame) -> go.Figure:
     return _layout(fig, "Latency per stage", "run", "ms")
 
 
-def metric_deltas(df: pd.DataFrame) -> go.Figure:
+def metric_deltas(df: pd.DataFrame, cat: Catalogue = BUILTIN) -> go.Figure:
     """Paired deltas against the baseline with 95% bootstrap intervals (non-baseline rows)."""
     fig = go.Figure()
     for run_id, sub in df.groupby("run_id", sort=False):
         fig.add_scatter(
             x=sub["delta"],
-            y=[_label(m) for m in sub["metric"]],
+            y=[_label(m, cat) for m in sub["metric"]],
             mode="markers",
             name=html.escape(str(run_id)),
             marker=dict(size=10),

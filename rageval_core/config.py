@@ -16,8 +16,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from rageval_core.catalogue import parse_declared
 from rageval_core.errors import ConfigError
 from rageval_core.metrics.failure import FailureThresholds
+from rageval_core.models import DeclaredMetric
 from rageval_core.redact import env_names, secret_values
 from rageval_core.results import DEFAULT_KS
 from rageval_core.userfiles import load_yaml, plain, shown
@@ -36,6 +38,7 @@ KNOWN_KEYS = (
     "thresholds",
     "ks",
     "failure_thresholds",
+    "metrics",
 )
 
 
@@ -78,6 +81,9 @@ class RunConfig:
     thresholds: Mapping[str, Any] = field(default_factory=dict)
     ks: tuple[int, ...] = DEFAULT_KS
     failure_thresholds: FailureThresholds = FailureThresholds()
+    metrics: tuple[DeclaredMetric, ...] = ()
+    """Per-question scores the pipeline returns (`PipelineOutput.scores`), recorded in the
+    manifest so every view offers them like built-in metrics."""
 
     @property
     def folder(self) -> Path:
@@ -204,6 +210,13 @@ class _Reader:
         # The pinned columns (SPEC §4) are always filled; configured ks add to them.
         return tuple(sorted(set(DEFAULT_KS) | set(v)))
 
+    def metrics(self, source: str) -> tuple[DeclaredMetric, ...]:
+        try:
+            return parse_declared(self.raw.get("metrics"), source)
+        except ConfigError as exc:
+            self.problems.append(exc.message.removeprefix(f"{source}: "))
+            return ()
+
     def failure_thresholds(self) -> FailureThresholds:
         v = self.raw.get("failure_thresholds")
         if v is None:
@@ -235,6 +248,7 @@ def parse_config(raw: Any, path: Path) -> RunConfig:
         thresholds=dict(thresholds),
         ks=r.ks(),
         failure_thresholds=r.failure_thresholds(),
+        metrics=r.metrics(str(path)),
     )
     if r.problems:
         raise ConfigError(f"{path}: invalid run config", r.problems)

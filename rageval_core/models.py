@@ -29,6 +29,23 @@ FailureType = Literal[
 FAILURE_TYPES: tuple[str, ...] = get_args(FailureType)
 
 RunStatus = Literal["running", "complete", "failed"]
+Direction = Literal["higher", "lower"]
+Unit = Literal["unit", "ms", "usd", "count", "number"]
+
+
+@dataclass(frozen=True)
+class DeclaredMetric:
+    """A per-question numeric column a run declares in its manifest (`metrics:`).
+
+    Built only by `catalogue.parse_declared`, which validates the name: it later names a
+    column of the run's files, so nothing else may construct one from user text.
+    """
+
+    name: str
+    label: str
+    direction: Direction = "higher"
+    unit: Unit = "unit"
+    range: tuple[float, float] | None = None
 
 
 @dataclass(frozen=True)
@@ -95,6 +112,9 @@ class PipelineOutput:
     ttft_ms: float | None = None
     input_tokens: int | None = None
     output_tokens: int | None = None
+    scores: Mapping[str, float] = field(default_factory=dict)
+    """Extra per-question scores, one per metric the run config declares (`metrics:`);
+    the runner refuses undeclared names and non-numbers, naming the question."""
 
     @classmethod
     def from_value(cls, value: Any) -> PipelineOutput:
@@ -143,6 +163,7 @@ class PipelineOutput:
 
         return cls(
             answer=answer,
+            scores=_scores(value.get("scores")),
             retrieved=tuple(retrieved),
             retrieval_ms=num("retrieval_ms", float),
             generation_ms=num("generation_ms", float),
@@ -150,6 +171,18 @@ class PipelineOutput:
             input_tokens=num("input_tokens", int),
             output_tokens=num("output_tokens", int),
         )
+
+
+def _scores(raw: Any) -> dict[str, Any]:
+    """`scores` of a pipeline output as a dict. Names and values are checked by the runner
+    against the run's declarations, where an error can name the question."""
+    if raw is None:
+        return {}
+    if not isinstance(raw, Mapping):
+        raise PipelineError(
+            f"pipeline output field 'scores' must be a mapping, got {type(raw).__name__}"
+        )
+    return {str(k): v for k, v in raw.items()}
 
 
 @dataclass(frozen=True)
@@ -241,3 +274,6 @@ class RunManifest:
     tags: tuple[str, ...] = ()
     totals: Mapping[str, Any] = field(default_factory=dict)
     shards: int = 1
+    metrics: tuple[DeclaredMetric, ...] = ()
+    """The run's own per-question metrics (validated; invalid ones are dropped by the
+    reader and reported as a problem of the run)."""

@@ -25,9 +25,10 @@ import plotly.graph_objects as go
 from plotly.offline import get_plotlyjs
 
 from rageval_core import __version__, charts, query
-from rageval_core.catalogue import BUILTIN
+from rageval_core.catalogue import BUILTIN, Catalogue
 from rageval_core.models import FAILURE_TYPES
 from rageval_core.query.compare import question_headline
+from rageval_core.query.store import run_catalogue
 from rageval_core.redact import scrub_shapes
 from rageval_core.results import atomic_write_bytes
 
@@ -106,12 +107,14 @@ def _figure_html(fig: go.Figure) -> str:
 # ---------------------------------------------------------------------------- sections
 
 
-def _summary_section(run_ids: list[str], rows: Mapping[str, Mapping[str, Any]]) -> str:
+def _summary_section(
+    run_ids: list[str], rows: Mapping[str, Mapping[str, Any]], cat: Catalogue
+) -> str:
     headers = ["", *run_ids] + (["change"] if len(run_ids) == 2 else [])
     body = []
-    for key in BUILTIN.figure_names("report"):
+    for key in cat.figure_names("report"):
         vals = [rows[r].get(key) for r in run_ids]
-        cells = [esc(BUILTIN.label(key)), *(fmt(v) for v in vals)]
+        cells = [esc(cat.label(key)), *(fmt(v) for v in vals)]
         if len(run_ids) == 2:
             a, b = vals
             both = all(isinstance(v, int | float) and not math.isnan(v) for v in (a, b))
@@ -184,7 +187,7 @@ def _comparison_section(c: query.Comparison, run_id: str, lim: ReportLimits) -> 
     m = c.metrics[c.metrics["run_id"] == run_id].reset_index(drop=True)
     rows = [
         [
-            esc(r.metric),
+            esc(c.catalogue.label(r.metric)),
             fmt(r.mean),
             f"{r.delta:+.3f}" if r.delta == r.delta else "—",
             esc(r.note) if isinstance(r.note, str) else f"[{fmt(r.ci_low)}, {fmt(r.ci_high)}]",
@@ -219,7 +222,7 @@ def _comparison_section(c: query.Comparison, run_id: str, lim: ReportLimits) -> 
             )
         )
     paired = m[m["delta"].notna()]
-    chart = _figure_html(charts.metric_deltas(paired)) if len(paired) else ""
+    chart = _figure_html(charts.metric_deltas(paired, c.catalogue)) if len(paired) else ""
     return "".join(out), chart
 
 
@@ -233,10 +236,9 @@ def build_report(
     limits: ReportLimits = ReportLimits(),
 ) -> str:
     """The HTML text of the report; ResultsError / ConfigError for bad ids."""
-    store.run_info(run_id)  # a clear error for a missing or unreadable run
     run_ids = [baseline, run_id] if baseline else [run_id]
-    if baseline:
-        store.run_info(baseline)
+    # a clear error for a missing or unreadable run; their declarations join the catalogue
+    cat = run_catalogue(*(store.run_info(r) for r in run_ids))[0]
     overview = query.runs_overview(store)
     found = {r["run_id"]: r for r in overview.to_dict("records") if r["run_id"] in run_ids}
     rows = {r: found.get(r, {}) for r in run_ids}
@@ -258,7 +260,7 @@ def build_report(
     details = [query.question_detail(store, run_id, q) for q in worst.rows["question_id"]]
 
     sections: list[tuple[str, str]] = [
-        ("Run", _about(rows[run_id]) + _summary_section(run_ids, rows)),
+        ("Run", _about(rows[run_id]) + _summary_section(run_ids, rows, cat)),
         (
             "Failures",
             _figure_html(charts.failure_shares(counts))
@@ -273,7 +275,7 @@ def build_report(
         ),
         (
             "Tails",
-            _figure_html(charts.mean_and_p10(runs, BUILTIN.measure_names("tails")))
+            _figure_html(charts.mean_and_p10(runs, cat.measure_names("tails"), cat))
             + _figure_html(charts.distributions(dists, "answer_correctness", "histogram"))
             + f"<h3>Bottom {tail.pct:g}% by {CORRECTNESS}</h3>"
             + f"<p>{esc(tail.describe(CORRECTNESS))}.</p>"

@@ -22,7 +22,7 @@ import os
 import re
 import tempfile
 import time
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Collection, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
@@ -33,9 +33,9 @@ import fsspec
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from rageval_core.catalogue import DEFAULT_KS, retrieval_columns
-from rageval_core.errors import ResultsError, one_line
-from rageval_core.models import DatasetRef, JudgeRef, RunManifest
+from rageval_core.catalogue import DEFAULT_KS, declared_to_spec, parse_declared, retrieval_columns
+from rageval_core.errors import ConfigError, ResultsError, one_line
+from rageval_core.models import DatasetRef, DeclaredMetric, JudgeRef, RunManifest
 
 SCHEMA_VERSION = 1
 RUN_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
@@ -60,8 +60,14 @@ CLAIM_TYPE = pa.struct(
 )
 
 
-def question_schema(ks: Iterable[int] = DEFAULT_KS) -> pa.Schema:
-    """The per-question row schema. Pinned names are a public contract: add, never rename."""
+def question_schema(
+    ks: Iterable[int] = DEFAULT_KS, declared: Iterable[DeclaredMetric] = ()
+) -> pa.Schema:
+    """The per-question row schema. Pinned names are a public contract: add, never rename.
+
+    A run's declared metrics (validated names, see `catalogue.parse_declared`) are one
+    float64 column each, after the pinned ones.
+    """
     ks = sorted(set(DEFAULT_KS) | set(ks))
     fields: list[tuple[str, pa.DataType]] = [
         ("run_id", pa.string()),
@@ -96,6 +102,7 @@ def question_schema(ks: Iterable[int] = DEFAULT_KS) -> pa.Schema:
         ("error", pa.string()),
         ("judge_error", pa.string()),
     ]
+    fields += [(d.name, pa.float64()) for d in declared]
     return pa.schema(fields)
 
 
@@ -110,13 +117,36 @@ _COLUMN_TYPES = {f.name: f.type for f in QUESTION_SCHEMA}
 _K_COLUMN = re.compile(r"^(?:recall|precision|hit)_at_\d+$")
 
 
-def column_type(name: str) -> pa.DataType | None:
-    """The Arrow type a row column must have: schema columns and any `*_at_K`; None for a
-    column rageval does not know (kept as the file has it)."""
+def column_type(name: str, declared: Collection[str] = ()) -> pa.DataType | None:
+    """The Arrow type a row column must have: schema columns, any `*_at_K` and the run's
+    `declared` metric names (float64, like a pinned score); None for a column rageval does
+    not know (kept as the file has it)."""
     t = _COLUMN_TYPES.get(name)
-    if t is None and _K_COLUMN.match(name):
+    if t is None and (_K_COLUMN.match(name) or name in declared):
         return pa.float64()
     return t
+
+
+def _declared_names(declared: Iterable[DeclaredMetric]) -> frozenset[str]:
+    return frozenset(d.name for d in declared)
+
+
+def _wrong_type(name: str, have: str, want: str, declared: Collection[str]) -> str:
+    """How a column of the wrong type is named in a problem (`where` inside it appended)."""
+    if name in declared:
+        return f"declared metric {one_line(name, 60)!r} is {have}, not numeric"
+    return f"column {name} is {have}, expected {want}"
+
+
+def missing_declared(
+    present: Collection[str], declared: Iterable[DeclaredMetric], source: str
+) -> list[str]:
+    """A problem per declared metric a file (Parquet schema or journal rows) lacks."""
+    return [
+        f"{source}: declared metric {d.name!r} is missing (read as NULL)"
+        for d in declared
+        if d.name not in present
+    ]
 
 
 def describe(exc: BaseException) -> str:
@@ -260,6 +290,10 @@ def manifest_to_dict(m: RunManifest) -> dict[str, Any]:
     d["tags"] = list(m.tags)
     d["config"] = dict(m.config)
     d["totals"] = dict(m.totals)
+    # only a run with declarations has the key: other manifests stay as they were written
+    d.pop("metrics")
+    if m.metrics:
+        d["metrics"] = {x.name: declared_to_spec(x) for x in m.metrics}
     return d
 
 
@@ -269,12 +303,25 @@ def _opt_str(value: object, name: str) -> str | None:
     raise TypeError(f"{name} must be a string, not {type(value).__name__}")
 
 
-def manifest_from_dict(d: Mapping[str, Any], source: str = "manifest.json") -> RunManifest:
+def manifest_from_dict(
+    d: Mapping[str, Any], source: str = "manifest.json", problems: list[str] | None = None
+) -> RunManifest:
     """Parse a manifest; raise ResultsError naming the file and the bad field.
 
     Every field that reaches a table or a page is type-checked here, so a hand-edited or
     damaged manifest is one problem on its run instead of an error deep in a view.
+
+    Invalid declared metrics (`metrics:`) do not make the manifest invalid: the run is
+    still a run. With a `problems` list they are dropped and the reason appended there
+    (the reader lists the run with that problem); without one they raise ResultsError.
     """
+    try:
+        declared = parse_declared(d.get("metrics") if isinstance(d, Mapping) else None, source)
+    except ConfigError as exc:
+        if problems is None:
+            raise ResultsError(exc.message) from None
+        problems.append(f"{exc.message}; the run's declared metrics are ignored")
+        declared = ()
     try:
         if not isinstance(d, Mapping):
             raise TypeError(f"expected an object, not {type(d).__name__}")
@@ -310,6 +357,7 @@ def manifest_from_dict(d: Mapping[str, Any], source: str = "manifest.json") -> R
             tags=tuple(str(t) for t in d.get("tags") or ()),
             totals=dict(d.get("totals") or {}),
             shards=shards,
+            metrics=declared,
         )
     except ResultsError:
         raise
@@ -456,13 +504,18 @@ _COLUMN_SPECS = {f.name: _spec(f.type) for f in QUESTION_SCHEMA}
 _K_SPEC = _spec(pa.float64())
 
 
-def conform_row(row: Mapping[str, Any]) -> dict[str, Any]:
+def conform_row(row: Mapping[str, Any], declared: Collection[str] = ()) -> dict[str, Any]:
     """A journal row with every known column checked against its type; ValueError naming
-    the question and the column when one does not fit (a missing question id included)."""
+    the question and the column when one does not fit (a missing question id included).
+
+    `declared` names the run's declared metrics: float64 columns, checked like `*_at_K`.
+    """
     qid = row.get("question_id")
     out = dict(row)
     for name in ["question_id", *(n for n in row if n != "question_id")]:
-        spec = _COLUMN_SPECS.get(name) or (_K_SPEC if _K_COLUMN.match(name) else None)
+        spec = _COLUMN_SPECS.get(name) or (
+            _K_SPEC if _K_COLUMN.match(name) or name in declared else None
+        )
         if spec is None:
             continue
         try:
@@ -471,14 +524,16 @@ def conform_row(row: Mapping[str, Any]) -> dict[str, Any]:
             out[name] = _conform(row.get(name), spec)
         except _WrongType as exc:
             who = "" if name == "question_id" else f"question {display_name(qid)}: "
+            column = f"{name}{one_line(exc.where, 40)}"
             raise ValueError(
-                f"{who}column {name}{one_line(exc.where, 40)} is {exc.what}, "
-                f"expected {exc.expected}"
+                f"{who}{_wrong_type(column, exc.what, exc.expected, declared)}"
             ) from None
     return out
 
 
-def iter_journal_text(text: str, source: str) -> Iterator[tuple[dict[str, Any] | None, str | None]]:
+def iter_journal_text(
+    text: str, source: str, declared: Collection[str] = ()
+) -> Iterator[tuple[dict[str, Any] | None, str | None]]:
     """Yield (row, problem) per line; a damaged line is a problem, not an exception.
 
     A line whose field has the wrong type (`"answer": 42`, `"error": NaN`, a list where a
@@ -503,15 +558,22 @@ def iter_journal_text(text: str, source: str) -> Iterator[tuple[dict[str, Any] |
             yield None, f"{source}:{n}: bad line (not a question row)"
             continue
         try:
-            yield conform_row(row), None
+            yield conform_row(row, declared), None
         except ValueError as exc:
             yield None, f"{source}:{n}: {exc}: line ignored"
 
 
 def read_journal(
-    path: str, fs: fsspec.AbstractFileSystem | None = None
+    path: str,
+    fs: fsspec.AbstractFileSystem | None = None,
+    declared: Iterable[DeclaredMetric] = (),
 ) -> tuple[list[dict[str, Any]], list[str]]:
-    """Rows of a journal (last write of a question id wins) and the problems found."""
+    """Rows of a journal (last write of a question id wins) and the problems found.
+
+    The run's `declared` metrics are checked like pinned float64 columns (a line holding a
+    non-number is dropped and named); one no row has is a problem too (read as NULL).
+    """
+    declared = tuple(declared)
     fs = fs or fsspec.filesystem("file")
     try:
         with fs.open(path, "rb") as fh:
@@ -520,16 +582,25 @@ def read_journal(
         return [], [f"{path}: unreadable journal ({describe(exc)})"]
     rows: dict[str, dict[str, Any]] = {}
     problems = []
-    for row, problem in iter_journal_text(text, path):
+    for row, problem in iter_journal_text(text, path, _declared_names(declared)):
         if row is not None:
             rows[str(row["question_id"])] = row
         if problem:
             problems.append(problem)
+    if rows:
+        problems += missing_declared({k for r in rows.values() for k in r}, declared, path)
     return list(rows.values()), problems
 
 
-def rows_to_table(rows: Iterable[Mapping[str, Any]], schema: pa.Schema | None = None) -> pa.Table:
-    """Build a typed table; columns a row lacks (older schemas) become NULL."""
+def rows_to_table(
+    rows: Iterable[Mapping[str, Any]],
+    schema: pa.Schema | None = None,
+    declared: Iterable[DeclaredMetric] = (),
+) -> pa.Table:
+    """Build a typed table; columns a row lacks (older schemas) become NULL.
+
+    Keys that are neither pinned columns nor `declared` metrics are dropped.
+    """
     rows = list(rows)
     if schema is None:
         extra_ks = {
@@ -538,7 +609,7 @@ def rows_to_table(rows: Iterable[Mapping[str, Any]], schema: pa.Schema | None = 
             for k in r
             if k.startswith("recall_at_") and k.removeprefix("recall_at_").isdigit()
         }
-        schema = question_schema(extra_ks)
+        schema = question_schema(extra_ks, declared)
     cols = {name: [r.get(name) for r in rows] for name in schema.names}
     return pa.Table.from_pydict(cols, schema=schema)
 
@@ -647,7 +718,7 @@ def inspect_run(location: str, run_id: str) -> RunInfo:
         info.problems.append(f"{path}/{MANIFEST}: unreadable manifest ({describe(exc)})")
         return info
     try:
-        info.manifest = manifest_from_dict(json.loads(data), f"{path}/{MANIFEST}")
+        info.manifest = manifest_from_dict(json.loads(data), f"{path}/{MANIFEST}", info.problems)
     except RecursionError:
         info.problems.append(f"{path}/{MANIFEST}: not valid JSON (nested too deeply)")
         return info
@@ -790,22 +861,27 @@ def _compatible(have: pa.DataType, want: pa.DataType) -> bool:
     return False
 
 
-def check_columns(schema: pa.Schema, source: str) -> tuple[set[str], list[str]]:
+def check_columns(
+    schema: pa.Schema, source: str, declared: Iterable[DeclaredMetric] = ()
+) -> tuple[set[str], list[str]]:
     """The columns of a Parquet file that read as the row schema says, and the problems.
 
     A known column of another type (`faithfulness` stored as strings) is ignored (read as
     NULL) rather than cast, since what its values mean is unknown; a pinned column the
-    file lacks is read as NULL. Both are reported, naming the file and the column.
+    file lacks is read as NULL. Both are reported, naming the file and the column. The
+    run's `declared` metrics are float64 columns checked the same way.
     """
+    declared = tuple(declared)
+    names = _declared_names(declared)
     usable, problems = set(), []
     for f in schema:
-        want = column_type(f.name)
+        want = column_type(f.name, names)
         if want is None or _compatible(f.type, want):
             usable.add(f.name)
         else:
+            have, name = one_line(_type_label(f.type), 60), one_line(f.name, 60)
             problems.append(
-                f"{source}: column {one_line(f.name, 60)} is {one_line(_type_label(f.type), 60)}"
-                f", expected {_type_label(want)}: values ignored"
+                f"{source}: {_wrong_type(name, have, _type_label(want), names)}: values ignored"
             )
     missing = [c for c in PINNED_COLUMNS if c not in schema.names]
     if missing:
@@ -813,6 +889,7 @@ def check_columns(schema: pa.Schema, source: str) -> tuple[set[str], list[str]]:
         problems.append(
             f"{source}: missing pinned column(s) {', '.join(missing[:8])}{more}: shown as empty"
         )
+    problems += missing_declared(schema.names, declared, source)
     return usable, problems
 
 
@@ -824,15 +901,16 @@ def read_run_rows(info: RunInfo) -> tuple[pa.Table, list[str]]:
     when one is there.
     """
     fs, _ = filesystem(info.path if is_remote(info.path) else "file://")
+    declared = info.manifest.metrics if info.manifest else ()
     tables, problems = [], []
     done_shards = set()
     for p in info.parquet_files:
         try:
             with fs.open(p, "rb") as fh:
                 pf = pq.ParquetFile(fh)
-                usable, column_problems = check_columns(pf.schema_arrow, p)
+                usable, column_problems = check_columns(pf.schema_arrow, p, declared)
                 t = pf.read(columns=[n for n in pf.schema_arrow.names if n in usable])
-            tables.append(rows_to_table(t.to_pylist()))
+            tables.append(rows_to_table(t.to_pylist(), declared=declared))
             problems += column_problems
             done_shards.add(p.rsplit("/", 1)[-1].removesuffix(".parquet"))
         except Exception as exc:  # pyarrow raises several types for a corrupt file
@@ -840,9 +918,9 @@ def read_run_rows(info: RunInfo) -> tuple[pa.Table, list[str]]:
     for j in info.journal_files:
         if j.rsplit("/", 1)[-1].removesuffix(".jsonl") in done_shards:
             continue
-        rows, jp = read_journal(j, fs)
+        rows, jp = read_journal(j, fs, declared)
         problems += jp
-        tables.append(rows_to_table(rows))
+        tables.append(rows_to_table(rows, declared=declared))
     if not tables:
-        return rows_to_table([]), problems
+        return rows_to_table([], declared=declared), problems
     return pa.concat_tables(tables, promote_options="default"), problems

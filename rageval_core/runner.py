@@ -52,6 +52,7 @@ from rageval_core.metrics.failure import classify_failure
 from rageval_core.metrics.retrieval import gold_ranks, retrieval_metrics
 from rageval_core.models import (
     DatasetRef,
+    DeclaredMetric,
     GoldenDataset,
     GoldenQuestion,
     JudgeInput,
@@ -223,6 +224,32 @@ def _judge(judge: Judge, q: GoldenQuestion, out: PipelineOutput) -> Judgement:
         return Judgement((), False, None, error=f"{type(exc).__name__}: {exc}")
 
 
+def _declared_scores(
+    declared: tuple[DeclaredMetric, ...], out: PipelineOutput, q: GoldenQuestion
+) -> dict[str, float | None]:
+    """The output's `scores` as the row's declared columns (None where one is absent).
+
+    A score the config does not declare, or one that is not a number, is a
+    PipelineError naming the question: silently dropping it would hide a typo in a name.
+    """
+    names = {d.name for d in declared}
+    unknown = [k for k in out.scores if k not in names]
+    if unknown:
+        raise PipelineError(
+            f"question {q.id!r}: pipeline returned undeclared score(s) "
+            f"{', '.join(repr(str(k)[:64]) for k in unknown[:3])}; declare them under "
+            "`metrics:` in the run config"
+        )
+    scores: dict[str, float | None] = dict.fromkeys(names)
+    for k, v in out.scores.items():
+        if v is not None and (isinstance(v, bool) or not isinstance(v, int | float)):
+            raise PipelineError(
+                f"question {q.id!r}: score {k!r} must be a number, got {type(v).__name__}"
+            )
+        scores[k] = None if v is None else float(v)
+    return scores
+
+
 def evaluate_question(ctx: _Context, q: GoldenQuestion) -> dict[str, Any]:
     """The result row of one question (schema `results.question_schema`), redacted.
 
@@ -234,6 +261,7 @@ def evaluate_question(ctx: _Context, q: GoldenQuestion) -> dict[str, Any]:
         out: PipelineOutput | None = ctx.redactor.output(
             PipelineOutput.from_value(ctx.pipeline(q.question))
         )
+        scores = _declared_scores(ctx.config.metrics, out, q)
         error = None
     except Exception as exc:
         out, error = None, f"{type(exc).__name__}: {exc}"
@@ -275,6 +303,7 @@ def evaluate_question(ctx: _Context, q: GoldenQuestion) -> dict[str, Any]:
     ranks = gold_ranks(ids, q.gold_chunk_ids)
     row.update(retrieval_metrics(ids, q.gold_chunk_ids, ks))
     row.update(_timings(out, wall_ms))
+    row.update(scores)
     row.update(
         answer=out.answer,
         retrieved_ids=ids,
@@ -520,6 +549,7 @@ class Runner:
             git_commit=None if self.pinned else git_commit(Path.cwd()),
             tags=self.config.tags,
             shards=self.options.shard.count if self.options.shard else 1,
+            metrics=self.config.metrics,
         )
 
     def _check_same_run(self, old: RunManifest, new: RunManifest) -> None:
@@ -532,6 +562,8 @@ class Runner:
         b = json.loads(json.dumps({k: v for k, v in new.config.items() if k not in strip}))
         if a != b:
             problems.append("the run config differs (pipeline, judge, prices, ks or thresholds)")
+        if old.metrics != new.metrics:
+            problems.append("the declared metrics differ")
         if old.shards != new.shards:
             problems.append(f"the run has {old.shards} shard(s), this worker says {new.shards}")
         if problems:
@@ -768,7 +800,8 @@ class Runner:
             self.pinned + timedelta(seconds=totals["duration_s"]) if self.pinned else self.now()
         )
         if not failed:
-            table = results.rows_to_table(rows, results.question_schema(self.config.ks))
+            schema = results.question_schema(self.config.ks, self.config.metrics)
+            table = results.rows_to_table(rows, schema)
             results.write_parquet(folder.parquet, table)
             folder.journal.unlink(missing_ok=True)
         if folder.shard_status is not None:

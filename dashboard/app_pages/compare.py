@@ -88,7 +88,7 @@ moved, unpaired = paired_deltas(cmp.metrics, cmp.baseline)
 for reason in unpaired:
     st.info(reason)
 if not moved.empty:
-    ui.chart(charts.metric_deltas(moved), key="compare_deltas")
+    ui.chart(charts.metric_deltas(moved, cmp.catalogue), key="compare_deltas")
 st.dataframe(
     cmp.metrics,
     hide_index=True,

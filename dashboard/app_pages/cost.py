@@ -4,9 +4,7 @@ with dominated runs marked, and latency per pipeline stage."""
 import streamlit as st
 
 from dashboard import data, ui
-from dashboard.shaping import label
 from rageval_core import charts
-from rageval_core.query import QUALITY_METRICS
 
 MAX_STAGE_RUNS = 30  # newest runs in the per-stage chart
 # Not correctness: a run that answers from memory is correct but unsupported, and on
@@ -16,15 +14,16 @@ DEFAULT_QUALITY = "faithfulness"
 page = ui.start("cost")
 state = page.state
 runs = ui.require_runs()
+cat = data.catalogue()  # built-in metrics plus the ones runs declare
+options = data.cost_quality_metrics()
+label = cat.label
 
 quality = st.selectbox(
     "Quality metric",
-    QUALITY_METRICS,
+    options,
     format_func=label,
     key="cost_metric",
-    index=QUALITY_METRICS.index(
-        state.metric if state.metric in QUALITY_METRICS else DEFAULT_QUALITY
-    ),
+    index=options.index(state.metric if state.metric in options else DEFAULT_QUALITY),
 )
 st.caption(
     "A run can be correct without being supported by what it retrieved (answering from "
@@ -39,13 +38,15 @@ if points.empty:
 c = st.columns(2)
 with c[0]:
     ui.chart(
-        charts.pareto(points, "latency_p95_ms", "dominated_latency", quality, "p95 latency (ms)"),
+        charts.pareto(
+            points, "latency_p95_ms", "dominated_latency", quality, "p95 latency (ms)", cat
+        ),
         key="cost_latency",
     )
 with c[1]:
     ui.chart(
         charts.pareto(
-            points, "cost_per_question", "dominated_cost", quality, "cost per question ($)"
+            points, "cost_per_question", "dominated_cost", quality, "cost per question ($)", cat
         ),
         key="cost_cost",
     )

@@ -8,12 +8,13 @@ from dashboard.shaping import (
     failure_breakdown,
     failure_headline,
     failure_label,
+    quality_metrics,
     question_label,
     unit_range,
 )
 from rageval_core import charts
 from rageval_core.models import FAILURE_TYPES
-from rageval_core.query import QUALITY_METRICS, SORT_KEYS, QuestionFilter
+from rageval_core.query import SORT_KEYS, QuestionFilter
 
 PAGE_SIZE = 50
 TABLE_COLUMNS = [
@@ -37,6 +38,9 @@ page = ui.start("diagnose")
 state = page.state
 runs = ui.require_runs()
 run = ui.pick_run(runs, state.run, key="diagnose_run")
+cat = data.run_catalogue(run)  # built-in metrics plus the ones this run declares
+RANGE_METRICS = quality_metrics(cat)
+SORTS = (*SORT_KEYS, *cat.declared_names)
 
 breakdown = failure_breakdown(data.failure_counts([run]))
 st.subheader(failure_headline(dict(zip(breakdown["failure_type"], breakdown["n"], strict=True))))
@@ -72,13 +76,13 @@ answerable = c[3].selectbox(
 )
 
 c = st.columns([3, 3, 2])
-url_range = next((r for r in state.ranges if r[0] in QUALITY_METRICS), None)
-range_options = [None, *QUALITY_METRICS]
+url_range = next((r for r in state.ranges if r[0] in RANGE_METRICS), None)
+range_options = [None, *RANGE_METRICS]
 range_metric = c[0].selectbox(
     "Metric range",
     range_options,
     index=range_options.index(url_range[0] if url_range else None),
-    format_func=lambda m: "no range" if m is None else question_label(m),
+    format_func=lambda m: "no range" if m is None else question_label(m, cat),
     key="diagnose_range_metric",
 )
 lo, hi = c[1].slider(
@@ -92,9 +96,9 @@ lo, hi = c[1].slider(
 )
 sort = c[2].selectbox(
     "Sort (worst first)",
-    SORT_KEYS,
-    index=SORT_KEYS.index(state.sort or "severity"),
-    format_func=question_label,
+    SORTS,
+    index=SORTS.index(state.sort if state.sort in SORTS else "severity"),
+    format_func=lambda m: question_label(m, cat),
     key="diagnose_sort",
 )
 
@@ -141,7 +145,9 @@ st.caption(
     f"Questions {first + 1}–{first + len(result.rows)} of {result.total} matching. "
     "Select a row or use its link to open the question."
 )
-ui.question_table(result.rows, TABLE_COLUMNS, key="diagnose_table", run_id=run)
+ui.question_table(
+    result.rows, [*TABLE_COLUMNS, *cat.declared_names], key="diagnose_table", run_id=run
+)
 
 c = st.columns([1, 1, 4])
 last_page = (result.total - 1) // PAGE_SIZE

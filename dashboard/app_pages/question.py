@@ -6,7 +6,7 @@ import streamlit as st
 
 from dashboard import data, ui
 from dashboard.links import ViewState
-from dashboard.shaping import answer_marks, evidence_marks, failure_label, fmt
+from dashboard.shaping import answer_marks, evidence_marks, failure_label, fmt, question_label
 from rageval_core import charts
 from rageval_core.errors import NotFoundError
 
@@ -67,11 +67,11 @@ if d.judge_error:
     st.error("The judge could not score this question:")
     ui.safe_text(d.judge_error)
 
+cat = data.run_catalogue(run)  # built-in metrics plus the ones this run declares
+shown = ("answer_correctness", "faithfulness", "recall_at_5", "mrr", "ndcg_at_10")
 cols = st.columns(5)
-for col, m in zip(
-    cols, ("answer_correctness", "faithfulness", "recall_at_5", "mrr", "ndcg_at_10"), strict=True
-):
-    col.metric(m.replace("_at_", "@").replace("_", " "), fmt(d.metrics.get(m)))
+for i, m in enumerate((*shown, *cat.declared_names)):
+    cols[i % 5].metric(question_label(m, cat), fmt(d.metrics.get(m)))
 
 st.subheader("Answer")
 st.caption(

@@ -5,24 +5,25 @@ import streamlit as st
 from dashboard import data, ui
 from dashboard.links import ViewState
 from dashboard.shaping import (
-    KEY_METRICS,
     distinct,
     fmt,
-    label,
+    key_metrics,
+    quality_metrics,
     run_links,
     stale_note,
     with_deltas,
 )
 from dashboard.shaping import run_tags as tag_options
 from rageval_core import charts
-from rageval_core.catalogue import BUILTIN
-from rageval_core.query import QUALITY_METRICS
 
 MAX_BARS = 60  # newest runs in the failure-share chart; more bars stop being readable
 
 page = ui.start("runs")
 state = page.state
 all_runs = ui.require_runs()
+cat = data.catalogue()  # built-in metrics plus the ones runs declare
+KEY_METRICS = key_metrics(cat)
+TREND = quality_metrics(cat)
 
 cols = st.columns(3)
 tags = cols[0].multiselect(
@@ -50,12 +51,10 @@ version = cols[2].selectbox(
 )
 metric = st.selectbox(
     "Trend metric",
-    QUALITY_METRICS,
-    index=QUALITY_METRICS.index(state.metric)
-    if state.metric in QUALITY_METRICS
-    else QUALITY_METRICS.index("recall_at_5"),
+    TREND,
+    index=TREND.index(state.metric if state.metric in TREND else "recall_at_5"),
     key="runs_metric",
-    format_func=label,
+    format_func=cat.label,
 )
 page.publish(
     state.shared().with_(tags=tuple(tags), config=config, dataset_version=version, metric=metric)
@@ -82,7 +81,7 @@ for i, (m, name) in enumerate(KEY_METRICS.items()):
         name,
         fmt(value),
         fmt(delta, "{:+.3g}", None),
-        delta_color="inverse" if BUILTIN.lower_is_better(m) else "normal",
+        delta_color="inverse" if cat.lower_is_better(m) else "normal",
     )
 if st.button("Diagnose latest run", type="primary", key="runs_diagnose_latest"):
     ui.go("diagnose", ViewState(run=str(latest["run_id"])))
@@ -113,7 +112,7 @@ event = st.dataframe(
 if event.selection.rows:
     ui.go("diagnose", ViewState(run=str(runs.iloc[event.selection.rows[0]]["run_id"])))
 
-ui.chart(charts.trend(data.metric_trend(metric, **filters), metric), key="runs_trend")
+ui.chart(charts.trend(data.metric_trend(metric, **filters), metric, cat), key="runs_trend")
 ui.chart(
     charts.failure_shares(data.failure_counts(list(runs["run_id"].head(MAX_BARS)))),
     key="runs_failures",

@@ -6,25 +6,25 @@ import streamlit as st
 
 from dashboard import data, ui
 from dashboard.links import CHARTS
-from dashboard.shaping import label
+from dashboard.shaping import quality_metrics
 from rageval_core import charts
-from rageval_core.query import QUALITY_METRICS, TAIL_PCT
+from rageval_core.query import TAIL_PCT
 
 DEFAULT_RUNS = 3
 
 page = ui.start("tails")
 state = page.state
 runs = ui.require_runs()
+cat = data.catalogue()  # built-in metrics plus the ones runs declare
+options = quality_metrics(cat)
 
 c = st.columns([2, 1])
 metric = c[0].selectbox(
     "Metric",
-    QUALITY_METRICS,
-    format_func=label,
+    options,
+    format_func=cat.label,
     key="tails_metric",
-    index=QUALITY_METRICS.index(
-        state.metric if state.metric in QUALITY_METRICS else "answer_correctness"
-    ),
+    index=options.index(state.metric if state.metric in options else "answer_correctness"),
 )
 kind = c[1].radio(
     "Distribution as",
@@ -43,22 +43,28 @@ chosen = ui.pick_runs(
 run = ui.pick_run(runs, state.run, key="tails_run", label=f"Run for the bottom {TAIL_PCT:g}%")
 page.publish(state.shared().with_(metric=metric, chart=kind, runs=tuple(chosen), run=run))
 
-ui.chart(charts.trend(data.metric_trend(metric), metric), key="tails_trend")
+ui.chart(charts.trend(data.metric_trend(metric), metric, cat), key="tails_trend")
 
-if chosen:
+name = cat.label(metric)
+# a declared metric exists only in the runs that declare it
+having = [r for r in chosen if metric in data.run_catalogue(r).measures]
+if having:
     values = pd.concat(
-        [data.metric_distribution(r, metric).assign(run_id=r) for r in chosen], ignore_index=True
+        [data.metric_distribution(r, metric).assign(run_id=r) for r in having], ignore_index=True
     )
-    ui.chart(charts.distributions(values, metric, kind), key="tails_distribution")
+    ui.chart(charts.distributions(values, metric, kind, cat), key="tails_distribution")
 else:
-    st.info("Pick at least one run to see its distribution.")
+    st.info(f"Pick at least one run with {name} to see its distribution.")
 
-st.subheader(f"Bottom {TAIL_PCT:g}% of {run} on {label(metric)}")
+st.subheader(f"Bottom {TAIL_PCT:g}% of {run} on {name}")
+if metric not in data.run_catalogue(run).measures:
+    st.info(f"Run {run} does not record {name}.")
+    st.stop()
 tail = data.bottom_questions(run, metric)
 if tail.rows.empty:
-    st.info(f"No question of this run has a value for {label(metric)}.")
+    st.info(f"No question of this run has a value for {name}.")
 else:
-    st.caption(f"Showing the {tail.describe(label(metric))}.")
+    st.caption(f"Showing the {tail.describe(name)}.")
     ui.question_table(
         tail.rows,
         ["question_id", "question", "failure_type", "value", "tags"],

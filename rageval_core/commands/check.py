@@ -33,15 +33,23 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def _check(args: argparse.Namespace) -> int:
     from rageval_core.query import ResultsStore, check_run, load_thresholds, parse_thresholds
     from rageval_core.query.check import argument_run, format_check
+    from rageval_core.query.store import run_catalogue
 
     validate_run_args(args.run, args.baseline)
     with ResultsStore(results_location(args.results), read_only=True, refresh=False) as store:
+        info = argument_run(store, args.run)
+        # thresholds may name the metrics this run declares
+        catalogue = run_catalogue(info)[0]
         if args.thresholds:
-            thresholds = load_thresholds(args.thresholds)
+            thresholds = load_thresholds(args.thresholds, catalogue)
         else:
-            m = argument_run(store, args.run).manifest
+            m = info.manifest
             recorded = (m.config.get("thresholds") if m else None) or None
-            thresholds = parse_thresholds(recorded, f"{args.run}/manifest.json") if recorded else ()
+            thresholds = (
+                parse_thresholds(recorded, f"{args.run}/manifest.json", catalogue)
+                if recorded
+                else ()
+            )
         result = check_run(store, args.run, baseline=args.baseline, thresholds=thresholds)
     print(format_check(result, args.format), end="")
     return result.exit_code

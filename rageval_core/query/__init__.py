@@ -14,7 +14,9 @@ Public API (all functions take the store first; identifiers are checked against 
 and raise `ConfigError`, run ids raise `ResultsError`):
 
 - ResultsStore(location=None, *, read_only=False, cache_dir=None); .refresh(), .runs(),
-  .run_info(run_id), .problems -> list[RunProblem], .fingerprint(), .close()
+  .run_info(run_id), .problems -> list[RunProblem], .fingerprint(), .close(),
+  .catalogue() -> Catalogue (built-in metrics + every run's declared ones)
+- run_catalogue(*infos) -> (Catalogue, conflicts)   the metrics those runs' files hold
 - summarize_run(info) -> dict            the run's aggregates (keys: SUMMARY_KEYS)
 - runs_overview(store, *, tags, config, dataset, dataset_version, status) -> DataFrame
 - metric_trend(store, metric, *, config, dataset, dataset_version, tags) -> DataFrame
@@ -23,6 +25,7 @@ and raise `ConfigError`, run ids raise `ResultsError`):
 - rerank_candidates(store, run_id, *, lo=6, hi=20) -> DataFrame
 - recall_curve(store, run_ids=None) -> DataFrame            (run_id, k, recall)
 - cost_quality(store, *, quality, run_ids) -> DataFrame      Pareto flags included
+- cost_quality_metrics(store) -> tuple[str, ...]             its accepted qualities
 - question_detail(store, run_id, question_id) -> QuestionDetail
 - question_history(store, question_id, *, dataset) -> DataFrame
 - flaky_questions(store, *, dataset, dataset_version, correctness_threshold) -> DataFrame
@@ -43,7 +46,7 @@ from rageval_core.query.check import (
     resolve_baseline,
 )
 from rageval_core.query.compare import Comparison, compare_runs
-from rageval_core.query.store import ResultsStore, RunProblem
+from rageval_core.query.store import ResultsStore, RunProblem, run_catalogue
 from rageval_core.query.summary import QUALITY_METRICS, SUMMARY_KEYS, summarize_run
 from rageval_core.query.views import (
     QUESTION_METRICS,
@@ -57,6 +60,7 @@ from rageval_core.query.views import (
     Tail,
     bottom_questions,
     cost_quality,
+    cost_quality_metrics,
     failure_counts,
     flaky_questions,
     metric_distribution,
@@ -92,6 +96,7 @@ __all__ = [
     "check_run",
     "compare_runs",
     "cost_quality",
+    "cost_quality_metrics",
     "failure_counts",
     "flaky_questions",
     "load_thresholds",
@@ -105,6 +110,7 @@ __all__ = [
     "recall_curve",
     "rerank_candidates",
     "resolve_baseline",
+    "run_catalogue",
     "runs_overview",
     "summarize_run",
 ]

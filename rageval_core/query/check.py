@@ -1,8 +1,9 @@
 """`rageval check`: a run's figures against thresholds and a baseline (the CI gate).
 
 A thresholds file is YAML: a run config with a `thresholds:` key, or a bare mapping of
-metric → {min, max, max_drop, max_rise}. A metric is any run-level figure of
-`SUMMARY_KEYS`: `recall_at_5` is the mean, `recall_at_5_p10` the 10th percentile.
+metric → {min, max, max_drop, max_rise}. A metric is any run-level figure of the catalogue
+(`SUMMARY_KEYS`, plus the mean and p10 of each metric the checked run declares):
+`recall_at_5` is the mean, `recall_at_5_p10` the 10th percentile.
 `max_drop` is how far the figure may fall below the baseline's; `max_rise` how far it may
 climb (for latency and cost). Figures are computed from each run's own files.
 """
@@ -15,14 +16,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from rageval_core.catalogue import BUILTIN
+from rageval_core.catalogue import BUILTIN, Catalogue
 from rageval_core.errors import ConfigError, ResultsError
-from rageval_core.query.store import ResultsStore
-from rageval_core.query.summary import SUMMARY_KEYS, summarize_run
+from rageval_core.query.store import ResultsStore, run_catalogue
+from rageval_core.query.summary import summarize_run
 from rageval_core.results import RunInfo, list_runs, validate_run_id
 from rageval_core.userfiles import load_yaml, shown
 
-CHECK_METRICS: tuple[str, ...] = SUMMARY_KEYS
 DEFAULT_CHECK_METRICS: tuple[str, ...] = BUILTIN.figure_names("check")
 _BOUNDS = ("min", "max", "max_drop", "max_rise")
 
@@ -52,6 +52,8 @@ class CheckRow:
     threshold: Threshold | None
     breaches: tuple[str, ...]
     notes: tuple[str, ...] = ()
+    label: str = ""
+    """The figure as the catalogue names it (`recall@5`); set by `check_run`."""
 
     @property
     def delta(self) -> float | None:
@@ -62,10 +64,6 @@ class CheckRow:
     @property
     def breached(self) -> bool:
         return bool(self.breaches)
-
-    @property
-    def label(self) -> str:
-        return BUILTIN.label(self.metric)
 
 
 @dataclass(frozen=True)
@@ -88,8 +86,14 @@ def _num(v: Any) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
 
 
-def parse_thresholds(data: Any, source: str = "thresholds") -> tuple[Threshold, ...]:
-    """Thresholds from a parsed YAML value; ConfigError listing every problem."""
+def parse_thresholds(
+    data: Any, source: str = "thresholds", catalogue: Catalogue = BUILTIN
+) -> tuple[Threshold, ...]:
+    """Thresholds from a parsed YAML value; ConfigError listing every problem.
+
+    A metric must be a figure of `catalogue`: the built-in one, or the one of the run
+    being checked (`run_catalogue`) so its declared metrics can be gated too.
+    """
     if isinstance(data, Mapping) and "thresholds" in data:
         data = data["thresholds"]
     if data is None:
@@ -98,7 +102,7 @@ def parse_thresholds(data: Any, source: str = "thresholds") -> tuple[Threshold, 
         raise ConfigError(f"{source}: thresholds must be a mapping of metric -> limits")
     problems, out = [], []
     for metric, limits in data.items():
-        if metric not in CHECK_METRICS:
+        if metric not in catalogue.figures:
             problems.append(f"unknown metric {shown(metric)}")
             continue
         if not isinstance(limits, Mapping) or not limits:
@@ -123,9 +127,11 @@ def parse_thresholds(data: Any, source: str = "thresholds") -> tuple[Threshold, 
     return tuple(out)
 
 
-def load_thresholds(path: str | os.PathLike[str]) -> tuple[Threshold, ...]:
+def load_thresholds(
+    path: str | os.PathLike[str], catalogue: Catalogue = BUILTIN
+) -> tuple[Threshold, ...]:
     """Read a thresholds YAML file (run config or bare mapping)."""
-    return parse_thresholds(load_yaml(path, "thresholds file", ConfigError), str(path))
+    return parse_thresholds(load_yaml(path, "thresholds file", ConfigError), str(path), catalogue)
 
 
 def argument_run(store: ResultsStore, run_id: str, role: str = "run") -> RunInfo:
@@ -192,6 +198,7 @@ def check_run(
         notes.append("no other complete run to use as baseline; drop limits not checked")
     values = summarize_run(info, con=store.con, fs=store.fs, to_url=store.to_url)
     notes += values.pop("problems")
+    values.update(values.pop("declared"))
     if info.status != "complete":
         notes.append(f"run {run_id} is {info.status}")
     base_values: dict[str, Any] = {}
@@ -200,6 +207,15 @@ def check_run(
             raise ConfigError("baseline is the run being checked")
         bi = store.run_info(base_id)
         base_values = summarize_run(bi, con=store.con, fs=store.fs, to_url=store.to_url)
+        base_values.update(base_values.pop("declared"))
+    catalogue, conflicts = run_catalogue(info)
+    unknown = [t.metric for t in thresholds if t.metric not in catalogue.figures]
+    if unknown:
+        raise ConfigError(
+            f"thresholds name metric(s) run {run_id} does not have: "
+            + ", ".join(shown(m) for m in unknown[:5])
+        )
+    notes += conflicts
     by_metric = {t.metric: t for t in thresholds}
     metrics = list(by_metric) or list(DEFAULT_CHECK_METRICS)
     if values.get("n_questions", 0) == 0:
@@ -231,7 +247,7 @@ def check_run(
                 note = "no baseline: max_drop/max_rise not checked"
                 if note not in notes:
                     notes.append(note)
-        rows.append(CheckRow(m, v, b, t, tuple(breaches), tuple(row_notes)))
+        rows.append(CheckRow(m, v, b, t, tuple(breaches), tuple(row_notes), catalogue.label(m)))
     return CheckResult(run_id, base_id, tuple(rows), tuple(notes))
 
 

@@ -23,16 +23,14 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from rageval_core.catalogue import BUILTIN
+from rageval_core.catalogue import BUILTIN, Catalogue
 from rageval_core.errors import ConfigError, ResultsError
 from rageval_core.query import sql
 from rageval_core.query.source import bind, open_run
-from rageval_core.query.store import ResultsStore
+from rageval_core.query.store import ResultsStore, run_catalogue
 from rageval_core.query.summary import run_value_sql
-from rageval_core.query.views import QUESTION_METRICS, _check
+from rageval_core.query.views import _check
 from rageval_core.results import RunInfo, validate_run_id
-
-DEFAULT_COMPARE_METRICS: tuple[str, ...] = BUILTIN.measure_names("compare")
 
 
 @dataclass(frozen=True)
@@ -49,6 +47,8 @@ class Comparison:
     - `questions`: `changes` folded to one row per (candidate run, question), worst first
       (`QUESTION_CHANGE_COLUMNS`, described there)
     - `warnings`: dataset mismatches, unpaired questions, unfinished runs
+    - `catalogue`: the built-in metrics plus those the compared runs declare (labels and
+      directions of every metric above)
     """
 
     run_ids: tuple[str, ...]
@@ -59,6 +59,7 @@ class Comparison:
     questions: pd.DataFrame
     warnings: tuple[str, ...]
     tolerance: float
+    catalogue: Catalogue = BUILTIN
 
     @property
     def flips(self) -> pd.DataFrame:
@@ -204,7 +205,7 @@ CHANGE_COLUMNS: tuple[str, ...] = (
 )
 
 
-def _changes_sql(mets: Sequence[str], paired: str) -> str:
+def _changes_sql(mets: Sequence[str], paired: str, catalogue: Catalogue) -> str:
     """Per-question changes over the paired rows `paired` (every candidate), in SQL.
 
     One branch per metric (names from the whitelist) plus one for ok <-> not-ok flips.
@@ -212,7 +213,7 @@ def _changes_sql(mets: Sequence[str], paired: str) -> str:
     """
     branches = []
     for j, m in enumerate(mets):
-        worse = ">" if BUILTIN.lower_is_better(m) else "<"
+        worse = ">" if catalogue.lower_is_better(m) else "<"
         branches.append(
             sql.CHANGES_METRIC.format(
                 metric=m, order=j, worse=worse, delta=f'("{m}" - "base_{m}")', paired=paired
@@ -226,10 +227,14 @@ def _run_rows(
     store: ResultsStore, cur: duckdb.DuckDBPyConnection, info: RunInfo, mets: Sequence[str]
 ) -> pa.Table:
     """question_id, question, failure_type and each metric as run-level figures count it
-    (`run_value_sql`: correctness NULL on unanswerable questions), read by path."""
+    (`run_value_sql`: correctness NULL on unanswerable questions), read by path. A
+    metric another compared run declares and this one does not is NULL here."""
     cols = ("question_id", "question", "failure_type", "answerable", *mets)
+    own = run_catalogue(info)[0].measures
     with open_run(cur, info, fs=store.fs, to_url=store.to_url, columns=cols) as src:
-        values = ", ".join(f'{run_value_sql(m)} AS "{m}"' for m in mets)
+        values = ", ".join(
+            f'{run_value_sql(m) if m in own else "CAST(NULL AS DOUBLE)"} AS "{m}"' for m in mets
+        )
         q = f"SELECT question_id, question, failure_type, {values} FROM {src.sql}"
         try:
             return cur.sql(q, params=bind(q, src.params)).to_arrow_table()
@@ -257,15 +262,18 @@ def compare_runs(
     ids = [validate_run_id(r) for r in run_ids]
     if len(ids) < 2 or len(set(ids)) != len(ids):
         raise ConfigError("compare needs at least two different run ids")
-    mets = list(
-        dict.fromkeys(
-            _check(m, QUESTION_METRICS, "metric") for m in (metrics or DEFAULT_COMPARE_METRICS)
-        )
-    )
     if not isinstance(tolerance, (int, float)) or tolerance < 0:
         raise ConfigError("tolerance must be a non-negative number")
     infos = [store.run_info(r) for r in ids]
-    warnings: list[str] = []
+    # The whitelist: built-in measures plus what the compared runs declare.
+    catalogue, conflicts = run_catalogue(*infos)
+    mets = list(
+        dict.fromkeys(
+            _check(m, catalogue.measure_names(), "metric")
+            for m in (metrics or catalogue.measure_names("compare"))
+        )
+    )
+    warnings: list[str] = list(conflicts)
     base = infos[0]
     for i in infos[1:]:
         bm, cm = base.manifest, i.manifest
@@ -362,9 +370,9 @@ def compare_runs(
                     }
                 )
         union = " UNION ALL ".join(f"SELECT * FROM {p}" for p in paired_names)
-        q = _changes_sql(mets, f"({union})")
+        q = _changes_sql(mets, f"({union})", catalogue)
         changes = cur.execute(q, {"tolerance": float(tolerance)}).df()
-        questions = fold_changes(cur, changes, ids, mets)
+        questions = fold_changes(cur, changes, ids, mets, catalogue)
     finally:
         for name in registered:
             cur.unregister(name)
@@ -378,6 +386,7 @@ def compare_runs(
         questions=questions,
         warnings=tuple(dict.fromkeys(warnings)),
         tolerance=float(tolerance),
+        catalogue=catalogue,
     )
 
 
@@ -524,9 +533,11 @@ def fold_changes(
     changes: pd.DataFrame,
     run_ids: Sequence[str],
     metrics: Sequence[str],
+    catalogue: Catalogue = BUILTIN,
 ) -> pd.DataFrame:
     """`changes` (rows of `CHANGE_COLUMNS`, metrics compared in `metrics` order, runs in
-    `run_ids` order) folded to one row per (candidate run, question), in SQL.
+    `run_ids` order) folded to one row per (candidate run, question), in SQL; directions
+    from `catalogue` (the runs' declared metrics included).
 
     Columns (`QUESTION_CHANGE_COLUMNS`):
     - kind: `regression` when every change is for the worse (a drop beyond tolerance, a
@@ -554,7 +565,7 @@ def fold_changes(
             sql.QUESTION_CHANGES.format(changes=name),
             {
                 "metrics": [*metrics, "failure_type"],
-                "lower": [m for m in metrics if BUILTIN.lower_is_better(m)],
+                "lower": [m for m in metrics if catalogue.lower_is_better(m)],
                 "kinds": list(QUESTION_KINDS),
                 "run_ids": list(run_ids),
             },

@@ -110,9 +110,12 @@ def open_run(
 
     `columns` limits the projection (the narrow cache needs far fewer columns than a
     question page); names must come from the row schema. `alias` names the path
-    parameter so two runs can be read in one statement.
+    parameter so two runs can be read in one statement. The run's declared metrics
+    (validated names from its manifest) are columns of its schema; one its files lack
+    or hold as non-numbers reads as NULL and is a problem naming the file.
     """
     fs = fs or fsspec.filesystem("file")
+    declared = info.manifest.metrics if info.manifest else ()
     problems: list[str] = []
     good: list[str] = []
     present: set[str] = set()
@@ -124,7 +127,7 @@ def open_run(
         except Exception as exc:  # pyarrow raises several types for a damaged footer
             problems.append(f"{p}: unreadable Parquet ({describe(exc)})")
             continue
-        usable, column_problems = check_columns(schema, p)
+        usable, column_problems = check_columns(schema, p, declared)
         good.append(p)
         present |= usable
         # a column of the wrong type in one shard is NULL in all: the files are one union
@@ -136,13 +139,13 @@ def open_run(
     for j in info.journal_files:
         if _journal_stem(j) in done:
             continue
-        rows, jp = read_journal(j, fs)
+        rows, jp = read_journal(j, fs, declared)
         problems += jp
         if rows:
-            t = rows_to_table(rows)
+            t = rows_to_table(rows, declared=declared)
             tables.append(t)
             present |= set(t.column_names)
-    schema = question_schema(DEFAULT_KS + tuple(sorted(extra_ks(present))))
+    schema = question_schema(DEFAULT_KS + tuple(sorted(extra_ks(present))), declared)
     if columns is not None:
         schema = pa.schema([schema.field(c) for c in columns if c in schema.names])
     proj = projection(present, schema)

@@ -52,7 +52,7 @@ ORDER BY created_at DESC, run_id DESC
 
 METRIC_TREND = """
 SELECT run_id, created_at, config_name, dataset_name, dataset_version, status,
-       "{metric}" AS value, {p10} AS p10
+       {value} AS value, {p10} AS p10
 FROM {summary}
 WHERE ($config IS NULL OR config_name = $config)
   AND ($dataset IS NULL OR dataset_name = $dataset)
@@ -71,13 +71,13 @@ ORDER BY s.created_at, s.run_id, k.k
 
 COST_QUALITY = """
 SELECT run_id, created_at, config_name, dataset_name, dataset_version,
-       "{quality}" AS quality,
+       {quality} AS quality,
        total_ms_p95 AS latency_p95_ms,
        total_cost_per_question AS cost_per_question,
        retrieval_ms_p95, generation_ms_p95, ttft_ms_p95
 FROM {summary}
 WHERE (len($run_ids) = 0 OR list_contains($run_ids, run_id))
-  AND "{quality}" IS NOT NULL
+  AND {quality} IS NOT NULL
 ORDER BY quality DESC, run_id
 """
 

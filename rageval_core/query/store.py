@@ -3,11 +3,15 @@
 The run folders are the source of truth. The cache holds, for every finished run (complete
 or failed), one summary row (`run_summary.parquet`: manifest fields + `summarize_run`) and
 its narrow per-question rows (`metrics/seg-*.parquet`: ids, metrics, failure type, tags,
-latency, cost). A finished run does not change, so the cache is keyed by run id plus a
-fingerprint of its files (names, sizes, mtimes) and updated run by run: new runs go into a
-new segment, segments are merged when there are too many, and the summary file is swapped
-in with a rename. Running runs are summarised from their journals at every refresh and
-never cached. Any broken run becomes a `RunProblem`; nothing here raises for one.
+latency, cost). Metrics a run declares in its manifest differ from run to run, so they
+are not columns of the cache: both files hold them in one `declared MAP(VARCHAR, DOUBLE)`
+column (`{name: mean, name_p10: p10}` in a summary row, `{name: value}` in a narrow
+row), read as `declared[$name]` with the name a bound parameter. A finished run does not
+change, so the cache is keyed by run id plus a fingerprint of its files (names, sizes,
+mtimes) and updated run by run: new runs go into a new segment, segments are merged when
+there are too many, and the summary file is swapped in with a rename. Running runs are
+summarised from their journals at every refresh and never cached.
+Any broken run becomes a `RunProblem`; nothing here raises for one.
 
 The cache lives in `<results>/.rageval/` for a local, writable location (unless
 `read_only=True`), else under `$XDG_CACHE_HOME/rageval/<hash of location>/`. In read-only
@@ -30,11 +34,14 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from rageval_core.catalogue import BUILTIN, Catalogue
 from rageval_core.errors import ResultsError
+from rageval_core.models import DeclaredMetric
 from rageval_core.query import sql
 from rageval_core.query.source import RunSource, bind, extra_ks, open_run, projection
 from rageval_core.query.summary import (
@@ -45,7 +52,9 @@ from rageval_core.query.summary import (
     SUMMARY_EXTRA_COLUMNS,
     SUMMARY_KEYS,
     SUMMARY_SELECT,
+    declared_select,
     finish_summary,
+    split_declared,
     summarize_run,
 )
 from rageval_core.results import (
@@ -65,7 +74,7 @@ from rageval_core.results import (
     write_parquet,
 )
 
-CACHE_VERSION = 3  # 3: answer_correctness figures cover answerable questions only
+CACHE_VERSION = 4  # 4: declared metrics in a `declared` MAP column of both files
 MAX_SEGMENTS = 8  # more than this and the next update merges them into one file
 SEGMENT_ROW_GROUP = 16_384
 BATCH_RUNS = 64  # finished runs summarised by one DuckDB query (8x faster than one by one)
@@ -100,10 +109,14 @@ _MANIFEST_FIELDS: list[tuple[str, pa.DataType]] = [
     ("tags", pa.list_(pa.string())),
     ("schema_version", pa.int64()),
 ]
+DECLARED_TYPE = pa.map_(pa.string(), pa.float64())
+"""Declared metrics of a run in the cache: name -> value (figures: name and name_p10)."""
+
 SUMMARY_SCHEMA = pa.schema(
     _MANIFEST_FIELDS
     + [(k, pa.int64() if k.startswith(("n_", "failure_")) else pa.float64()) for k in SUMMARY_KEYS]
     + [
+        ("declared", DECLARED_TYPE),
         ("problems", pa.list_(pa.string())),
         ("fingerprint", pa.string()),
         ("segment", pa.string()),
@@ -139,6 +152,40 @@ class _State:
     ignored: tuple[IgnoredFolder, ...] = ()
     infos: dict[str, tuple[str, RunInfo]] = field(default_factory=dict)
     cache_stamp: tuple[int, int, int] | None = None
+    catalogue: Catalogue = BUILTIN
+
+
+def declared_of(info: RunInfo) -> tuple[DeclaredMetric, ...]:
+    """The run's validated declared metrics (none when its manifest is unreadable)."""
+    return info.manifest.metrics if info.manifest else ()
+
+
+def run_catalogue(*infos: RunInfo) -> tuple[Catalogue, tuple[str, ...]]:
+    """The built-in catalogue plus these runs' declarations, and the conflicts found
+    (a metric declared higher-is-better by one run and lower by another: first wins)."""
+    cat, problems = BUILTIN.with_runs((i.run_id, declared_of(i)) for i in infos)
+    return cat, tuple(f"{rid}: {msg}" for rid, msg in problems)
+
+
+def pack_declared(table: pa.Table, declared: tuple[DeclaredMetric, ...]) -> pa.Table:
+    """`table` with its declared metric columns folded into one `declared` MAP column.
+
+    Built in Arrow (keys from the validated declarations, values from the columns) so no
+    declared name is ever spliced into the SQL that reads the cache.
+    """
+    names = [d.name for d in declared if d.name in table.column_names]
+    n = table.num_rows
+    if not names:
+        return table.append_column("declared", pa.nulls(n, DECLARED_TYPE))
+    values = np.column_stack(
+        [table.column(c).to_numpy(zero_copy_only=False).astype(float) for c in names]
+    )
+    column = pa.MapArray.from_arrays(
+        pa.array(np.arange(0, n * len(names) + 1, len(names), dtype=np.int32)),
+        pa.array(names * n, pa.string()),
+        pa.array(values.ravel(), pa.float64(), from_pandas=True),
+    )
+    return table.drop_columns(names).append_column("declared", column)
 
 
 def _flat_params(config: dict[str, Any]) -> dict[str, Any]:
@@ -256,6 +303,11 @@ class ResultsStore:
     def runs(self) -> list[RunInfo]:
         """The runs seen at the last refresh, sorted by run id."""
         return list(self._state.runs)
+
+    def catalogue(self) -> Catalogue:
+        """The built-in catalogue plus every run's declared metrics (last refresh): the
+        whitelist of cross-run views. Conflicting declarations are problems of the run."""
+        return self._state.catalogue
 
     def run_info(self, run_id: str) -> RunInfo:
         """A fresh look at one run folder (constant time); ResultsError when unreadable."""
@@ -375,14 +427,16 @@ class ResultsStore:
     def _narrow_rows(self, cur: duckdb.DuckDBPyConnection, info: RunInfo) -> pa.Table:
         """The run's narrow rows; none when its files cannot be read (deleted since the
         listing, damaged): `_summary_row` reads the same files and reports why."""
-        with open_run(cur, info, fs=self.fs, to_url=self.to_url, columns=NARROW_COLUMNS) as src:
+        declared = declared_of(info)
+        cols = (*NARROW_COLUMNS, *(d.name for d in declared))
+        with open_run(cur, info, fs=self.fs, to_url=self.to_url, columns=cols) as src:
             q = sql.NARROW_FROM_RUN.format(cols="*", src=src.sql)
             try:
                 rel = cur.sql(q, params=bind(q, {**src.params, "run_id": info.run_id}))
                 t = rel.to_arrow_table()
             except duckdb.Error:
                 return _empty_metrics()
-        return t.cast(METRICS_SCHEMA)
+        return pack_declared(t, declared).cast(METRICS_SCHEMA)
 
     def _summary_row(self, cur: duckdb.DuckDBPyConnection, info: RunInfo) -> dict[str, Any]:
         agg = summarize_run(info, con=cur, fs=self.fs, to_url=self.to_url)
@@ -408,7 +462,8 @@ class ResultsStore:
                 single.append((info, fp))
             else:
                 key, column_problems[info.run_id] = found
-                groups.setdefault(key, []).append((info, fp))
+                # runs of one batch share their declarations too: one SELECT list for all
+                groups.setdefault((key, declared_of(info)), []).append((info, fp))
         rows: list[dict[str, Any]] = []
         tables: list[pa.Table] = []
         for key, items in groups.items():
@@ -456,7 +511,7 @@ class ResultsStore:
                     schema = pq.read_schema(p)
             except Exception:  # a damaged footer: the run-by-run path reports it
                 return None
-            usable, column_problems = check_columns(schema, p)
+            usable, column_problems = check_columns(schema, p, declared_of(info))
             problems += column_problems
             keys.add(tuple((f.name, str(f.type), f.name in usable) for f in schema))
         return (keys.pop(), problems) if len(keys) == 1 else None
@@ -467,14 +522,20 @@ class ResultsStore:
         key: tuple,
         batch: list[tuple[RunInfo, str]],
     ) -> tuple[dict[str, dict[str, Any]], pa.Table]:
-        """Summaries (by run id) and narrow rows of runs whose files share one schema.
+        """Summaries (by run id) and narrow rows of runs whose files share one schema and
+        whose manifests declare the same metrics (`key`: file fields, declarations).
 
         The files are read once (narrow columns + `error`); the summaries are then
         aggregated over that Arrow table.
         """
-        present = {name for name, _, readable in key if readable}
-        full = question_schema(DEFAULT_KS + tuple(sorted(extra_ks(present))))
-        wanted = [*NARROW_COLUMNS, *(c for c in SUMMARY_EXTRA_COLUMNS if c not in NARROW_COLUMNS)]
+        fields, declared = key
+        present = {name for name, _, readable in fields if readable}
+        full = question_schema(DEFAULT_KS + tuple(sorted(extra_ks(present))), declared)
+        wanted = [
+            *NARROW_COLUMNS,
+            *(c for c in SUMMARY_EXTRA_COLUMNS if c not in NARROW_COLUMNS),
+            *(d.name for d in declared),
+        ]
         read = pa.schema([full.field(c) for c in wanted if c in full.names])
         paths, owners = [], []
         for info, _ in batch:
@@ -488,7 +549,8 @@ class ResultsStore:
             q = sql.NARROW_BATCH.format(proj=projection(present, read), files=files)
             table = cur.sql(q, params={"paths": paths}).to_arrow_table()
             cur.register(rows, table)
-            q = sql.SUMMARY_BATCH.format(select=SUMMARY_SELECT, rows=rows)
+            select = SUMMARY_SELECT + declared_select(declared)
+            q = sql.SUMMARY_BATCH.format(select=select, rows=rows)
             params = {
                 "below_faithfulness": float(DEFAULT_BELOW["faithfulness"]),
                 "below_correctness": float(DEFAULT_BELOW["answer_correctness"]),
@@ -496,14 +558,18 @@ class ResultsStore:
             rel = cur.execute(q, params)
             names = [d[0] for d in rel.description]
             aggs = {
-                r[0]: finish_summary(dict(zip(names[1:], r[1:], strict=True)))
+                r[0]: split_declared(
+                    finish_summary(dict(zip(names[1:], r[1:], strict=True))), declared
+                )
                 for r in rel.fetchall()
             }
         finally:
             cur.unregister(files)
             cur.unregister(rows)
-        narrow = table.select(["run_id", *(c for c in NARROW_COLUMNS if c in full.names)])
-        return aggs, narrow.cast(METRICS_SCHEMA)
+        narrow = table.select(
+            ["run_id", *(c for c in NARROW_COLUMNS if c in full.names), *(d.name for d in declared)]
+        )
+        return aggs, pack_declared(narrow, declared).cast(METRICS_SCHEMA)
 
     def refresh(self) -> None:
         """Re-list runs, bring the cache up to date, re-read running runs' journals."""
@@ -550,6 +616,8 @@ class ResultsStore:
         problems = unlisted + [RunProblem(f.name, f.message) for f in ignored]
         finished: dict[str, tuple[RunInfo, str]] = {}
         running: list[RunInfo] = []
+        catalogue, conflicts = BUILTIN.with_runs((i.run_id, declared_of(i)) for i in runs)
+        problems += [RunProblem(rid, msg) for rid, msg in conflicts]
         for info in runs:
             problems += [RunProblem(info.run_id, p) for p in info.problems]
             m = info.manifest
@@ -623,6 +691,7 @@ class ResultsStore:
             ignored=tuple(ignored),
             infos={} if scan is None else {r.run_id: (fps[r.run_id], r) for r in runs},
             cache_stamp=self._cache_stamp(),
+            catalogue=catalogue,
         )
 
     def _write_cache(
@@ -721,16 +790,17 @@ class ResultsStore:
 
     @contextmanager
     def run_source(
-        self, cur: duckdb.DuckDBPyConnection, run_id: str, alias: str = "run"
+        self, cur: duckdb.DuckDBPyConnection, run: str | RunInfo, alias: str = "run"
     ) -> Iterator[RunSource]:
-        """FROM text over one run's rows, read from its own files by path.
+        """FROM text over one run's rows, read from its own files by path; `run` is an id,
+        or the `RunInfo` a caller already holds (its folder is then not looked at again).
 
         The run's own problems come first in the source's. A run with nothing to read (a
         complete manifest without its Parquet, a folder deleted since the listing) gives
         an empty source rather than an error: a page over it shows no rows and the
         problem, like any other damage. `run_info` is the strict check for commands.
         """
-        info = inspect_run(self.location, validate_run_id(run_id))
+        info = run if isinstance(run, RunInfo) else inspect_run(self.location, validate_run_id(run))
         with open_run(cur, info, fs=self.fs, to_url=self.to_url, alias=alias) as src:
             src.problems[:0] = info.problems
             yield src
@@ -784,7 +854,11 @@ def _scan_local(location: str) -> tuple[tuple[tuple[str, str], ...], list[Ignore
 def _metrics_schema() -> pa.Schema:
     from rageval_core.results import QUESTION_SCHEMA
 
-    return pa.schema([("run_id", pa.string())] + [QUESTION_SCHEMA.field(c) for c in NARROW_COLUMNS])
+    return pa.schema(
+        [("run_id", pa.string())]
+        + [QUESTION_SCHEMA.field(c) for c in NARROW_COLUMNS]
+        + [("declared", DECLARED_TYPE)]
+    )
 
 
 METRICS_SCHEMA = _metrics_schema()

@@ -8,14 +8,20 @@ Key names double as metric names everywhere else: `<metric>` is the run-level me
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import duckdb
 import fsspec
 
-from rageval_core.catalogue import ANSWERABLE_ONLY, BUILTIN, COST_COLUMNS, LATENCY_COLUMNS
-from rageval_core.models import FAILURE_TYPES
+from rageval_core.catalogue import (
+    ANSWERABLE_ONLY,
+    BUILTIN,
+    COST_COLUMNS,
+    LATENCY_COLUMNS,
+    TAIL_QUANTILE,
+)
+from rageval_core.models import FAILURE_TYPES, DeclaredMetric
 from rageval_core.query.source import bind, open_run
 from rageval_core.results import RunInfo
 
@@ -74,13 +80,33 @@ def _summary_select() -> str:
     return ",\n  ".join(parts)
 
 
+def declared_select(declared: Sequence[DeclaredMetric]) -> str:
+    """`, avg("x") AS "x", quantile_cont("x", 0.1) AS "x_p10"` per declared metric, to
+    append to SUMMARY_SELECT (empty without declarations).
+
+    The names were validated by `catalogue.parse_declared` (`^[a-z][a-z0-9_]{0,63}$`), and
+    this SQL only ever reads rows projected onto the run's own schema.
+    """
+    return "".join(
+        f', avg("{d.name}") AS "{d.name}", '
+        f'quantile_cont("{d.name}", {TAIL_QUANTILE}) AS "{d.name}_p10"'
+        for d in declared
+    )
+
+
+def split_declared(out: dict[str, Any], declared: Sequence[DeclaredMetric]) -> dict[str, Any]:
+    """Move the declared figures of a summary row under one `declared` key, as
+    `{name: mean, name_p10: p10}` (the cache keeps them in one MAP column)."""
+    keys = [k for d in declared for k in (d.name, f"{d.name}_p10")]
+    out["declared"] = {k: out.pop(k, None) for k in keys}
+    return out
+
+
 SUMMARY_EXTRA_COLUMNS: tuple[str, ...] = ("error",)
 """Row columns SUMMARY_SELECT reads beyond the narrow cache's (ids, metrics, types…)."""
 
 SUMMARY_SELECT = _summary_select()
 """The aggregate SELECT list of one run's rows (bound parameters: $below_*)."""
-
-SUMMARY_SQL = "SELECT\n  " + SUMMARY_SELECT + "\nFROM {src}"
 
 SUMMARY_KEYS: tuple[str, ...] = (
     "n_questions",
@@ -109,7 +135,8 @@ def summarize_run(
     to_url: Any = None,
     below: Mapping[str, float] | None = None,
 ) -> dict[str, Any]:
-    """The run's aggregates, keyed by `SUMMARY_KEYS`, plus `problems` (list of str).
+    """The run's aggregates, keyed by `SUMMARY_KEYS`, plus `problems` (list of str) and
+    `declared` (the mean and p10 of each metric the run declares, see `split_declared`).
 
     Reads the run's own Parquet shard(s) by path, or its journal(s) while running.
     Retrieval and answer_correctness figures cover answerable questions only (retrieval
@@ -119,12 +146,13 @@ def summarize_run(
     Never raises for a damaged run: what it could not read is listed in `problems`.
     """
     below = {**DEFAULT_BELOW, **(below or {})}
+    declared = info.manifest.metrics if info.manifest else ()
     own = con is None
     con = con or duckdb.connect()
     cur = con.cursor()
     try:
         with open_run(cur, info, fs=fs, to_url=to_url or (lambda p: p)) as src:
-            sql = SUMMARY_SQL.format(src=src.sql)
+            sql = "SELECT\n  " + SUMMARY_SELECT + declared_select(declared) + f"\nFROM {src.sql}"
             params = {
                 **src.params,
                 "below_faithfulness": float(below["faithfulness"]),
@@ -144,7 +172,7 @@ def summarize_run(
         cur.close()
         if own:
             con.close()
-    out = finish_summary(out)
+    out = split_declared(finish_summary(out), declared)
     out["problems"] = problems
     return out
 

@@ -4,6 +4,11 @@ Per-run functions read the run's own files by path through `ResultsStore.run_sou
 cross-run functions read the derived cache through `summary_source` / `metrics_source`.
 Metric names, sort keys and columns are checked against the whitelists below and raise
 `ConfigError`; every user value (search text, tags, ids, ranges) is a bound parameter.
+
+Metrics runs declare widen those whitelists: per run, with that run's own declarations
+(`store.run_catalogue`, whose names quote as columns of its files); across runs, with
+every run's (`store.catalogue()`), read from the cache's `declared` map by a bound
+parameter (`declared[$metric]`), never spliced in as SQL.
 """
 
 from __future__ import annotations
@@ -18,14 +23,27 @@ import duckdb
 import numpy as np
 import pandas as pd
 
-from rageval_core.catalogue import BUILTIN, COST_COLUMNS, LATENCY_COLUMNS
+from rageval_core.catalogue import (
+    BUILTIN,
+    COST_COLUMNS,
+    DECLARED_NAME_RE,
+    LATENCY_COLUMNS,
+    Catalogue,
+)
 from rageval_core.errors import ConfigError, NotFoundError, ResultsError
 from rageval_core.models import FAILURE_TYPES, Claim
 from rageval_core.query import sql
 from rageval_core.query.source import bind, projection
-from rageval_core.query.store import ResultsStore
+from rageval_core.query.store import ResultsStore, run_catalogue
 from rageval_core.query.summary import QUALITY_METRICS, SUMMARY_KEYS, run_value_sql
-from rageval_core.results import DEFAULT_KS, QUESTION_SCHEMA, describe, validate_run_id
+from rageval_core.results import (
+    DEFAULT_KS,
+    QUESTION_SCHEMA,
+    RunInfo,
+    describe,
+    inspect_run,
+    validate_run_id,
+)
 
 QUESTION_METRICS: tuple[str, ...] = BUILTIN.measure_names()
 """Per-question numeric columns a caller may name (ranges, distributions, bottom-X%)."""
@@ -33,8 +51,6 @@ QUESTION_METRICS: tuple[str, ...] = BUILTIN.measure_names()
 TREND_METRICS: tuple[str, ...] = tuple(k for k in SUMMARY_KEYS)
 """Run-level figures a trend may plot (`<metric>` mean, `<metric>_p10`, rates, p95s…)."""
 
-COST_QUALITY_METRICS: tuple[str, ...] = BUILTIN.figure_names("quality")
-"""Accepted `quality` of `cost_quality`: higher-is-better quality means and their p10."""
 
 _NO_ROWS = f"(SELECT {projection(set(), QUESTION_SCHEMA)} WHERE false)"
 """A source with the row schema and no rows (the shape of a page over an unreadable run)."""
@@ -55,6 +71,37 @@ def _check(name: str, allowed: Sequence[str], what: str) -> str:
             f"unknown {what} {str(name)[:60]!r}; expected one of: {', '.join(allowed)}"
         )
     return name
+
+
+def _run(store: ResultsStore, run_id: str) -> tuple[RunInfo, Catalogue]:
+    """The run (looked at once) and the catalogue of what its files hold.
+
+    Lenient like `run_source` by id: a damaged or unreadable run is a page with no rows
+    and its problems, not an error; `store.run_info` is the strict check for commands.
+    """
+    info = inspect_run(store.location, validate_run_id(run_id))
+    return info, run_catalogue(info)[0]
+
+
+def _figure_sql(catalogue: Catalogue, name: str, param: str) -> str:
+    """SQL of run-level figure `name` in a summary row: its column for a built-in figure,
+    the cache's `declared` map at bound parameter `$param` for a declared one."""
+    m = catalogue.metric(name)
+    if m is not None and m.declared:
+        return f"declared[${param}]"
+    return f'"{name}"'
+
+
+def _expand_declared(df: pd.DataFrame, names: Iterable[str]) -> pd.DataFrame:
+    """The cache's `declared` map column as one column per name (NULL where a run has
+    none); shapes a few hundred rows already aggregated in SQL."""
+    if "declared" not in df.columns:
+        return df
+    maps = [d if isinstance(d, dict) else {} for d in df["declared"]]
+    out = df.drop(columns=["declared"])
+    for n in names:
+        out[n] = pd.array([d.get(n) for d in maps], dtype="Float64").astype(float)
+    return out
 
 
 _OUR_SQL = (duckdb.ParserException, duckdb.BinderException, duckdb.CatalogException)
@@ -136,9 +183,10 @@ def runs_overview(
     """Every run, newest first: manifest fields + aggregates (columns of SUMMARY_SCHEMA).
 
     Filters: runs carrying all of `tags`, config name, dataset name / version, status.
-    Running runs are included with aggregates over their journal so far.
+    Running runs are included with aggregates over their journal so far. Declared
+    figures (`store.catalogue()`) are columns too, NULL for runs that do not declare them.
     """
-    return _over_summaries(
+    df = _over_summaries(
         store,
         sql.RUNS_OVERVIEW,
         {
@@ -149,6 +197,8 @@ def runs_overview(
             "status": status,
         },
     )
+    cat = store.catalogue()
+    return _expand_declared(df, (f for f in cat.figures if cat.figures[f].declared))
 
 
 def _opt_str(v: object) -> str | None:
@@ -169,8 +219,9 @@ def metric_trend(
     Columns: run_id, created_at, config_name, dataset_name, dataset_version, status,
     value (the figure), p10 (the run's 10th percentile when `metric` is a quality metric).
     """
-    _check(metric, TREND_METRICS, "metric")
-    p10 = f'"{metric}_p10"' if metric in QUALITY_METRICS else "CAST(NULL AS DOUBLE)"
+    cat = store.catalogue()
+    _check(metric, tuple(cat.figures), "metric")
+    has_p10 = metric in cat.measure_names("quality")
     return _over_summaries(
         store,
         sql.METRIC_TREND,
@@ -179,9 +230,11 @@ def metric_trend(
             "config": config,
             "dataset": dataset,
             "dataset_version": _opt_str(dataset_version),
+            "metric": metric,
+            "metric_p10": f"{metric}_p10",
         },
-        metric=metric,
-        p10=p10,
+        value=_figure_sql(cat, metric, "metric"),
+        p10=_figure_sql(cat, f"{metric}_p10", "metric_p10") if has_p10 else "CAST(NULL AS DOUBLE)",
     )
 
 
@@ -202,21 +255,27 @@ def cost_quality(
 ) -> pd.DataFrame:
     """Quality against p95 latency and cost per question, one row per run, best first.
 
-    `quality` is one of `COST_QUALITY_METRICS` (a quality mean or its p10, higher is
-    better); anything else is a ConfigError naming it.
+    `quality` is one of `cost_quality_metrics(store)` (a quality mean or its p10, higher
+    is better, declared ones included); anything else is a ConfigError naming it.
 
     `dominated_latency` / `dominated_cost`: another run is at least as good on quality and
     at least as cheap on that axis, strictly better on one. `dominated` uses both axes;
     rows with `dominated == False` form the Pareto frontier.
     """
-    if quality not in COST_QUALITY_METRICS:
+    allowed = cost_quality_metrics(store)
+    if quality not in allowed:
         # The frontier treats higher as better: a latency, cost or rate would rank backwards.
         raise ConfigError(
             f"cost_quality: {str(quality)[:60]!r} is not a higher-is-better quality metric; "
-            f"expected one of: {', '.join(COST_QUALITY_METRICS)}"
+            f"expected one of: {', '.join(allowed)}"
         )
     ids = [validate_run_id(r) for r in run_ids or ()]
-    df = _over_summaries(store, sql.COST_QUALITY, {"run_ids": ids}, quality=quality)
+    df = _over_summaries(
+        store,
+        sql.COST_QUALITY,
+        {"run_ids": ids, "quality": quality},
+        quality=_figure_sql(store.catalogue(), quality, "quality"),
+    )
     # Domination is a pairwise comparison of a few hundred per-run rows, not an aggregate.
     qv = df["quality"].to_numpy(dtype=float, na_value=np.nan)
     lat = df["latency_p95_ms"].to_numpy(dtype=float, na_value=np.inf)
@@ -225,6 +284,12 @@ def cost_quality(
     df["dominated_cost"] = _dominated(qv, cost)
     df["dominated"] = _dominated(qv, lat, cost)
     return df
+
+
+def cost_quality_metrics(store: ResultsStore) -> tuple[str, ...]:
+    """Qualities `cost_quality` ranks by: higher-is-better quality figures, declared too."""
+    cat = store.catalogue()
+    return tuple(n for n in cat.figure_names("quality") if not cat.lower_is_better(n))
 
 
 def _dominated(quality: np.ndarray, *costs: np.ndarray) -> np.ndarray:
@@ -270,7 +335,7 @@ def question_history(
         finally:
             cur.close()
 
-    return _cache_retry(store, compute)
+    return _expand_declared(_cache_retry(store, compute), store.catalogue().declared_names)
 
 
 def flaky_questions(
@@ -384,7 +449,10 @@ class QuestionFilter:
         object.__setattr__(self, "tags", tuple(_tags(self.tags)))
         object.__setattr__(self, "metric_ranges", _range_tuple(self.metric_ranges))
         for metric, lo, hi in self.metric_ranges:
-            _check(metric, QUESTION_METRICS, "metric")
+            # a declared metric is checked against the run's own declarations when the
+            # filter is used (`question_rows`); here only its shape
+            if not DECLARED_NAME_RE.fullmatch(metric):
+                _check(metric, QUESTION_METRICS, "metric")
             for b in (lo, hi):
                 if b is not None and (
                     not isinstance(b, (int, float)) or isinstance(b, bool) or math.isnan(b)
@@ -444,12 +512,17 @@ def question_rows(
     `descending` says otherwise. NULLs sort last.
     """
     f = filters or QuestionFilter()
-    _check(sort, SORT_KEYS, "sort key")
+    info, cat = _run(store, run_id)
+    measures = cat.measure_names()
+    _check(sort, (*SORT_KEYS, *cat.declared_names), "sort key")
+    for metric, _, _ in f.metric_ranges:
+        _check(metric, measures, "metric")
     if not isinstance(limit, int) or not isinstance(offset, int) or limit < 0 or offset < 0:
         raise ConfigError("limit and offset must be non-negative integers")
     if descending is None:
-        descending = BUILTIN.lower_is_better(sort)
+        descending = cat.lower_is_better(sort)
     where, params = _where(f)
+    metric_cols = ", ".join(f'"{m}"' for m in (*QUALITY_METRICS, *cat.declared_names))
     params.update(limit=limit, offset=offset)
     direction = "DESC" if descending else "ASC"
     if sort == "severity":
@@ -461,13 +534,13 @@ def question_rows(
         return sql.QUESTION_PAGE.format(
             src=f"(SELECT *, {_SEVERITY} AS __severity FROM {src})",
             where=where,
-            metric_cols=", ".join(f'"{m}"' for m in QUALITY_METRICS),
+            metric_cols=metric_cols,
             order=order,
         )
 
     cur = store.cursor()
     try:
-        with store.run_source(cur, run_id) as src:
+        with store.run_source(cur, info) as src:
             all_params = {**src.params, **params}
             count_sql = sql.QUESTION_COUNT.format(src=src.sql, where=where)
             try:
@@ -502,6 +575,7 @@ class Tail:
     rows: pd.DataFrame
     n_scored: int
     n_within: int
+    lower_is_better: bool = False
 
     @property
     def cut(self) -> float | None:
@@ -514,7 +588,7 @@ class Tail:
         `name` is the metric as the reader knows it."""
         if self.cut is None:
             return f"no question of this run has a value for {name}"
-        high = BUILTIN.lower_is_better(self.metric)
+        high = self.lower_is_better
         side, op = ("top", "≥") if high else ("bottom", "≤")
         cut = _short(self.cut, high)
         text = (
@@ -545,17 +619,18 @@ def bottom_questions(
     ties (a run where most questions score 1.0 still shows a tenth, not all of them).
     For latency and cost the tail is the top: the slowest / dearest first.
     """
-    _check(metric, QUESTION_METRICS, "metric")
+    info, cat = _run(store, run_id)
+    _check(metric, cat.measure_names(), "metric")
     if (
         not isinstance(pct, (int, float))
         or isinstance(pct, bool)
         or not 0 < pct <= 100  # NaN fails this too
     ):
         raise ConfigError(f"pct must be in (0, 100], got {str(pct)[:20]!r}")
-    high = BUILTIN.lower_is_better(metric)
+    high = cat.lower_is_better(metric)
     cur = store.cursor()
     try:
-        with store.run_source(cur, run_id) as src:
+        with store.run_source(cur, info) as src:
             q = sql.BOTTOM_QUESTIONS.format(
                 src=src.sql,
                 value=run_value_sql(metric),
@@ -569,7 +644,7 @@ def bottom_questions(
     n_scored = int(df["n_scored"].iloc[0]) if len(df) else 0
     n_within = int(df["n_within"].iloc[0]) if len(df) else 0
     rows = df.drop(columns=["n_scored", "n_within"]).reset_index(drop=True)
-    return Tail(metric, float(pct), rows, n_scored, n_within)
+    return Tail(metric, float(pct), rows, n_scored, n_within, high)
 
 
 def rerank_candidates(
@@ -608,10 +683,11 @@ def metric_distribution(store: ResultsStore, run_id: str, metric: str) -> pd.Dat
 
     The values run-level figures count (`run_value_sql`): correctness of answerable
     questions only, so the curve matches the mean and p10 beside it."""
-    _check(metric, QUESTION_METRICS, "metric")
+    info, cat = _run(store, run_id)
+    _check(metric, cat.measure_names(), "metric")
     cur = store.cursor()
     try:
-        with store.run_source(cur, run_id) as src:
+        with store.run_source(cur, info) as src:
             q = sql.DISTRIBUTION.format(src=src.sql, value=run_value_sql(metric))
             return _df(cur, q, src.params, run_id)
     finally:
@@ -670,9 +746,10 @@ def _none(v: Any) -> Any:
 def question_detail(store: ResultsStore, run_id: str, question_id: str) -> QuestionDetail:
     """One question of one run; NotFoundError when the run has no such question, another
     ResultsError when its files cannot be read."""
+    info, cat = _run(store, run_id)
     cur = store.cursor()
     try:
-        with store.run_source(cur, run_id) as src:
+        with store.run_source(cur, info) as src:
             q = sql.QUESTION_ONE.format(src=src.sql)
             with _reading(run_id):
                 rel = cur.execute(q, bind(q, {**src.params, "question_id": str(question_id)}))
@@ -721,7 +798,7 @@ def question_detail(store: ResultsStore, run_id: str, question_id: str) -> Quest
         tags=tuple(r.get("tags") or ()),
         failure_type=r.get("failure_type"),
         refused=r.get("refused"),
-        metrics={m: _none(r.get(m)) for m in QUALITY_METRICS},
+        metrics={m: _none(r.get(m)) for m in (*QUALITY_METRICS, *cat.declared_names)},
         claims=claims,
         unsupported_claims=tuple(r.get("unsupported_claims") or ()),
         retrieved=retrieved,

@@ -8,6 +8,8 @@ from typing import Any
 
 import pytest
 
+from rageval_core.catalogue import parse_declared
+from rageval_core.errors import ConfigError
 from rageval_core.models import DatasetRef, JudgeRef, RunManifest
 from rageval_core.results import (
     atomic_write_json,
@@ -65,7 +67,10 @@ def write_run(
     dataset: tuple[str, str, str] = ("qa", "1", "a" * 64),
     tags: tuple[str, ...] = (),
     journal: bool = False,
+    metrics: dict[str, Any] | None = None,
 ) -> Path:
+    """A run folder; `metrics` is the manifest's raw `metrics:` mapping (declarations),
+    written as is so invalid and hostile ones can be tested."""
     d = root / run_id
     d.mkdir(parents=True, exist_ok=True)
     rows = [{**r, "run_id": run_id} for r in rows]
@@ -78,12 +83,24 @@ def write_run(
         judge=JudgeRef("offline"),
         tags=tags,
     )
-    atomic_write_json(d / "manifest.json", manifest_to_dict(m))
+    raw = manifest_to_dict(m)
+    if metrics is not None:
+        raw["metrics"] = metrics
+    atomic_write_json(d / "manifest.json", raw)
+    declared = parse_declared(metrics, "test") if metrics and _valid(metrics) else ()
     if journal or status == "running":
         (d / journal_name()).write_text("".join(json.dumps(r) + "\n" for r in rows))
     if status != "running":
-        write_parquet(d / parquet_name(), rows_to_table(rows))
+        write_parquet(d / parquet_name(), rows_to_table(rows, declared=declared))
     return d
+
+
+def _valid(metrics: Any) -> bool:
+    try:
+        parse_declared(metrics, "test")
+    except ConfigError:
+        return False
+    return True
 
 
 @pytest.fixture

@@ -1,0 +1,279 @@
+"""Metrics a run declares in its manifest (`metrics:`) appear wherever built-in ones do:
+the cache, the runs overview and trend, tails, the question table, compare and check; a
+hostile or invalid declaration is a problem of a run that is still listed (SPEC §9)."""
+
+from __future__ import annotations
+
+import json
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from rageval_core.catalogue import DECLARED_NAME_RE
+from rageval_core.cli import main
+from rageval_core.errors import ConfigError
+from rageval_core.query import (
+    QuestionFilter,
+    ResultsStore,
+    bottom_questions,
+    check_run,
+    compare_runs,
+    cost_quality,
+    metric_distribution,
+    metric_trend,
+    parse_thresholds,
+    question_detail,
+    question_history,
+    question_rows,
+    runs_overview,
+    summarize_run,
+)
+from rageval_core.query.store import run_catalogue
+from rageval_core.results import (
+    inspect_run,
+    manifest_from_dict,
+    manifest_to_dict,
+    read_run_rows,
+    write_parquet,
+)
+
+from .conftest import row, write_run
+
+DECLARED = {
+    "answer_relevancy": {"label": "answer relevancy", "direction": "higher"},
+    "toxicity": {"label": "toxicity", "direction": "lower", "range": "unit"},
+}
+HOSTILE = ['x"; DROP TABLE --', "../x", "a" * 10_000]
+
+
+def _scored(qid: str, relevancy: float, toxicity: float) -> dict:
+    return row(qid, answer_relevancy=relevancy, toxicity=toxicity)
+
+
+@pytest.fixture
+def runs(results):
+    write_run(results, "plain", [row(f"q{i}") for i in range(10)], created_at="2025-01-01T00:00Z")
+    write_run(
+        results,
+        "decl-a",
+        [_scored(f"q{i}", i / 10, 0.1) for i in range(10)],
+        created_at="2025-01-02T00:00Z",
+        metrics=DECLARED,
+    )
+    write_run(
+        results,
+        "decl-b",
+        [_scored(f"q{i}", i / 20, 0.1 + i / 100) for i in range(10)],
+        created_at="2025-01-03T00:00Z",
+        metrics=DECLARED,
+    )
+    return results
+
+
+def test_rows_keep_declared_columns_and_the_cache_their_figures(runs):
+    table, problems = read_run_rows(inspect_run(str(runs), "decl-a"))
+    assert problems == []
+    assert table.column("answer_relevancy").to_pylist()[:3] == [0.0, 0.1, 0.2]
+    store = ResultsStore(runs)
+    assert store.problems == []
+    assert {"answer_relevancy", "toxicity"} <= set(store.catalogue().declared_names)
+    df = runs_overview(store).set_index("run_id")
+    assert df.loc["decl-a", "answer_relevancy"] == pytest.approx(0.45)
+    assert df.loc["decl-a", "answer_relevancy_p10"] == pytest.approx(0.09)
+    assert df.loc["decl-b", "toxicity"] == pytest.approx(0.145)
+    assert df["answer_relevancy"].isna()["plain"]
+    # a new process reads the same figures from the cache files
+    again = runs_overview(ResultsStore(runs)).set_index("run_id")
+    assert again.loc["decl-a", "answer_relevancy"] == pytest.approx(0.45)
+    history = question_history(store, "q9").set_index("run_id")
+    assert history.loc["decl-a", "answer_relevancy"] == pytest.approx(0.9)
+
+
+def test_trend_tails_table_and_detail_offer_declared_metrics(runs):
+    store = ResultsStore(runs)
+    trend = metric_trend(store, "answer_relevancy")
+    assert trend["value"].tolist()[1:] == pytest.approx([0.45, 0.225])
+    assert trend["p10"].tolist()[1] == pytest.approx(0.09)
+    assert metric_trend(store, "answer_relevancy_p10")["value"].tolist()[1] == pytest.approx(0.09)
+    cq = cost_quality(store, quality="answer_relevancy")
+    assert set(cq["run_id"]) == {"decl-a", "decl-b"}
+    with pytest.raises(ConfigError, match="higher-is-better"):
+        cost_quality(store, quality="toxicity")  # lower is better: the frontier would invert
+
+    tail = bottom_questions(store, "decl-a", "answer_relevancy")
+    assert tail.rows["question_id"].tolist() == ["q0"]
+    worst = bottom_questions(store, "decl-b", "toxicity")
+    assert worst.rows["question_id"].tolist() == ["q9"] and "top 10%" in worst.describe("tox")
+    assert metric_distribution(store, "decl-a", "toxicity")["value"].tolist() == [0.1] * 10
+
+    page = question_rows(
+        store,
+        "decl-a",
+        QuestionFilter(metric_ranges={"answer_relevancy": (0.5, None)}),
+        sort="answer_relevancy",
+    )
+    assert page.total == 5 and page.rows["question_id"].tolist()[0] == "q5"
+    assert "answer_relevancy" in page.rows.columns
+    by_toxicity = question_rows(store, "decl-b", sort="toxicity")
+    assert by_toxicity.rows["question_id"].iloc[0] == "q9"  # lower is better: worst first
+    assert question_detail(store, "decl-a", "q3").metrics["answer_relevancy"] == pytest.approx(0.3)
+
+
+def test_a_run_that_does_not_declare_a_metric_refuses_it(runs):
+    store = ResultsStore(runs)
+    with pytest.raises(ConfigError, match="unknown metric 'answer_relevancy'"):
+        bottom_questions(store, "plain", "answer_relevancy")
+    with pytest.raises(ConfigError, match="unknown metric"):
+        question_rows(store, "plain", QuestionFilter(metric_ranges={"answer_relevancy": (0, 1)}))
+    with pytest.raises(ConfigError, match="unknown metric"):
+        metric_trend(store, "helpfulness")
+
+
+def test_compare_pairs_declared_metrics_with_intervals(runs):
+    store = ResultsStore(runs)
+    c = compare_runs(store, ["decl-a", "decl-b"])
+    m = c.metrics.set_index(["metric", "run_id"])
+    assert m.loc[("answer_relevancy", "decl-b"), "delta"] == pytest.approx(-0.225)
+    assert m.loc[("answer_relevancy", "decl-b"), "ci_high"] < 0
+    assert m.loc[("toxicity", "decl-b"), "delta"] == pytest.approx(0.045)
+    regressions = c.regressions
+    assert {"answer_relevancy", "toxicity"} <= set(regressions["metric"])
+    # toxicity rising is a regression: its direction comes from the declaration
+    assert (regressions[regressions["metric"] == "toxicity"]["delta"] > 0).all()
+    # against a run without them: no pairs, said, not an error
+    c2 = compare_runs(store, ["plain", "decl-a"], metrics=["mrr", "answer_relevancy"])
+    note = c2.metrics.set_index(["metric", "run_id"]).loc[("answer_relevancy", "decl-a"), "note"]
+    assert note == "no question has a value in both runs"
+
+
+def test_check_gates_declared_figures(runs):
+    store = ResultsStore(runs)
+    cat = run_catalogue(store.run_info("decl-b"))[0]
+    limits = parse_thresholds(
+        {"answer_relevancy": {"min": 0.3}, "toxicity_p10": {"max": 0.5}}, "t", cat
+    )
+    result = check_run(store, "decl-b", thresholds=limits)
+    rows = {r.metric: r for r in result.rows}
+    assert rows["answer_relevancy"].breaches == ("below min 0.3",)
+    assert rows["answer_relevancy"].label == "answer relevancy"
+    assert not rows["toxicity_p10"].breached
+    with pytest.raises(ConfigError, match="unknown metric"):
+        parse_thresholds({"answer_relevancy": {"min": 0.3}}, "t")  # built-ins only
+    with pytest.raises(ConfigError, match="does not have"):
+        check_run(store, "plain", thresholds=limits)
+
+
+def test_cli_check_exits_1_on_a_declared_breach_and_compare_lists_it(runs, tmp_path, capsys):
+    t = tmp_path / "t.yaml"
+    t.write_text("answer_relevancy: {min: 0.3}\n")
+    assert main(["check", "decl-b", "--thresholds", str(t), "--results", str(runs)]) == 1
+    out = capsys.readouterr().out
+    assert "answer relevancy" in out and "below min 0.3" in out
+    assert main(["check", "decl-a", "--thresholds", str(t), "--results", str(runs)]) == 0
+    capsys.readouterr()
+    assert main(["compare", "decl-a", "decl-b", "--results", str(runs)]) == 0
+    out = capsys.readouterr().out
+    assert "answer_relevancy" in out and "toxicity" in out
+
+
+@pytest.mark.parametrize("name", HOSTILE)
+def test_a_hostile_declaration_is_a_problem_and_the_run_is_still_listed(results, name):
+    write_run(
+        results,
+        "hostile",
+        [row("q1", answer_relevancy=0.5)],
+        metrics={name: {"label": "x"}, "answer_relevancy": {}},
+    )
+    store = ResultsStore(results)
+    (problem,) = [p for p in store.problems if p.run_id == "hostile"]
+    assert "manifest.json" in problem.message and "lowercase letters" in problem.message
+    assert len(problem.message) < 400  # the 10,000-character name is cut short
+    assert runs_overview(store)["run_id"].tolist() == ["hostile"]
+    assert store.catalogue().declared_names == ()  # every declaration of that run dropped
+    assert summarize_run(store.run_info("hostile"))["n_questions"] == 1
+
+
+def test_missing_or_non_numeric_declared_values_are_problems_naming_the_file(results):
+    d = write_run(results, "p", [row("q1")], metrics={"answer_relevancy": {}})
+    # a file written by another tool: the declared column holds text
+    table = pq.read_table(d / "questions.parquet").drop_columns(["answer_relevancy"])
+    write_parquet(
+        d / "questions.parquet", table.append_column("answer_relevancy", pa.array(["hi"]))
+    )
+    rewrite = json.loads((d / "manifest.json").read_text())
+    rewrite["metrics"] = DECLARED
+    (d / "manifest.json").write_text(json.dumps(rewrite))
+    write_run(results, "j", [row("q1", answer_relevancy="x")], metrics=DECLARED, status="running")
+    store = ResultsStore(results)
+    msgs = [p.message for p in store.problems]
+    assert any("p/questions.parquet" in m and "'toxicity' is missing" in m for m in msgs)
+    assert any("p/questions.parquet" in m and "not numeric" in m for m in msgs)
+    assert any("j/questions.jsonl" in m and "not numeric" in m for m in msgs)
+    df = runs_overview(store).set_index("run_id")
+    assert df["answer_relevancy"].isna().all()
+
+
+def test_conflicting_directions_are_a_problem_and_the_first_run_wins(results):
+    write_run(results, "a", [row("q1", helpfulness=1.0)], metrics={"helpfulness": {}})
+    write_run(
+        results,
+        "b",
+        [row("q1", helpfulness=1.0)],
+        metrics={"helpfulness": {"direction": "lower"}},
+    )
+    store = ResultsStore(results)
+    assert not store.catalogue().lower_is_better("helpfulness")
+    assert [p.run_id for p in store.problems if "both" in p.message] == ["b"]
+
+
+_names = st.one_of(st.text(max_size=70), st.from_regex(DECLARED_NAME_RE, fullmatch=True))
+_specs = st.one_of(
+    st.none(),
+    st.integers(),
+    st.text(max_size=5),
+    st.dictionaries(
+        st.sampled_from(["label", "direction", "range", "other"]),
+        st.one_of(
+            st.text(max_size=90),
+            st.sampled_from(["higher", "lower", "unit", "ms"]),
+            st.lists(st.floats(allow_nan=True), max_size=3),
+            st.integers(),
+        ),
+    ),
+)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.one_of(st.dictionaries(_names, _specs, max_size=4), st.lists(st.text(), max_size=2)))
+def test_any_declaration_parses_to_identifiers_or_is_a_problem(metrics) -> None:
+    raw = {
+        "run_id": "r1",
+        "status": "complete",
+        "created_at": "2025-01-01T00:00:00Z",
+        "metrics": json.loads(json.dumps(metrics)),
+    }
+    problems: list[str] = []
+    m = manifest_from_dict(raw, "r1/manifest.json", problems)
+    if problems:
+        assert m.metrics == () and "r1/manifest.json" in problems[0]
+    for d in m.metrics:
+        assert DECLARED_NAME_RE.fullmatch(d.name) and '"' not in d.name
+
+
+def test_the_report_shows_declared_figures_and_their_changes(runs):
+    from rageval_core.report import build_report
+
+    page = build_report(ResultsStore(runs), "decl-b", baseline="decl-a")
+    assert "answer relevancy" in page and "toxicity" in page
+    assert "0.225" in page  # decl-b's mean answer relevancy in the summary table
+
+
+def test_declarations_round_trip_through_the_manifest(runs):
+    info = inspect_run(str(runs), "decl-a")
+    again = manifest_from_dict(manifest_to_dict(info.manifest))
+    assert again == info.manifest and again.metrics[1].direction == "lower"
+    plain = inspect_run(str(runs), "plain").manifest
+    assert "metrics" not in manifest_to_dict(plain)  # manifests without any stay unchanged

@@ -1,0 +1,107 @@
+"""Runs that declare their own metrics (`answer_relevancy`, higher is better, `toxicity`,
+lower is better) beside ordinary runs: every page offers them, with their labels, and a
+run with a hostile declaration is still listed with its problem shown."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.core.query.conftest import row, write_run
+from tests.dashboard.test_app import figure, no_exception, open_page, texts
+
+DECLARED = {
+    "answer_relevancy": {"label": "answer relevancy", "direction": "higher"},
+    "toxicity": {"label": "toxicity", "direction": "lower"},
+}
+
+
+@pytest.fixture
+def declared_results(scratch):
+    root = scratch / "results"
+    write_run(root, "plain", [row(f"q{i}") for i in range(10)], created_at="2025-01-01T00:00Z")
+    for n, (run_id, scale) in enumerate((("decl-a", 10), ("decl-b", 20)), start=2):
+        write_run(
+            root,
+            run_id,
+            [
+                row(f"q{i}", answer_relevancy=i / scale, toxicity=0.1 + i / (10 * scale))
+                for i in range(10)
+            ],
+            created_at=f"2025-01-0{n}T00:00Z",
+            metrics=DECLARED,
+        )
+    write_run(
+        root,
+        "hostile",
+        [row("q1")],
+        created_at="2024-12-01T00:00Z",
+        metrics={'x"; DROP TABLE --': {}},
+    )
+    return root
+
+
+def test_runs_page_offers_declared_metrics_in_the_trend_and_latest_figures(app, declared_results):
+    at = no_exception(app(declared_results, metric="answer_relevancy").run())
+    assert at.selectbox(key="runs_metric").value == "answer_relevancy"
+    assert "answer relevancy" in figure(at, 0)["layout"]["title"]["text"]
+    labels = [m.label for m in at.metric]
+    assert "answer relevancy" in labels and "toxicity" in labels
+    latest = {m.label: m.value for m in at.metric}
+    assert latest["answer relevancy"] == "0.225"  # decl-b, the newest run
+    table = at.dataframe[0].value
+    assert set(table["run_id"]) == {"plain", "decl-a", "decl-b", "hostile"}
+    assert "answer relevancy" in table.columns
+    # the hostile declaration is a problem of a run that is still listed
+    banner = " ".join(texts(at.warning))
+    assert "hostile" in banner and "lowercase letters" in banner
+
+
+def test_tails_page_shows_a_declared_metric(app, declared_results):
+    at = open_page(app(declared_results, metric="toxicity", run="decl-b"), "tails")
+    assert at.selectbox(key="tails_metric").value == "toxicity"
+    assert "toxicity" in figure(at, 0)["layout"]["title"]["text"]
+    bottom = at.dataframe[0].value
+    assert bottom["question_id"].tolist() == ["q9"]  # lower is better: the highest is worst
+
+
+def test_diagnose_filters_sorts_and_shows_a_declared_metric(app, declared_results):
+    at = open_page(
+        app(
+            declared_results,
+            run="decl-a",
+            sort="answer_relevancy",
+            range="answer_relevancy:0.5:1",
+        ),
+        "diagnose",
+    )
+    assert at.selectbox(key="diagnose_range_metric").value == "answer_relevancy"
+    assert at.selectbox(key="diagnose_sort").value == "answer_relevancy"
+    table = at.dataframe[-1].value
+    assert table["question_id"].tolist() == [f"q{i}" for i in range(5, 10)]
+    assert table["answer_relevancy"].tolist()[0] == pytest.approx(0.5)
+
+
+def test_compare_page_pairs_declared_metrics(app, declared_results):
+    at = open_page(app(declared_results, runs=["decl-a", "decl-b"], baseline="decl-a"), "compare")
+    (metrics,) = [d.value for d in at.dataframe if "ci_low" in d.value.columns]
+    assert {"answer_relevancy", "toxicity"} <= set(metrics["metric"])
+    # the delta chart names them by their declared labels
+    assert "answer relevancy" in json.dumps(figure(at, 0)["data"])
+    regressions = [d.value for d in at.dataframe if "changes" in d.value.columns]
+    assert any(r["changes"].str.contains("answer_relevancy").any() for r in regressions)
+
+
+def test_cost_page_ranks_by_a_declared_quality(app, declared_results):
+    at = open_page(app(declared_results, metric="answer_relevancy"), "cost")
+    assert at.selectbox(key="cost_metric").value == "answer_relevancy"
+    assert "toxicity" not in at.selectbox(key="cost_metric").options  # lower is better
+    table = at.dataframe[0].value
+    assert "answer relevancy" in table.columns and set(table["run_id"]) == {"decl-a", "decl-b"}
+
+
+def test_question_page_shows_the_runs_declared_scores(app, declared_results):
+    at = open_page(app(declared_results, run="decl-a", question="q3"), "question")
+    values = {m.label: m.value for m in at.metric}
+    assert values["answer relevancy"] == "0.3" and values["toxicity"] == "0.13"
