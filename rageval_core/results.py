@@ -31,6 +31,7 @@ from typing import IO, Any
 
 import fsspec
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from rageval_core.catalogue import DEFAULT_KS, declared_to_spec, parse_declared, retrieval_columns
@@ -893,6 +894,34 @@ def check_columns(
     return usable, problems
 
 
+def stray_run_ids(found: Iterable[object], run_id: str, source: str) -> list[str]:
+    """A problem when rows of `source` name a run other than the folder they are in (a
+    shard copied between runs, a hand edit). Rows are shown under the folder's run id,
+    since the folder is what every link and listing names."""
+    other = sorted({str(v) for v in found if v is not None and v != run_id})
+    if not other:
+        return []
+    names = ", ".join(display_name(v) for v in other[:3]) + (" …" if len(other) > 3 else "")
+    return [f"{source}: rows name run(s) {names}, not {run_id}: shown under {run_id}"]
+
+
+def parquet_run_ids(pf: pq.ParquetFile) -> list[object]:
+    """The distinct `run_id` values of a Parquet file, from its row-group statistics when
+    every group has them (a footer read), else from the column itself."""
+    field_ = pf.schema_arrow.field("run_id") if "run_id" in pf.schema_arrow.names else None
+    if field_ is None or not _compatible(field_.type, pa.string()):
+        return []  # absent or of the wrong type: `check_columns` reports it
+    col = pf.schema_arrow.get_field_index("run_id")
+    seen: list[object] = []
+    for g in range(pf.metadata.num_row_groups):
+        stats = pf.metadata.row_group(g).column(col).statistics
+        if stats is None or not (stats.has_min_max or stats.null_count == stats.num_values):
+            return pc.unique(pf.read(columns=["run_id"]).column(0)).to_pylist()
+        if stats.has_min_max:
+            seen += [stats.min, stats.max]
+    return seen
+
+
 def read_run_rows(info: RunInfo) -> tuple[pa.Table, list[str]]:
     """All rows of a run: the union of its Parquet shards, or its journal(s) while running.
 
@@ -909,6 +938,7 @@ def read_run_rows(info: RunInfo) -> tuple[pa.Table, list[str]]:
             with fs.open(p, "rb") as fh:
                 pf = pq.ParquetFile(fh)
                 usable, column_problems = check_columns(pf.schema_arrow, p, declared)
+                column_problems += stray_run_ids(parquet_run_ids(pf), info.run_id, p)
                 t = pf.read(columns=[n for n in pf.schema_arrow.names if n in usable])
             tables.append(rows_to_table(t.to_pylist(), declared=declared))
             problems += column_problems
@@ -919,8 +949,10 @@ def read_run_rows(info: RunInfo) -> tuple[pa.Table, list[str]]:
         if j.rsplit("/", 1)[-1].removesuffix(".jsonl") in done_shards:
             continue
         rows, jp = read_journal(j, fs, declared)
-        problems += jp
+        problems += jp + stray_run_ids((r.get("run_id") for r in rows), info.run_id, j)
         tables.append(rows_to_table(rows, declared=declared))
     if not tables:
         return rows_to_table([], declared=declared), problems
-    return pa.concat_tables(tables, promote_options="default"), problems
+    table = pa.concat_tables(tables, promote_options="default")
+    owner = pa.array([info.run_id] * table.num_rows, pa.string())
+    return table.set_column(table.schema.get_field_index("run_id"), "run_id", owner), problems

@@ -25,9 +25,11 @@ from rageval_core.results import (
     RunInfo,
     check_columns,
     describe,
+    parquet_run_ids,
     question_schema,
     read_journal,
     rows_to_table,
+    stray_run_ids,
 )
 
 _K_COL = re.compile(r"^(?:recall|precision|hit)_at_(\d+)$")
@@ -123,11 +125,14 @@ def open_run(
     for p in info.parquet_files:
         try:
             with fs.open(p, "rb") as fh:
-                schema = pq.read_schema(fh)
+                pf = pq.ParquetFile(fh)
+                schema = pf.schema_arrow
+                strays = stray_run_ids(parquet_run_ids(pf), info.run_id, p)
         except Exception as exc:  # pyarrow raises several types for a damaged footer
             problems.append(f"{p}: unreadable Parquet ({describe(exc)})")
             continue
         usable, column_problems = check_columns(schema, p, declared)
+        column_problems += strays
         good.append(p)
         present |= usable
         # a column of the wrong type in one shard is NULL in all: the files are one union
@@ -140,7 +145,7 @@ def open_run(
         if _journal_stem(j) in done:
             continue
         rows, jp = read_journal(j, fs, declared)
-        problems += jp
+        problems += jp + stray_run_ids((r.get("run_id") for r in rows), info.run_id, j)
         if rows:
             t = rows_to_table(rows, declared=declared)
             tables.append(t)
@@ -164,8 +169,12 @@ def open_run(
     empty = not parts
     if empty:
         parts.append(f"SELECT {projection(set(), schema)} WHERE false")
+    union = " UNION ALL ".join(parts)
+    if "run_id" in schema.names:  # rows belong to the folder they were found in
+        params[f"{alias}_run_id"] = info.run_id
+        union = f"SELECT * REPLACE (${alias}_run_id::VARCHAR AS run_id) FROM ({union})"
     try:
-        yield RunSource("(" + " UNION ALL ".join(parts) + ")", params, problems, empty)
+        yield RunSource(f"({union})", params, problems, empty)
     finally:
         for name in registered:
             cur.unregister(name)

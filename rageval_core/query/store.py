@@ -28,7 +28,7 @@ import threading
 import time
 import uuid
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -66,15 +66,17 @@ from rageval_core.results import (
     filesystem,
     inspect_run,
     is_remote,
+    parquet_run_ids,
     question_schema,
     results_location,
     run_folders,
     scan_runs,
+    stray_run_ids,
     validate_run_id,
     write_parquet,
 )
 
-CACHE_VERSION = 4  # 4: declared metrics in a `declared` MAP column of both files
+CACHE_VERSION = 5  # 5: rows naming another run are a problem of the run
 MAX_SEGMENTS = 8  # more than this and the next update merges them into one file
 SEGMENT_ROW_GROUP = 16_384
 BATCH_RUNS = 64  # finished runs summarised by one DuckDB query (8x faster than one by one)
@@ -504,11 +506,11 @@ class ResultsStore:
         keys, problems = set(), []
         for p in info.parquet_files:
             try:
-                if self.remote:
-                    with self.fs.open(p, "rb") as fh:
-                        schema = pq.read_schema(fh)
-                else:  # by path: Arrow reads just the footer (fsspec's buffered reads: 3x)
-                    schema = pq.read_schema(p)
+                # by path when local: Arrow reads just the footer (fsspec's buffered reads: 3x)
+                with self.fs.open(p, "rb") if self.remote else nullcontext(p) as fh:
+                    with pq.ParquetFile(fh) as pf:
+                        schema = pf.schema_arrow
+                        problems += stray_run_ids(parquet_run_ids(pf), info.run_id, p)
             except Exception:  # a damaged footer: the run-by-run path reports it
                 return None
             usable, column_problems = check_columns(schema, p, declared_of(info))

@@ -15,11 +15,13 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from rageval_core import query
 from rageval_core.errors import RagevalError, ResultsError
 from rageval_core.query import ResultsStore, RunProblem
-from rageval_core.results import MANIFEST, journal_name, list_runs, parquet_name
+from rageval_core.results import MANIFEST, journal_name, list_runs, parquet_name, read_run_rows
 
 from .conftest import row, write_run
 
@@ -164,6 +166,47 @@ def test_sharded_runs_check_every_file(results):
     ]
     assert query.question_rows(store, NEW).total == 6
     every_view(store, NEW)
+
+
+# ---------------------------------------------------------------------------- foreign rows
+
+OWNERS = st.one_of(st.none(), st.just(NEW), st.just(OLD), st.text(max_size=30))
+
+
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(owners=st.lists(OWNERS, min_size=3, max_size=3), journal=st.booleans())
+def test_rows_naming_another_run_show_under_their_folder_and_are_named(results, owners, journal):
+    """Whatever a file's `run_id` column says (another run, garbage, nothing), its rows are
+    the folder's run's rows everywhere, and a name other than the folder's is a problem."""
+    shutil.rmtree(results, ignore_errors=True)
+    d = two_runs(results)
+    if journal:
+        lines = [{**row(q), "run_id": o} for q, o in zip(("q1", "q2", "q3"), owners, strict=True)]
+        (d / parquet_name()).unlink()
+        (d / journal_name()).write_text("".join(json.dumps(r) + "\n" for r in lines))
+        source = d / journal_name()
+    else:
+        t = pq.read_table(d / parquet_name())
+        i = t.schema.get_field_index("run_id")
+        pq.write_table(t.set_column(i, "run_id", pa.array(owners, pa.string())), d / parquet_name())
+        source = d / parquet_name()
+    store = ResultsStore(results, read_only=True)
+    strays = [p for p in problems_of(store, NEW) if "rows name run(s)" in p]
+    foreign = {o for o in owners if o is not None and o != NEW}
+    assert bool(strays) == bool(foreign)
+    if foreign:
+        assert strays[0].startswith(f"{source}: rows name run(s) ")
+        assert strays[0].endswith(f", not {NEW}: shown under {NEW}")
+    page = query.question_rows(store, NEW)
+    assert page.total == 3 and set(page.rows["run_id"]) == {NEW}
+    assert bool(foreign) == any("rows name run(s)" in p for p in page.problems)
+    assert query.question_rows(store, OLD).total == 3  # the other run keeps only its own
+    assert query.runs_overview(store).set_index("run_id").loc[NEW, "n_questions"] == 3
+    table, problems = read_run_rows(next(r for r in list_runs(results) if r.run_id == NEW))
+    assert set(table.column("run_id").to_pylist()) == {NEW}
+    assert bool(foreign) == any("rows name run(s)" in p for p in problems)
 
 
 # ---------------------------------------------------------------------------- journals
