@@ -24,9 +24,9 @@ import pandas as pd
 import pyarrow as pa
 
 from rageval_core.catalogue import BUILTIN, Catalogue
-from rageval_core.errors import ConfigError, ResultsError
+from rageval_core.errors import ConfigError
 from rageval_core.query import sql
-from rageval_core.query.source import bind, open_run
+from rageval_core.query.source import bind, open_run, reading_results
 from rageval_core.query.store import ResultsStore, run_catalogue
 from rageval_core.query.summary import run_value_sql
 from rageval_core.query.views import _check
@@ -236,10 +236,8 @@ def _run_rows(
             f'{run_value_sql(m) if m in own else "CAST(NULL AS DOUBLE)"} AS "{m}"' for m in mets
         )
         q = f"SELECT question_id, question, failure_type, {values} FROM {src.sql}"
-        try:
+        with reading_results(info.run_id):
             return cur.sql(q, params=bind(q, src.params)).to_arrow_table()
-        except (duckdb.IOException, duckdb.InvalidInputException) as exc:
-            raise ResultsError(f"unreadable results file ({exc})") from exc
 
 
 def compare_runs(

@@ -20,6 +20,7 @@ import fsspec
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from rageval_core.errors import ResultsError
 from rageval_core.results import (
     DEFAULT_KS,
     RunInfo,
@@ -77,6 +78,26 @@ def projection(present: set[str], schema: pa.Schema) -> str:
             # scalars cast so an all-NULL column written with another type still unions
             out.append(f'TRY_CAST("{f.name}" AS {t}) AS "{f.name}"')
     return ", ".join(out)
+
+
+_OUR_SQL = (duckdb.ParserException, duckdb.BinderException, duckdb.CatalogException)
+"""Errors of the SQL written here, not of the files read: they stay bugs, not problems."""
+
+
+@contextmanager
+def reading_results(run_id: str | None = None) -> Iterator[None]:
+    """Any DuckDB failure reading results files as one bounded ResultsError line.
+
+    A Parquet file whose footer is intact but a data page is not fails only when its rows
+    are read, with IO, input, conversion or plain `duckdb.Error`s ("Out of buffer").
+    """
+    try:
+        yield
+    except _OUR_SQL:
+        raise
+    except duckdb.Error as exc:
+        run = f"run {run_id!r}: " if run_id else ""
+        raise ResultsError(f"{run}unreadable results file ({describe(exc)})") from exc
 
 
 def bind(sql: str, params: Mapping[str, Any]) -> dict[str, Any]:

@@ -14,8 +14,7 @@ parameter (`declared[$metric]`), never spliced in as SQL.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -33,14 +32,13 @@ from rageval_core.catalogue import (
 from rageval_core.errors import ConfigError, NotFoundError, ResultsError
 from rageval_core.models import FAILURE_TYPES, Claim
 from rageval_core.query import sql
-from rageval_core.query.source import bind, projection
+from rageval_core.query.source import bind, projection, reading_results
 from rageval_core.query.store import ResultsStore, run_catalogue
 from rageval_core.query.summary import QUALITY_METRICS, SUMMARY_KEYS, run_value_sql
 from rageval_core.results import (
     DEFAULT_KS,
     QUESTION_SCHEMA,
     RunInfo,
-    describe,
     inspect_run,
     validate_run_id,
 )
@@ -104,33 +102,13 @@ def _expand_declared(df: pd.DataFrame, names: Iterable[str]) -> pd.DataFrame:
     return out
 
 
-_OUR_SQL = (duckdb.ParserException, duckdb.BinderException, duckdb.CatalogException)
-"""Errors of the SQL written here, not of the files read: they stay bugs, not problems."""
-
-
-@contextmanager
-def _reading(run_id: str | None = None) -> Iterator[None]:
-    """Any DuckDB failure reading results files as one bounded ResultsError line.
-
-    A Parquet file whose footer is intact but a data page is not fails only when its rows
-    are read, with IO, input, conversion or plain `duckdb.Error`s ("Out of buffer").
-    """
-    try:
-        yield
-    except _OUR_SQL:
-        raise
-    except duckdb.Error as exc:
-        run = f"run {run_id!r}: " if run_id else ""
-        raise ResultsError(f"{run}unreadable results file ({describe(exc)})") from exc
-
-
 def _df(
     cur: duckdb.DuckDBPyConnection,
     q: str,
     params: Mapping[str, Any],
     run_id: str | None = None,
 ) -> pd.DataFrame:
-    with _reading(run_id):
+    with reading_results(run_id):
         return cur.execute(q, bind(q, params)).df()
 
 
@@ -544,7 +522,7 @@ def question_rows(
             all_params = {**src.params, **params}
             count_sql = sql.QUESTION_COUNT.format(src=src.sql, where=where)
             try:
-                with _reading(run_id):
+                with reading_results(run_id):
                     count = cur.execute(count_sql, bind(count_sql, all_params)).fetchall()
                 rows = _df(cur, page_sql(src.sql), all_params, run_id)
             except ResultsError as exc:
@@ -751,7 +729,7 @@ def question_detail(store: ResultsStore, run_id: str, question_id: str) -> Quest
     try:
         with store.run_source(cur, info) as src:
             q = sql.QUESTION_ONE.format(src=src.sql)
-            with _reading(run_id):
+            with reading_results(run_id):
                 rel = cur.execute(q, bind(q, {**src.params, "question_id": str(question_id)}))
                 names = [d[0] for d in rel.description]
                 rows_ = rel.fetchall()

@@ -54,6 +54,10 @@ FOUND = {
     "manifest with markdown where the status belongs": ManifestValue(1, "status", MD_LINK),
     "manifest nested deeper than the parser recurses": NestedJson(1, MANIFEST),
     "journal line nested deeper than the parser recurses": NestedJson(1, JOURNAL),
+    # one flipped byte in a column chunk the summary cache reads: the refresh itself failed
+    "Parquet byte that breaks a cached column": Garbage(6, PARQUET, 0.5, b"\x01", False),
+    # one flipped byte that DuckDB reports as a bare duckdb.Error ("Out of buffer")
+    "Parquet byte that runs DuckDB out of buffer": Garbage(4, PARQUET, 0.5, b"\x01", False),
 }
 
 
