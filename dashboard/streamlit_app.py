@@ -14,9 +14,9 @@ import streamlit as st
 
 from dashboard import data
 from dashboard.auth import require_access
-from dashboard.links import DEFAULT_PAGE, PAGES, ViewState, md_escape
+from dashboard.links import DEFAULT_PAGE, PAGES, md_escape
 from dashboard.shaping import problems_markdown, stale_note
-from dashboard.ui import link
+from dashboard.ui import link, read_url, view_state
 from rageval_core.errors import RagevalError
 
 st.set_page_config(page_title="rageval", page_icon=":material/troubleshoot:", layout="wide")
@@ -34,6 +34,7 @@ current = st.navigation(
     position="hidden",
 )
 require_access()
+read_url()
 
 runs = data.runs()
 broken: dict[str, list[str]] = defaultdict(list)
@@ -68,8 +69,7 @@ except RagevalError as exc:
     # stay. Anything else is a bug and keeps Streamlit's exception box.
     st.error(f"This view cannot be shown: {md_escape(exc.one_line())}", icon=":material/error:")
 finally:  # also after st.stop() in a page, so the empty state still has navigation
-    params = {k: st.query_params.get_all(k) for k in st.query_params}
-    shared = ViewState.from_query_params(params)[0].shared()
+    shared = view_state().shared()
     with nav:
         for page in PAGES.values():
             link(page.key, page.title, shared)

@@ -32,17 +32,36 @@ class Page:
     def publish(self, state: ViewState) -> None:
         """Make `state` the URL of this view and show it for copying."""
         st.query_params.from_dict(state.to_query_params())
+        st.session_state[_VIEW] = (state, ())
         with self.link_slot.popover("Copy link", icon=":material/link:"):
             st.caption("Relative to the dashboard's address; anyone with access sees this view.")
             st.code(relative_url(self.key, state), language=None, wrap_lines=True)
+
+
+_VIEW = "_rageval_view"
+"""Session key of this rerun's (ViewState, URL errors): parsed once, updated by publish."""
+
+
+def read_url() -> ViewState:
+    """Parse the URL once per rerun (the app calls this before the page runs): every
+    value is validated here and nowhere else; pages and the sidebar read the result."""
+    params = {k: st.query_params.get_all(k) for k in st.query_params}
+    st.session_state[_VIEW] = ViewState.from_query_params(params, data.catalogue().declared_names)
+    return st.session_state[_VIEW][0]
+
+
+def view_state() -> ViewState:
+    """The view's state as parsed this rerun, or as the page last published it."""
+    return st.session_state[_VIEW][0] if _VIEW in st.session_state else read_url()
 
 
 def start(key: str) -> Page:
     """Title, URL state (invalid parameters shown as errors) and the copy-link slot."""
     st.title(PAGES[key].title)
     link_slot = st.container()
-    params = {k: st.query_params.get_all(k) for k in st.query_params}
-    state, errors = ViewState.from_query_params(params, data.catalogue().declared_names)
+    if _VIEW not in st.session_state:
+        read_url()
+    state, errors = st.session_state[_VIEW]
     for e in errors:
         st.error(e)
     return Page(key, state, link_slot)

@@ -27,10 +27,11 @@ from plotly.offline import get_plotlyjs
 from rageval_core import __version__, charts, query
 from rageval_core.catalogue import BUILTIN, Catalogue
 from rageval_core.models import FAILURE_TYPES
+from rageval_core.query.check import argument_run, baseline_run
 from rageval_core.query.compare import question_headline
 from rageval_core.query.store import run_catalogue
 from rageval_core.redact import scrub_shapes
-from rageval_core.results import atomic_write_bytes
+from rageval_core.results import RunInfo, atomic_write_bytes
 
 CSP = (
     "default-src 'none'; script-src 'unsafe-inline'; "
@@ -231,14 +232,16 @@ def _comparison_section(c: query.Comparison, run_id: str, lim: ReportLimits) -> 
 
 def build_report(
     store: query.ResultsStore,
-    run_id: str,
-    baseline: str | None = None,
+    run: str | RunInfo,
+    baseline: str | RunInfo | None = None,
     limits: ReportLimits = ReportLimits(),
 ) -> str:
     """The HTML text of the report; ResultsError / ConfigError for bad ids."""
-    run_ids = [baseline, run_id] if baseline else [run_id]
     # a clear error for a missing or unreadable run; their declarations join the catalogue
-    cat = run_catalogue(*(store.run_info(r) for r in run_ids))[0]
+    infos = [argument_run(store, r) for r in ([baseline, run] if baseline else [run])]
+    run_ids = [i.run_id for i in infos]
+    own, run_id = infos[-1], run_ids[-1]
+    cat = run_catalogue(*infos)[0]
     overview = query.runs_overview(store)
     found = {r["run_id"]: r for r in overview.to_dict("records") if r["run_id"] in run_ids}
     rows = {r: found.get(r, {}) for r in run_ids}
@@ -248,16 +251,16 @@ def build_report(
     curve = query.recall_curve(store, run_ids)
     dists = pd.concat(
         [
-            query.metric_distribution(store, r, "answer_correctness").assign(run_id=r)
-            for r in run_ids
+            query.metric_distribution(store, i, "answer_correctness").assign(run_id=i.run_id)
+            for i in infos
         ],
         ignore_index=True,
     )
-    tail = query.bottom_questions(store, run_id, "answer_correctness")
+    tail = query.bottom_questions(store, own, "answer_correctness")
     worst = query.question_rows(
-        store, run_id, query.QuestionFilter(failure_types=NOT_OK), limit=limits.worst
+        store, own, query.QuestionFilter(failure_types=NOT_OK), limit=limits.worst
     )
-    details = [query.question_detail(store, run_id, q) for q in worst.rows["question_id"]]
+    details = [query.question_detail(store, own, q) for q in worst.rows["question_id"]]
 
     sections: list[tuple[str, str]] = [
         ("Run", _about(rows[run_id]) + _summary_section(run_ids, rows, cat)),
@@ -300,15 +303,16 @@ def build_report(
             "".join(_question_block(d, limits) for d in details) or "<p>Every question is ok.</p>",
         ),
     ]
-    if baseline:
-        comparison = query.compare_runs(store, [baseline, run_id])
+    base_id = run_ids[0] if baseline else None
+    if base_id:
+        comparison = query.compare_runs(store, infos)
         table, chart = _comparison_section(comparison, run_id, limits)
-        sections.append((f"Compared with {baseline}", chart + table))
+        sections.append((f"Compared with {base_id}", chart + table))
     problems = [p for p in store.problems if p.run_id in run_ids]
     if problems:
         items = "".join(f"<li>{esc(p.run_id)}: {esc(p.message, 500)}</li>" for p in problems)
         sections.append(("Problems reading the runs", f"<ul class='warn'>{items}</ul>"))
-    return _page(run_id, baseline, sections)
+    return _page(run_id, base_id, sections)
 
 
 def _page(run_id: str, baseline: str | None, sections: list[tuple[str, str]]) -> str:
@@ -361,8 +365,8 @@ def write_report(
 ) -> Path:
     """Build the report of `run_id` from `location` and write it atomically to `out`."""
     with query.ResultsStore(location, read_only=True) as store:
-        base = query.resolve_baseline(store, run_id, baseline)
-        text = build_report(store, run_id, base, limits)
+        own = argument_run(store, run_id)
+        text = build_report(store, own, baseline_run(store, own, baseline), limits)
     out = Path(out)
     atomic_write_bytes(out, text.encode("utf-8"))
     return out

@@ -1,15 +1,12 @@
 """Subcommands of `rageval`, one module each, discovered by `rageval_core.cli`.
 
-Modules here define `register(subparsers)`; anything else (like the helper below) is shared
+Modules here define `register(subparsers)`; anything else (like the helpers below) is shared
 argument wiring, so every command spells a common option the same way.
 """
 
 from __future__ import annotations
 
 import argparse
-
-from rageval_core.errors import ConfigError, ResultsError
-from rageval_core.results import validate_run_id
 
 
 def add_results_option(parser: argparse.ArgumentParser) -> None:
@@ -29,14 +26,3 @@ def add_baseline_option(parser: argparse.ArgumentParser, help: str) -> None:
         metavar="RUN|latest",
         help=f"{help}; `latest` = newest complete run made before RUN",
     )
-
-
-def validate_run_args(run: str, baseline: str | None) -> None:
-    """Reject unsafe run ids (from a CI script or a pasted URL) before anything is read:
-    a mistake in the arguments, so a ConfigError (exit 2), never mistaken for a breach."""
-    try:
-        validate_run_id(run)
-        if baseline and baseline != "latest":
-            validate_run_id(baseline)
-    except ResultsError as exc:
-        raise ConfigError(exc.message) from None

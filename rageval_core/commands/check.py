@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from rageval_core.commands import add_baseline_option, add_results_option, validate_run_args
+from rageval_core.commands import add_baseline_option, add_results_option
 from rageval_core.results import results_location
 
 
@@ -35,7 +35,6 @@ def _check(args: argparse.Namespace) -> int:
     from rageval_core.query.check import argument_run, format_check
     from rageval_core.query.store import run_catalogue
 
-    validate_run_args(args.run, args.baseline)
     with ResultsStore(results_location(args.results), read_only=True, refresh=False) as store:
         info = argument_run(store, args.run)
         # thresholds may name the metrics this run declares
@@ -50,6 +49,6 @@ def _check(args: argparse.Namespace) -> int:
                 if recorded
                 else ()
             )
-        result = check_run(store, args.run, baseline=args.baseline, thresholds=thresholds)
+        result = check_run(store, info, baseline=args.baseline, thresholds=thresholds)
     print(format_check(result, args.format), end="")
     return result.exit_code

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from rageval_core.commands import add_results_option, validate_run_args
+from rageval_core.commands import add_results_option
 from rageval_core.results import results_location
 
 
@@ -36,16 +36,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def _compare(args: argparse.Namespace) -> int:
     from rageval_core.errors import ConfigError
     from rageval_core.query import ResultsStore, compare_runs
+    from rageval_core.query.check import argument_run
     from rageval_core.query.compare import format_comparison
 
     if len(args.runs) < 2:
         raise ConfigError("compare needs at least two run ids")
     if args.max_questions < 0:
         raise ConfigError("--max-questions must be 0 or more")
-    for r in args.runs:
-        validate_run_args(r, None)
     metrics = [m.strip() for m in args.metrics.split(",") if m.strip()] if args.metrics else None
     with ResultsStore(results_location(args.results), read_only=True, refresh=False) as store:
-        c = compare_runs(store, args.runs, metrics=metrics, tolerance=args.tolerance)
+        runs = [argument_run(store, r) for r in args.runs]
+        c = compare_runs(store, runs, metrics=metrics, tolerance=args.tolerance)
     print(format_comparison(c, args.format, args.max_questions), end="")
     return 0

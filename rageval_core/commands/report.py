@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from rageval_core.commands import add_baseline_option, add_results_option, validate_run_args
+from rageval_core.commands import add_baseline_option, add_results_option
 from rageval_core.results import results_location
 
 
@@ -31,7 +31,6 @@ def _report(args: argparse.Namespace) -> int:
     from rageval_core.errors import ConfigError
     from rageval_core.report import ReportLimits, write_report
 
-    validate_run_args(args.run, args.baseline)
     if not 0 <= args.worst <= 500:
         raise ConfigError(f"--worst must be between 0 and 500, got {args.worst}")
     out = write_report(

@@ -18,9 +18,9 @@ from typing import Any
 
 from rageval_core.catalogue import BUILTIN, Catalogue
 from rageval_core.errors import ConfigError, ResultsError
-from rageval_core.query.store import ResultsStore, run_catalogue
+from rageval_core.query.store import ResultsStore, require_readable, run_catalogue
 from rageval_core.query.summary import summarize_run
-from rageval_core.results import RunInfo, list_runs, validate_run_id
+from rageval_core.results import RunInfo, inspect_run, list_runs
 from rageval_core.userfiles import load_yaml, shown
 
 DEFAULT_CHECK_METRICS: tuple[str, ...] = BUILTIN.figure_names("check")
@@ -134,54 +134,68 @@ def load_thresholds(
     return parse_thresholds(load_yaml(path, "thresholds file", ConfigError), str(path), catalogue)
 
 
-def argument_run(store: ResultsStore, run_id: str, role: str = "run") -> RunInfo:
-    """The run a command-line argument names.
+def argument_run(store: ResultsStore, run: str | RunInfo, role: str = "run") -> RunInfo:
+    """The run a command-line argument names, its id checked once (by `inspect_run`).
 
     A mistake in the argument — an invalid id, or no such run — is a ConfigError (exit 2);
     a run that exists but cannot be read stays a ResultsError (exit 1, the gate fails
     closed): CI must tell a typo from a damaged or regressed run.
     """
+    if isinstance(run, RunInfo):
+        return require_readable(run)
     try:
-        validate_run_id(run_id)
+        info = inspect_run(store.location, run)
     except ResultsError as exc:
         raise ConfigError(exc.message if role == "run" else f"{role}: {exc.message}") from None
-    if not store.fs.isdir(f"{store.root}/{run_id}"):
-        raise ConfigError(f"{role} {run_id}: no such run in {store.location}")
-    return store.run_info(run_id)
+    if info.status == "missing":
+        raise ConfigError(f"{role} {run}: no such run in {store.location}")
+    return require_readable(info)
 
 
-def resolve_baseline(store: ResultsStore, run_id: str, baseline: str | None) -> str | None:
-    """`latest` → the newest complete run made before `run_id` (None if there is none).
+def baseline_run(store: ResultsStore, own: RunInfo, baseline: str | None) -> RunInfo | None:
+    """`latest` → the newest complete run made before `own` (None if there is none); a
+    run id → that run, checked as an argument (a typo is a ConfigError).
 
     "Before" by the manifests' `created_at` (then run id), so checking an older run never
     compares it with a newer one; a run whose own manifest is unreadable is compared with
-    the newest complete run other than itself. Both runs are checked as arguments
-    (`argument_run`): a typo in either is a ConfigError.
+    the newest complete run other than itself.
     """
-    own = argument_run(store, run_id).manifest
     if baseline is None:
         return None
     if baseline != "latest":
-        return argument_run(store, baseline, "--baseline").run_id
-    own_key = (own.created_at, run_id) if own else None
+        return argument_run(store, baseline, "--baseline")
+    own_key = (own.manifest.created_at, own.run_id) if own.manifest else None
+
+    def key(r: RunInfo) -> tuple[str, str]:
+        return (r.manifest.created_at if r.manifest else "", r.run_id)
+
     # Manifests only: no run needs summarising to find the newest complete one.
-    done = [
-        (r.manifest.created_at, r.run_id)
+    earlier = [
+        r
         for r in list_runs(store.location)
-        if r.run_id != run_id and r.status == "complete" and r.manifest and r.readable
+        if r.run_id != own.run_id
+        and r.status == "complete"
+        and r.manifest
+        and r.readable
+        and (own_key is None or key(r) < own_key)
     ]
-    earlier = [k for k in done if own_key is None or k < own_key]
-    return max(earlier)[1] if earlier else None
+    return max(earlier, key=key, default=None)
+
+
+def resolve_baseline(store: ResultsStore, run: str | RunInfo, baseline: str | None) -> str | None:
+    """The id of `baseline_run` for the run an argument names."""
+    base = baseline_run(store, argument_run(store, run), baseline)
+    return base.run_id if base else None
 
 
 def check_run(
     store: ResultsStore,
-    run_id: str,
+    run: str | RunInfo,
     *,
     baseline: str | None = None,
     thresholds: Sequence[Threshold] = (),
 ) -> CheckResult:
-    """Compare `run_id`'s figures with `thresholds` and, for drops, with `baseline`.
+    """Compare the run's figures with `thresholds` and, for drops, with `baseline`.
 
     `baseline` may be a run id, `latest`, or None. Without thresholds the result lists a
     default set of figures and passes. A limit on a figure the run lacks (e.g. no
@@ -189,11 +203,13 @@ def check_run(
     for it. A drop/rise limit on a figure the baseline lacks is not a breach (the run
     itself is not at fault) but is noted on its row.
     """
-    info = argument_run(store, run_id)
+    info = argument_run(store, run)
+    run_id = info.run_id
     if info.manifest is None:  # fail closed: a gate cannot vouch for a run it cannot identify
         raise ResultsError(f"run {run_id!r} cannot be checked: {'; '.join(info.problems)}")
     notes: list[str] = []
-    base_id = resolve_baseline(store, run_id, baseline)
+    base = baseline_run(store, info, baseline)
+    base_id = base.run_id if base else None
     if baseline == "latest" and base_id is None:
         notes.append("no other complete run to use as baseline; drop limits not checked")
     values = summarize_run(info, con=store.con, fs=store.fs, to_url=store.to_url)
@@ -202,11 +218,10 @@ def check_run(
     if info.status != "complete":
         notes.append(f"run {run_id} is {info.status}")
     base_values: dict[str, Any] = {}
-    if base_id is not None:
+    if base is not None:
         if base_id == run_id:
             raise ConfigError("baseline is the run being checked")
-        bi = store.run_info(base_id)
-        base_values = summarize_run(bi, con=store.con, fs=store.fs, to_url=store.to_url)
+        base_values = summarize_run(base, con=store.con, fs=store.fs, to_url=store.to_url)
         base_values.update(base_values.pop("declared"))
     catalogue, conflicts = run_catalogue(info)
     unknown = [t.metric for t in thresholds if t.metric not in catalogue.figures]

@@ -27,10 +27,10 @@ from rageval_core.catalogue import BUILTIN, Catalogue
 from rageval_core.errors import ConfigError
 from rageval_core.query import sql
 from rageval_core.query.source import bind, open_run, reading_results
-from rageval_core.query.store import ResultsStore, run_catalogue
+from rageval_core.query.store import ResultsStore, require_readable, run_catalogue
 from rageval_core.query.summary import run_value_sql
 from rageval_core.query.views import _check
-from rageval_core.results import RunInfo, validate_run_id
+from rageval_core.results import RunInfo
 
 
 @dataclass(frozen=True)
@@ -242,7 +242,7 @@ def _run_rows(
 
 def compare_runs(
     store: ResultsStore,
-    run_ids: Iterable[str],
+    run_ids: Iterable[str | RunInfo],
     *,
     metrics: Iterable[str] | None = None,
     tolerance: float = 0.05,
@@ -255,14 +255,18 @@ def compare_runs(
     (rises, for latency and cost); it flips when failure_type goes between `ok` and any
     other type. Deltas and intervals use questions present, with a value, in both runs;
     answer_correctness counts on answerable questions only, as in the run summary (an
-    unanswerable question that changes its refusal shows as a flip).
+    unanswerable question that changes its refusal shows as a flip). A run is an id (as
+    the store last saw it, `store.run`) or the `RunInfo` a caller holds; one that is gone
+    or has nothing to read is a ResultsError.
     """
-    ids = [validate_run_id(r) for r in run_ids]
-    if len(ids) < 2 or len(set(ids)) != len(ids):
+    runs = list(run_ids)
+    named = [r.run_id if isinstance(r, RunInfo) else r for r in runs]
+    if len(named) < 2 or len(set(named)) != len(named):
         raise ConfigError("compare needs at least two different run ids")
     if not isinstance(tolerance, (int, float)) or tolerance < 0:
         raise ConfigError("tolerance must be a non-negative number")
-    infos = [store.run_info(r) for r in ids]
+    infos = [require_readable(store.run(r)) for r in runs]
+    ids = [i.run_id for i in infos]
     # The whitelist: built-in measures plus what the compared runs declare.
     catalogue, conflicts = run_catalogue(*infos)
     mets = list(
@@ -297,15 +301,13 @@ def compare_runs(
     pairs = ", ".join(f'b."{m}" AS "base_{m}", c."{m}" AS "{m}"' for m in mets)
     metric_rows: list[dict[str, Any]] = []
     paired_names: list[str] = []
-    registered: list[str] = []
-    cur = store.cursor()
-    try:
+    # tables registered on the cursor go with it
+    with store.cursor() as cur:
         means: dict[str, dict[str, Any]] = {}
         names: dict[str, str] = {}
         for info in infos:
             name = f"cmp_{uuid.uuid4().hex}"
             cur.register(name, _run_rows(store, cur, info, mets))
-            registered.append(name)
             names[info.run_id] = name
             rel = cur.execute(sql.RUN_MEANS.format(cols=agg, src=name))
             means[info.run_id] = dict(
@@ -333,7 +335,6 @@ def compare_runs(
             paired = cur.sql(q, params={"run_id": info.run_id}).to_arrow_table()
             name = f"paired_{uuid.uuid4().hex}"
             cur.register(name, paired)
-            registered.append(name)
             paired_names.append(name)
             n_base = means[base.run_id]["n_questions"]
             n_cand = means[info.run_id]["n_questions"]
@@ -371,10 +372,6 @@ def compare_runs(
         q = _changes_sql(mets, f"({union})", catalogue)
         changes = cur.execute(q, {"tolerance": float(tolerance)}).df()
         questions = fold_changes(cur, changes, ids, mets, catalogue)
-    finally:
-        for name in registered:
-            cur.unregister(name)
-        cur.close()
     return Comparison(
         run_ids=tuple(ids),
         baseline=ids[0],

@@ -171,6 +171,9 @@ def open_run(
             t = rows_to_table(rows, declared=declared)
             tables.append(t)
             present |= set(t.column_names)
+    if not good and not tables and info.readable and not fs.isdir(info.path):
+        # listed with files, now gone: say so once rather than once per vanished file
+        problems = [f"{info.path}: no such run (removed since it was listed)"]
     schema = question_schema(DEFAULT_KS + tuple(sorted(extra_ks(present))), declared)
     if columns is not None:
         schema = pa.schema([schema.field(c) for c in columns if c in schema.names])

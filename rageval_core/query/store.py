@@ -72,7 +72,6 @@ from rageval_core.results import (
     run_folders,
     scan_runs,
     stray_run_ids,
-    validate_run_id,
     write_parquet,
 )
 
@@ -155,6 +154,7 @@ class _State:
     infos: dict[str, tuple[str, RunInfo]] = field(default_factory=dict)
     cache_stamp: tuple[int, int, int] | None = None
     catalogue: Catalogue = BUILTIN
+    by_id: dict[str, RunInfo] = field(default_factory=dict)
 
 
 def declared_of(info: RunInfo) -> tuple[DeclaredMetric, ...]:
@@ -283,7 +283,8 @@ class ResultsStore:
         return self.fs.unstrip_protocol(path) if self.remote else path
 
     def cursor(self) -> duckdb.DuckDBPyConnection:
-        """A fresh cursor: one per query, so dashboard sessions can share the store."""
+        """A fresh cursor: one per query, so dashboard sessions can share the store. Use it
+        as `with store.cursor() as cur:`: closing it drops what was registered on it."""
         return self.con.cursor()
 
     def close(self) -> None:
@@ -311,16 +312,22 @@ class ResultsStore:
         whitelist of cross-run views. Conflicting declarations are problems of the run."""
         return self._state.catalogue
 
+    def run(self, run: str | RunInfo) -> RunInfo:
+        """The run a view reads: a `RunInfo` as given; an id as the last refresh saw it,
+        without touching its folder (the id was validated where it came in: the URL, the
+        command line). A run that was running then, or is newer than the refresh, is
+        looked at now (`inspect_run` validates the id). Lenient: a damaged run is a
+        `RunInfo` with problems; `run_info` is the strict check for commands."""
+        if isinstance(run, RunInfo):
+            return run
+        held = self._state.by_id.get(run)
+        if held is not None and held.status != "running":
+            return held
+        return inspect_run(self.location, run)
+
     def run_info(self, run_id: str) -> RunInfo:
         """A fresh look at one run folder (constant time); ResultsError when unreadable."""
-        validate_run_id(run_id)
-        info = inspect_run(self.location, run_id)
-        if info.status == "missing":
-            raise ResultsError(f"run {run_id!r} not found: {info.path}: no such run")
-        if not info.readable:
-            detail = "; ".join(info.problems) or "no questions file or journal"
-            raise ResultsError(f"run {run_id!r} cannot be read: {detail}")
-        return info
+        return require_readable(inspect_run(self.location, run_id))
 
     def fingerprint(self) -> str:
         """Key of what the last refresh saw (every run's files: names, sizes, mtimes).
@@ -653,8 +660,7 @@ class ResultsStore:
         drop_ids = [r for r in cached_fp if r not in keep_ids]
         add = [v for r, v in finished.items() if cached_fp.get(r) != v[1]]
 
-        cur = self.cursor()
-        try:
+        with self.cursor() as cur:
             new_rows, new_tables = self._compute(cur, add)
             summary = cached
             if add or drop_ids:
@@ -663,8 +669,6 @@ class ResultsStore:
             for info in running:
                 live_rows.append({**self._summary_row(cur, info), "fingerprint": "", "segment": ""})
                 live_tables.append(self._narrow_rows(cur, info))
-        finally:
-            cur.close()
 
         for r in summary.to_pylist():
             problems += [
@@ -694,6 +698,7 @@ class ResultsStore:
             infos={} if scan is None else {r.run_id: (fps[r.run_id], r) for r in runs},
             cache_stamp=self._cache_stamp(),
             catalogue=catalogue,
+            by_id={r.run_id: r for r in runs},
         )
 
     def _write_cache(
@@ -802,10 +807,20 @@ class ResultsStore:
         an empty source rather than an error: a page over it shows no rows and the
         problem, like any other damage. `run_info` is the strict check for commands.
         """
-        info = run if isinstance(run, RunInfo) else inspect_run(self.location, validate_run_id(run))
+        info = self.run(run)
         with open_run(cur, info, fs=self.fs, to_url=self.to_url, alias=alias) as src:
             src.problems[:0] = info.problems
             yield src
+
+
+def require_readable(info: RunInfo) -> RunInfo:
+    """`info`, or a ResultsError naming the run when it is gone or has nothing to read."""
+    if info.status == "missing":
+        raise ResultsError(f"run {info.run_id!r} not found: {info.path}: no such run")
+    if not info.readable:
+        detail = "; ".join(info.problems) or "no questions file or journal"
+        raise ResultsError(f"run {info.run_id!r} cannot be read: {detail}")
+    return info
 
 
 def _stem(path: str) -> str:

@@ -39,7 +39,6 @@ from rageval_core.results import (
     DEFAULT_KS,
     QUESTION_SCHEMA,
     RunInfo,
-    inspect_run,
     validate_run_id,
 )
 
@@ -71,13 +70,12 @@ def _check(name: str, allowed: Sequence[str], what: str) -> str:
     return name
 
 
-def _run(store: ResultsStore, run_id: str) -> tuple[RunInfo, Catalogue]:
-    """The run (looked at once) and the catalogue of what its files hold.
-
-    Lenient like `run_source` by id: a damaged or unreadable run is a page with no rows
-    and its problems, not an error; `store.run_info` is the strict check for commands.
+def _run(store: ResultsStore, run: str | RunInfo) -> tuple[RunInfo, Catalogue]:
+    """The run (`store.run`: as the last refresh saw it) and the catalogue of what its
+    files hold. Lenient: a damaged or unreadable run is a page with no rows and its
+    problems, not an error; `store.run_info` is the strict check for commands.
     """
-    info = inspect_run(store.location, validate_run_id(run_id))
+    info = store.run(run)
     return info, run_catalogue(info)[0]
 
 
@@ -128,12 +126,9 @@ def _over_summaries(store: ResultsStore, template: str, params: dict, **fmt: str
     """Run `template` with `{summary}` as every run's summary row (cached + live runs)."""
 
     def compute() -> pd.DataFrame:
-        cur = store.cursor()
-        try:
+        with store.cursor() as cur:
             with store.summary_source(cur) as (src, src_params):
                 return _df(cur, template.format(summary=src, **fmt), {**src_params, **params})
-        finally:
-            cur.close()
 
     return _cache_retry(store, compute)
 
@@ -295,8 +290,7 @@ def question_history(
     """One question across every run, oldest first (narrow cache + running runs)."""
 
     def compute() -> pd.DataFrame:
-        cur = store.cursor()
-        try:
+        with store.cursor() as cur:
             with (
                 store.summary_source(cur) as (s_src, s_params),
                 store.metrics_source(cur) as (
@@ -310,8 +304,6 @@ def question_history(
                     q,
                     {**s_params, **m_params, "question_id": str(question_id), "dataset": dataset},
                 )
-        finally:
-            cur.close()
 
     return _expand_declared(_cache_retry(store, compute), store.catalogue().declared_names)
 
@@ -350,8 +342,7 @@ def _flaky(
     correctness_threshold: float,
     min_runs: int,
 ) -> pd.DataFrame:
-    cur = store.cursor()
-    try:
+    with store.cursor() as cur:
         with (
             store.summary_source(cur) as (s_src, s_params),
             store.metrics_source(cur) as (
@@ -389,8 +380,6 @@ def _flaky(
                     "min_runs": int(min_runs),
                 },
             )
-    finally:
-        cur.close()
 
 
 # ------------------------------------------------------------------------------ one run
@@ -475,7 +464,7 @@ def _where(f: QuestionFilter) -> tuple[str, dict[str, Any]]:
 
 def question_rows(
     store: ResultsStore,
-    run_id: str,
+    run_id: str | RunInfo,
     filters: QuestionFilter | None = None,
     *,
     sort: str = "severity",
@@ -516,23 +505,20 @@ def question_rows(
             order=order,
         )
 
-    cur = store.cursor()
-    try:
+    with store.cursor() as cur:
         with store.run_source(cur, info) as src:
             all_params = {**src.params, **params}
             count_sql = sql.QUESTION_COUNT.format(src=src.sql, where=where)
             try:
-                with reading_results(run_id):
+                with reading_results(info.run_id):
                     count = cur.execute(count_sql, bind(count_sql, all_params)).fetchall()
-                rows = _df(cur, page_sql(src.sql), all_params, run_id)
+                rows = _df(cur, page_sql(src.sql), all_params, info.run_id)
             except ResultsError as exc:
                 # Diagnose lists a page's problems: an unreadable run is an empty page
                 # that says why, with the columns a readable one has.
                 rows = _df(cur, page_sql(_NO_ROWS), params)
                 return QuestionPage(rows, 0, limit, offset, (*src.problems, str(exc)))
             return QuestionPage(rows, int(count[0][0]), limit, offset, tuple(src.problems))
-    finally:
-        cur.close()
 
 
 TAIL_PCT = 10.0
@@ -587,7 +573,7 @@ def _short(v: float, raw_units: bool) -> str:
 
 
 def bottom_questions(
-    store: ResultsStore, run_id: str, metric: str, *, pct: float = TAIL_PCT
+    store: ResultsStore, run_id: str | RunInfo, metric: str, *, pct: float = TAIL_PCT
 ) -> Tail:
     """The worst `pct`% of the run's questions on `metric`: ceil(n × pct / 100) of the n
     questions with a value (NULL, NaN and ±inf have none; correctness counts on answerable
@@ -606,8 +592,7 @@ def bottom_questions(
     ):
         raise ConfigError(f"pct must be in (0, 100], got {str(pct)[:20]!r}")
     high = cat.lower_is_better(metric)
-    cur = store.cursor()
-    try:
+    with store.cursor() as cur:
         with store.run_source(cur, info) as src:
             q = sql.BOTTOM_QUESTIONS.format(
                 src=src.sql,
@@ -616,9 +601,7 @@ def bottom_questions(
                 within=">=" if high else "<=",
                 edge="min" if high else "max",
             )
-            df = _df(cur, q, {**src.params, "pct": float(pct)}, run_id)
-    finally:
-        cur.close()
+            df = _df(cur, q, {**src.params, "pct": float(pct)}, info.run_id)
     n_scored = int(df["n_scored"].iloc[0]) if len(df) else 0
     n_within = int(df["n_within"].iloc[0]) if len(df) else 0
     rows = df.drop(columns=["n_scored", "n_within"]).reset_index(drop=True)
@@ -626,7 +609,7 @@ def bottom_questions(
 
 
 def rerank_candidates(
-    store: ResultsStore, run_id: str, *, lo: int = 6, hi: int = 20
+    store: ResultsStore, run_id: str | RunInfo, *, lo: int = 6, hi: int = 20
 ) -> pd.DataFrame:
     """Answerable questions whose first gold chunk sits at rank `lo`..`hi` (1-based).
 
@@ -636,40 +619,33 @@ def rerank_candidates(
     """
     if not all(isinstance(x, int) and not isinstance(x, bool) for x in (lo, hi)) or lo > hi:
         raise ConfigError("lo and hi must be integers with lo <= hi")
-    cur = store.cursor()
-    try:
-        with store.run_source(cur, run_id) as src:
+    info = store.run(run_id)
+    with store.cursor() as cur:
+        with store.run_source(cur, info) as src:
             q = sql.RERANK_CANDIDATES.format(src=src.sql)
-            return _df(cur, q, {**src.params, "lo": lo, "hi": hi}, run_id)
-    finally:
-        cur.close()
+            return _df(cur, q, {**src.params, "lo": lo, "hi": hi}, info.run_id)
 
 
-def question_tags(store: ResultsStore, run_id: str) -> list[str]:
+def question_tags(store: ResultsStore, run_id: str | RunInfo) -> list[str]:
     """The distinct question tags of one run, sorted (options of a tag filter)."""
-    cur = store.cursor()
-    try:
-        with store.run_source(cur, run_id) as src:
+    info = store.run(run_id)
+    with store.cursor() as cur:
+        with store.run_source(cur, info) as src:
             q = sql.QUESTION_TAGS.format(src=src.sql)
-            return [str(t) for t in _df(cur, q, src.params, run_id)["tag"] if t is not None]
-    finally:
-        cur.close()
+            return [str(t) for t in _df(cur, q, src.params, info.run_id)["tag"] if t is not None]
 
 
-def metric_distribution(store: ResultsStore, run_id: str, metric: str) -> pd.DataFrame:
+def metric_distribution(store: ResultsStore, run_id: str | RunInfo, metric: str) -> pd.DataFrame:
     """Values of `metric` in one run, ascending (question_id, value): histogram/ECDF.
 
     The values run-level figures count (`run_value_sql`): correctness of answerable
     questions only, so the curve matches the mean and p10 beside it."""
     info, cat = _run(store, run_id)
     _check(metric, cat.measure_names(), "metric")
-    cur = store.cursor()
-    try:
+    with store.cursor() as cur:
         with store.run_source(cur, info) as src:
             q = sql.DISTRIBUTION.format(src=src.sql, value=run_value_sql(metric))
-            return _df(cur, q, src.params, run_id)
-    finally:
-        cur.close()
+            return _df(cur, q, src.params, info.run_id)
 
 
 @dataclass(frozen=True)
@@ -721,24 +697,21 @@ def _none(v: Any) -> Any:
     return v
 
 
-def question_detail(store: ResultsStore, run_id: str, question_id: str) -> QuestionDetail:
+def question_detail(store: ResultsStore, run_id: str | RunInfo, question_id: str) -> QuestionDetail:
     """One question of one run; NotFoundError when the run has no such question, another
     ResultsError when its files cannot be read."""
     info, cat = _run(store, run_id)
-    cur = store.cursor()
-    try:
+    with store.cursor() as cur:
         with store.run_source(cur, info) as src:
             q = sql.QUESTION_ONE.format(src=src.sql)
-            with reading_results(run_id):
+            with reading_results(info.run_id):
                 rel = cur.execute(q, bind(q, {**src.params, "question_id": str(question_id)}))
                 names = [d[0] for d in rel.description]
                 rows_ = rel.fetchall()
             row = rows_[0] if rows_ else None
             problems = tuple(src.problems)
-    finally:
-        cur.close()
     if row is None:
-        raise NotFoundError(f"run {run_id!r} has no question {str(question_id)[:80]!r}")
+        raise NotFoundError(f"run {info.run_id!r} has no question {str(question_id)[:80]!r}")
     r = dict(zip(names, row, strict=True))
     gold = tuple(r.get("gold_ids") or ())
     ids = list(r.get("retrieved_ids") or ())
@@ -767,7 +740,7 @@ def question_detail(store: ResultsStore, run_id: str, question_id: str) -> Quest
         for c in r.get("claims") or ()
     )
     return QuestionDetail(
-        run_id=run_id,
+        run_id=info.run_id,
         question_id=str(r["question_id"]),
         question=r.get("question"),
         reference_answer=r.get("reference_answer"),
