@@ -126,9 +126,8 @@ def _over_summaries(store: ResultsStore, template: str, params: dict, **fmt: str
     """Run `template` with `{summary}` as every run's summary row (cached + live runs)."""
 
     def compute() -> pd.DataFrame:
-        with store.cursor() as cur:
-            with store.summary_source(cur) as (src, src_params):
-                return _df(cur, template.format(summary=src, **fmt), {**src_params, **params})
+        with store.cursor() as cur, store.summary_source(cur) as src:
+            return _df(cur, template.format(summary=src.sql, **fmt), {**src.params, **params})
 
     return _cache_retry(store, compute)
 
@@ -290,20 +289,14 @@ def question_history(
     """One question across every run, oldest first (narrow cache + running runs)."""
 
     def compute() -> pd.DataFrame:
-        with store.cursor() as cur:
-            with (
-                store.summary_source(cur) as (s_src, s_params),
-                store.metrics_source(cur) as (
-                    m_src,
-                    m_params,
-                ),
-            ):
-                q = sql.QUESTION_HISTORY.format(summary=s_src, metrics=m_src)
-                return _df(
-                    cur,
-                    q,
-                    {**s_params, **m_params, "question_id": str(question_id), "dataset": dataset},
-                )
+        with (
+            store.cursor() as cur,
+            store.summary_source(cur) as runs,
+            store.metrics_source(cur) as rows,
+        ):
+            q = sql.QUESTION_HISTORY.format(summary=runs.sql, metrics=rows.sql)
+            params = {"question_id": str(question_id), "dataset": dataset}
+            return _df(cur, q, {**runs.params, **rows.params, **params})
 
     return _expand_declared(_cache_retry(store, compute), store.catalogue().declared_names)
 
@@ -342,44 +335,26 @@ def _flaky(
     correctness_threshold: float,
     min_runs: int,
 ) -> pd.DataFrame:
-    with store.cursor() as cur:
-        with (
-            store.summary_source(cur) as (s_src, s_params),
-            store.metrics_source(cur) as (
-                m_src,
-                m_params,
-            ),
-        ):
-            if dataset is None:
-                q = sql.RUNS_OVERVIEW.format(summary=s_src)
-                newest = _df(
-                    cur,
-                    q,
-                    {
-                        **s_params,
-                        "tags": [],
-                        "config": None,
-                        "dataset": None,
-                        "dataset_version": None,
-                        "status": None,
-                    },
-                )
-                if newest.empty:
-                    return pd.DataFrame(columns=["question_id", "n_runs", "verdict_flips"])
-                dataset = str(newest["dataset_name"].iloc[0])
-            q = sql.FLAKY_QUESTIONS.format(summary=s_src, metrics=m_src)
-            return _df(
-                cur,
-                q,
-                {
-                    **s_params,
-                    **m_params,
-                    "dataset": dataset,
-                    "dataset_version": _opt_str(dataset_version),
-                    "threshold": float(correctness_threshold),
-                    "min_runs": int(min_runs),
-                },
-            )
+    with (
+        store.cursor() as cur,
+        store.summary_source(cur) as runs,
+        store.metrics_source(cur) as rows,
+    ):
+        if dataset is None:
+            q = sql.RUNS_OVERVIEW.format(summary=runs.sql)
+            everything = dict.fromkeys(("config", "dataset", "dataset_version", "status"))
+            newest = _df(cur, q, {**runs.params, "tags": [], **everything})
+            if newest.empty:
+                return pd.DataFrame(columns=["question_id", "n_runs", "verdict_flips"])
+            dataset = str(newest["dataset_name"].iloc[0])
+        q = sql.FLAKY_QUESTIONS.format(summary=runs.sql, metrics=rows.sql)
+        params = {
+            "dataset": dataset,
+            "dataset_version": _opt_str(dataset_version),
+            "threshold": float(correctness_threshold),
+            "min_runs": int(min_runs),
+        }
+        return _df(cur, q, {**runs.params, **rows.params, **params})
 
 
 # ------------------------------------------------------------------------------ one run
@@ -505,20 +480,19 @@ def question_rows(
             order=order,
         )
 
-    with store.cursor() as cur:
-        with store.run_source(cur, info) as src:
-            all_params = {**src.params, **params}
-            count_sql = sql.QUESTION_COUNT.format(src=src.sql, where=where)
-            try:
-                with reading_results(info.run_id):
-                    count = cur.execute(count_sql, bind(count_sql, all_params)).fetchall()
-                rows = _df(cur, page_sql(src.sql), all_params, info.run_id)
-            except ResultsError as exc:
-                # Diagnose lists a page's problems: an unreadable run is an empty page
-                # that says why, with the columns a readable one has.
-                rows = _df(cur, page_sql(_NO_ROWS), params)
-                return QuestionPage(rows, 0, limit, offset, (*src.problems, str(exc)))
-            return QuestionPage(rows, int(count[0][0]), limit, offset, tuple(src.problems))
+    with store.cursor() as cur, store.run_source(cur, info) as src:
+        all_params = {**src.params, **params}
+        count_sql = sql.QUESTION_COUNT.format(src=src.sql, where=where)
+        try:
+            with reading_results(info.run_id):
+                count = cur.execute(count_sql, bind(count_sql, all_params)).fetchall()
+            rows = _df(cur, page_sql(src.sql), all_params, info.run_id)
+        except ResultsError as exc:
+            # Diagnose lists a page's problems: an unreadable run is an empty page
+            # that says why, with the columns a readable one has.
+            rows = _df(cur, page_sql(_NO_ROWS), params)
+            return QuestionPage(rows, 0, limit, offset, (*src.problems, str(exc)))
+        return QuestionPage(rows, int(count[0][0]), limit, offset, tuple(src.problems))
 
 
 TAIL_PCT = 10.0
@@ -592,16 +566,15 @@ def bottom_questions(
     ):
         raise ConfigError(f"pct must be in (0, 100], got {str(pct)[:20]!r}")
     high = cat.lower_is_better(metric)
-    with store.cursor() as cur:
-        with store.run_source(cur, info) as src:
-            q = sql.BOTTOM_QUESTIONS.format(
-                src=src.sql,
-                value=run_value_sql(metric),
-                direction="DESC" if high else "ASC",
-                within=">=" if high else "<=",
-                edge="min" if high else "max",
-            )
-            df = _df(cur, q, {**src.params, "pct": float(pct)}, info.run_id)
+    with store.cursor() as cur, store.run_source(cur, info) as src:
+        q = sql.BOTTOM_QUESTIONS.format(
+            src=src.sql,
+            value=run_value_sql(metric),
+            direction="DESC" if high else "ASC",
+            within=">=" if high else "<=",
+            edge="min" if high else "max",
+        )
+        df = _df(cur, q, {**src.params, "pct": float(pct)}, info.run_id)
     n_scored = int(df["n_scored"].iloc[0]) if len(df) else 0
     n_within = int(df["n_within"].iloc[0]) if len(df) else 0
     rows = df.drop(columns=["n_scored", "n_within"]).reset_index(drop=True)
@@ -620,19 +593,17 @@ def rerank_candidates(
     if not all(isinstance(x, int) and not isinstance(x, bool) for x in (lo, hi)) or lo > hi:
         raise ConfigError("lo and hi must be integers with lo <= hi")
     info = store.run(run_id)
-    with store.cursor() as cur:
-        with store.run_source(cur, info) as src:
-            q = sql.RERANK_CANDIDATES.format(src=src.sql)
-            return _df(cur, q, {**src.params, "lo": lo, "hi": hi}, info.run_id)
+    with store.cursor() as cur, store.run_source(cur, info) as src:
+        q = sql.RERANK_CANDIDATES.format(src=src.sql)
+        return _df(cur, q, {**src.params, "lo": lo, "hi": hi}, info.run_id)
 
 
 def question_tags(store: ResultsStore, run_id: str | RunInfo) -> list[str]:
     """The distinct question tags of one run, sorted (options of a tag filter)."""
     info = store.run(run_id)
-    with store.cursor() as cur:
-        with store.run_source(cur, info) as src:
-            q = sql.QUESTION_TAGS.format(src=src.sql)
-            return [str(t) for t in _df(cur, q, src.params, info.run_id)["tag"] if t is not None]
+    with store.cursor() as cur, store.run_source(cur, info) as src:
+        q = sql.QUESTION_TAGS.format(src=src.sql)
+        return [str(t) for t in _df(cur, q, src.params, info.run_id)["tag"] if t is not None]
 
 
 def metric_distribution(store: ResultsStore, run_id: str | RunInfo, metric: str) -> pd.DataFrame:
@@ -642,10 +613,9 @@ def metric_distribution(store: ResultsStore, run_id: str | RunInfo, metric: str)
     questions only, so the curve matches the mean and p10 beside it."""
     info, cat = _run(store, run_id)
     _check(metric, cat.measure_names(), "metric")
-    with store.cursor() as cur:
-        with store.run_source(cur, info) as src:
-            q = sql.DISTRIBUTION.format(src=src.sql, value=run_value_sql(metric))
-            return _df(cur, q, src.params, info.run_id)
+    with store.cursor() as cur, store.run_source(cur, info) as src:
+        q = sql.DISTRIBUTION.format(src=src.sql, value=run_value_sql(metric))
+        return _df(cur, q, src.params, info.run_id)
 
 
 @dataclass(frozen=True)
@@ -701,15 +671,14 @@ def question_detail(store: ResultsStore, run_id: str | RunInfo, question_id: str
     """One question of one run; NotFoundError when the run has no such question, another
     ResultsError when its files cannot be read."""
     info, cat = _run(store, run_id)
-    with store.cursor() as cur:
-        with store.run_source(cur, info) as src:
-            q = sql.QUESTION_ONE.format(src=src.sql)
-            with reading_results(info.run_id):
-                rel = cur.execute(q, bind(q, {**src.params, "question_id": str(question_id)}))
-                names = [d[0] for d in rel.description]
-                rows_ = rel.fetchall()
-            row = rows_[0] if rows_ else None
-            problems = tuple(src.problems)
+    with store.cursor() as cur, store.run_source(cur, info) as src:
+        q = sql.QUESTION_ONE.format(src=src.sql)
+        with reading_results(info.run_id):
+            rel = cur.execute(q, bind(q, {**src.params, "question_id": str(question_id)}))
+            names = [d[0] for d in rel.description]
+            rows_ = rel.fetchall()
+        row = rows_[0] if rows_ else None
+        problems = tuple(src.problems)
     if row is None:
         raise NotFoundError(f"run {info.run_id!r} has no question {str(question_id)[:80]!r}")
     r = dict(zip(names, row, strict=True))
