@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from dashboard.links import ViewState, md_escape, relative_url
-from rageval_core.catalogue import BUILTIN, Catalogue
+from rageval_core.catalogue import Catalogue
 from rageval_core.errors import one_line
 from rageval_core.models import FAILURE_TYPES, Claim
 from rageval_core.results import RUN_ID_RE, RunInfo
@@ -35,19 +35,6 @@ GROUP_ORDER = ("retrieval", "generation", "abstention", "error", "ok")
 
 
 FLAGGED_VERDICTS = ("unsupported", "contradicted")
-
-
-def label(name: str, cat: Catalogue = BUILTIN) -> str:
-    """A run-level figure's display name (`recall_at_5` -> `recall@5`), from the catalogue
-    (pass the one with the runs' declared metrics to name those)."""
-    return cat.label(name)
-
-
-def question_label(name: str, cat: Catalogue = BUILTIN) -> str:
-    """A per-question column's display name: one question's answer_correctness is its own
-    score (refusal credit on an unanswerable question), so no `(answerable)` here."""
-    m = cat.measures.get(name)
-    return m.label if m else cat.label(name)
 
 
 def key_metrics(cat: Catalogue) -> dict[str, str]:

@@ -305,6 +305,12 @@ class Catalogue:
         m = self.metric(name)
         return m.label if m else name.replace("_", " ")
 
+    def question_label(self, name: str) -> str:
+        """A per-question column's display name: one question's answer_correctness is its
+        own score (refusal credit on an unanswerable question), so no `(answerable)`."""
+        m = self.measures.get(name)
+        return m.label if m else self.label(name)
+
     def lower_is_better(self, name: str) -> bool:
         m = self.metric(name)
         return bool(m and m.lower_is_better)

@@ -9,7 +9,6 @@ from dashboard.shaping import (
     failure_headline,
     failure_label,
     quality_metrics,
-    question_label,
     unit_range,
 )
 from rageval_core import charts
@@ -82,7 +81,7 @@ range_metric = c[0].selectbox(
     "Metric range",
     range_options,
     index=range_options.index(url_range[0] if url_range else None),
-    format_func=lambda m: "no range" if m is None else question_label(m, cat),
+    format_func=lambda m: "no range" if m is None else cat.question_label(m),
     key="diagnose_range_metric",
 )
 lo, hi = c[1].slider(
@@ -98,7 +97,7 @@ sort = c[2].selectbox(
     "Sort (worst first)",
     SORTS,
     index=SORTS.index(state.sort if state.sort in SORTS else "severity"),
-    format_func=lambda m: question_label(m, cat),
+    format_func=lambda m: cat.question_label(m),
     key="diagnose_sort",
 )
 

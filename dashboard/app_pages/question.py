@@ -6,7 +6,7 @@ import streamlit as st
 
 from dashboard import data, ui
 from dashboard.links import ViewState
-from dashboard.shaping import answer_marks, evidence_marks, failure_label, fmt, question_label
+from dashboard.shaping import answer_marks, evidence_marks, failure_label, fmt
 from rageval_core import charts
 from rageval_core.errors import NotFoundError
 
@@ -71,7 +71,7 @@ cat = data.run_catalogue(run)  # built-in metrics plus the ones this run declare
 shown = ("answer_correctness", "faithfulness", "recall_at_5", "mrr", "ndcg_at_10")
 cols = st.columns(5)
 for i, m in enumerate((*shown, *cat.declared_names)):
-    cols[i % 5].metric(question_label(m, cat), fmt(d.metrics.get(m)))
+    cols[i % 5].metric(cat.question_label(m), fmt(d.metrics.get(m)))
 
 st.subheader("Answer")
 st.caption(

@@ -51,6 +51,10 @@ def test_correctness_figures_say_they_cover_answerable_questions() -> None:
     assert BUILTIN.label("answer_correctness") == "correctness (answerable)"
     assert BUILTIN.metric("answer_correctness_p10").answerable_only
     assert BUILTIN.measures["answer_correctness"].label == "answer correctness"
+    # one question's correctness is its own score: no "(answerable)" beside it
+    assert BUILTIN.question_label("answer_correctness") == "answer correctness"
+    assert BUILTIN.question_label("recall_at_20") == BUILTIN.label("recall_at_20") == "recall@20"
+    assert BUILTIN.label("total_ms_p95") == "p95 latency (ms)"
     assert not BUILTIN.metric("faithfulness").answerable_only
 
 

@@ -13,7 +13,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 
-from dashboard.shaping import label
+from rageval_core.catalogue import BUILTIN
 from rageval_core.results import MANIFEST, SUMMARY
 
 from .conftest import LATEST
@@ -77,7 +77,7 @@ def test_tails_shows_a_tenth_and_says_so(app, demo_results, metric):
     table = at.dataframe(key="tails_bottom").value
     assert len(table) == shown  # not every question tied at the cut
     caption = next(c for c in texts(at.caption) if "bottom 10%" in c)
-    assert f"bottom 10%: {shown} of {n} questions, {label(metric)} ≤ " in caption, caption
+    assert f"bottom 10%: {shown} of {n} questions, {BUILTIN.label(metric)} ≤ " in caption, caption
 
 
 def test_runs_page_shows_correctness_on_answerable_questions(app, demo_results):

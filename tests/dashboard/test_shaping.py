@@ -16,7 +16,6 @@ from dashboard.shaping import (
     failure_breakdown,
     failure_headline,
     fmt,
-    label,
     mark_text,
     marked_block,
     question_links,
@@ -201,7 +200,6 @@ def test_small_helpers():
     assert unit_range(None, None) == (0.0, 1.0)
     assert unit_range(0.8, 0.2) == (0.2, 0.8)
     assert unit_range(-3, 9) == (0.0, 1.0)
-    assert label("recall_at_20") == "recall@20" and label("total_ms_p95") == "p95 latency (ms)"
     assert fmt(None) == "–" and fmt(float("nan"), missing=None) is None and fmt(0.5) == "0.5"
 
 
