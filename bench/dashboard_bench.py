@@ -298,8 +298,9 @@ def main(argv: list[str] | None = None) -> int:
     if not 2 <= a.compare <= min(20, len(ids)):
         p.error(f"--compare takes 2 to {min(20, len(ids))} runs here")
     target = Target(newest, question, tuple(ids[-a.compare :]))
-    wanted = a.pages.split(",") if a.pages else [label for label, _, _ in PAGES]
-    pages = [i for i, (label, _, _) in enumerate(PAGES) if label.split(" (")[0] in wanted]
+    wanted = {w.strip() for w in a.pages.split(",")} if a.pages else {lb for lb, _, _ in PAGES}
+    # "Question" names both Question views; "Question (picker)" just that one
+    pages = [i for i, (lb, _, _) in enumerate(PAGES) if {lb, lb.split(" (")[0]} & wanted]
     if not pages:
         p.error(f"--pages: none of {wanted} is a page label")
     loc = str(results)
