@@ -136,7 +136,7 @@ _FIGURE_GROUPS: Mapping[str, frozenset[str]] = {
     "cost_usd_total": frozenset({"report"}),
 }
 DECLARED_GROUPS = frozenset({"generation", "quality", "compare", "tails"})
-DECLARED_FIGURE_GROUPS = frozenset({"runs", "report"})
+DECLARED_FIGURE_GROUPS = frozenset({"runs", "report", "check"})
 """A declared measure is shown like faithfulness: on the trend, tails and Compare, and
 its mean in the Runs table and the report."""
 

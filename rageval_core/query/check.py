@@ -23,7 +23,6 @@ from rageval_core.query.summary import summarize_run
 from rageval_core.results import RunInfo, inspect_run, list_runs
 from rageval_core.userfiles import load_yaml, shown
 
-DEFAULT_CHECK_METRICS: tuple[str, ...] = BUILTIN.figure_names("check")
 _BOUNDS = ("min", "max", "max_drop", "max_rise")
 
 
@@ -232,7 +231,8 @@ def check_run(
         )
     notes += conflicts
     by_metric = {t.metric: t for t in thresholds}
-    metrics = list(by_metric) or list(DEFAULT_CHECK_METRICS)
+    # without thresholds: the default figures, the run's declared metrics among them
+    metrics = list(by_metric) or list(catalogue.figure_names("check"))
     if values.get("n_questions", 0) == 0:
         raise ResultsError(f"run {run_id!r} has no readable question rows")
     rows = []

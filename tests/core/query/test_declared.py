@@ -164,6 +164,11 @@ def test_check_gates_declared_figures(runs):
         parse_thresholds({"answer_relevancy": {"min": 0.3}}, "t")  # built-ins only
     with pytest.raises(ConfigError, match="does not have"):
         check_run(store, "plain", thresholds=limits)
+    # without thresholds the listed figures include the run's declared means, not a
+    # built-in list that hides them
+    listed = [r.metric for r in check_run(store, "decl-b").rows]
+    assert {"answer_relevancy", "toxicity", "faithfulness"} <= set(listed)
+    assert "answer_relevancy" not in [r.metric for r in check_run(store, "plain").rows]
 
 
 def test_cli_check_exits_1_on_a_declared_breach_and_compare_lists_it(runs, tmp_path, capsys):
