@@ -222,7 +222,8 @@ class RayEngine:
                 ray.shutdown()
 
     def _connect(self, ray: Any) -> None:
-        kwargs: dict[str, Any] = {"logging_level": logging.WARNING, "configure_logging": True}
+        # ERROR: Ray's start-up warnings would break "one clear line on stderr".
+        kwargs: dict[str, Any] = {"logging_level": logging.ERROR, "configure_logging": True}
         if self.address is None and not os.environ.get("RAY_ADDRESS"):
             kwargs["include_dashboard"] = False
         try:
@@ -243,6 +244,9 @@ class RayEngine:
         return ray.remote(PipelineWorker).options(**options)
 
 
+_BROKEN = object()  # in the idle queue instead of a worker: the pool cannot go on
+
+
 class _ActorPool:
     """`workers` PipelineWorker actors lent to the run's threads one question at a time."""
 
@@ -259,8 +263,13 @@ class _ActorPool:
         self._lock = threading.Lock()
         self._replacements_left = REPLACEMENTS_PER_WORKER * workers
         self._lost = (ray.exceptions.RayActorError, ray.exceptions.ObjectLostError)
+        self._broken: str | None = None
         self._actors = [worker.remote(source) for _ in range(workers)]
-        self._start(workers)
+        try:
+            self._start(workers)
+        except BaseException:
+            self.close()  # a driver that stays connected must not keep them alive
+            raise
         for actor in self._actors:
             self._idle.put(actor)
 
@@ -288,11 +297,16 @@ class _ActorPool:
         """The question's answer from the first worker that lives through it."""
         for _ in range(ATTEMPTS):
             actor = self._idle.get()
+            if actor is _BROKEN:
+                self._idle.put(_BROKEN)  # wake the next thread waiting for a worker
+                raise PipelineError(self._broken or "the Ray workers are gone")
             try:
                 answered = self._ray.get(actor.ask.remote(question))
             except self._lost:
                 self._idle.put(self._replace(actor))
                 continue
+            except self._ray.exceptions.RayTaskError as exc:  # e.g. a reply Ray cannot pickle
+                answered = Answered(None, f"RayTaskError: {exc.cause or exc}", 0.0)
             self._idle.put(actor)
             return answered
         return Answered(
@@ -303,18 +317,22 @@ class _ActorPool:
         )
 
     def _replace(self, dead: Any) -> Any:
+        """A fresh worker in place of `dead`; `_BROKEN` once the budget is spent, which
+        stops every thread that asks next (none may wait for ever on an empty pool)."""
+        self._kill(dead)
         with self._lock:
+            if dead in self._actors:
+                self._actors.remove(dead)
             if self._replacements_left <= 0:
-                raise PipelineError(
+                self._broken = (
                     "Ray workers keep dying (every replacement used up): stopping the run; "
                     "the questions finished are kept, resume it once the cluster is healthy"
                 )
+                return _BROKEN
             self._replacements_left -= 1
-            self._actors.remove(dead)
             fresh = self._worker.remote(self._source)
             self._actors.append(fresh)
         self._log("ray: a worker died mid-question; started a fresh one, asking again")
-        self._kill(dead)
         return fresh
 
     def _kill(self, actor: Any) -> None:

@@ -589,11 +589,18 @@ class Runner:
         )
 
         def record(futures: Iterable[Future[dict[str, Any]]]) -> None:
+            failed: Exception | None = None
             for f in futures:
-                row = f.result()
+                try:
+                    row = f.result()
+                except Exception as exc:  # raised once the batch's finished rows are kept
+                    failed = failed or exc
+                    continue
                 journal.append(row)
                 new_rows.append(row)
                 bar.update(1)
+            if failed is not None:
+                raise failed
 
         pool = _DaemonPool(self.concurrency, "rageval")
         pending: set[Future[dict[str, Any]]] = set()

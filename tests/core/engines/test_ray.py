@@ -265,3 +265,19 @@ def test_engine_flags_are_checked_and_a_missing_ray_says_how_to_install(
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "pip install 'rageval[ray]'" in err, err
     assert not toy.results.exists()  # refused before anything was written
+
+
+def test_a_cluster_that_kills_every_worker_stops_the_run_instead_of_hanging(ray_cluster, tmp_path):
+    # One worker: two replacements allowed. q001 kills three workers in turn (recorded as
+    # WorkerDied); then no worker is left, and the next question must end the run, not wait.
+    toy, config, calls = project(tmp_path, "dying", 1, always_dies=1)
+    address = ["--ray-address", ray_cluster.address]
+    proc = rageval(toy, ray_cluster, str(config), "--engine", "ray", *address, "--run-id", "x")
+    _, err = proc.communicate(timeout=240)
+    assert proc.returncode == 1, err[-3000:]
+    assert err.strip().splitlines()[-1].startswith("rageval run: error: Ray workers keep dying")
+    lines = (toy.results / "x" / "questions.jsonl").read_text().splitlines()
+    assert [json.loads(line)["question_id"] for line in lines] == ["q001"]
+    assert json.loads(lines[0])["error"].startswith("WorkerDied:")
+    assert [n for _, _, n in calls_of(calls)] == [1, 1, 1]
+    assert json.loads((toy.results / "x" / "manifest.json").read_text())["status"] == "failed"
