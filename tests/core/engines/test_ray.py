@@ -29,12 +29,15 @@ from tests.core.engines.conftest import (
     RayCluster,
     free_port,
 )
+from tests.core.judges.chat_server import ChatServer, Step
 from tests.core.runner.conftest import Toy
 
 N_QUESTIONS = 32  # the toy dataset: 30 fact questions + 2 unanswerable
 
 
-def project(tmp_path: Path, name: str, concurrency: int, **params) -> tuple[Toy, Path, Path]:
+def project(
+    tmp_path: Path, name: str, concurrency: int, judge: dict | None = None, **params
+) -> tuple[Toy, Path, Path]:
     """The toy project with the Ray pipeline; (toy, config path, calls file)."""
     toy = Toy(tmp_path)
     (tmp_path / "ray_pipeline.py").write_text(RAY_PIPELINE)
@@ -43,6 +46,7 @@ def project(tmp_path: Path, name: str, concurrency: int, **params) -> tuple[Toy,
         name,
         pipeline={"factory": "ray_pipeline:build", "params": {"calls": str(calls), **params}},
         concurrency=concurrency,
+        judge=judge or {"kind": "offline"},
     )
     return toy, config, calls
 
@@ -281,3 +285,49 @@ def test_a_cluster_that_kills_every_worker_stops_the_run_instead_of_hanging(ray_
     assert json.loads(lines[0])["error"].startswith("WorkerDied:")
     assert [n for _, _, n in calls_of(calls)] == [1, 1, 1]
     assert json.loads((toy.results / "x" / "manifest.json").read_text())["status"] == "failed"
+
+
+def test_the_judge_runs_on_the_driver_with_its_key_and_its_reply_cache(ray_cluster, tmp_path):
+    key, key_env = "sk-judge-on-driver-only-7f3a9c", "RAGEVAL_RAY_TEST_JUDGE_KEY"
+    verdict = {
+        "claims": [
+            {"text": "c", "verdict": "supported", "evidence_chunk_id": None,
+             "evidence": None, "reason": "r"}
+        ],
+        "refused": False,
+        "answer_correctness": 1.0,
+    }  # fmt: skip
+    with ChatServer([Step(content=verdict)]) as server:
+        judge = {
+            "kind": "openai",
+            "base_url": server.base_url,
+            "model": "m",
+            "api_key_env": key_env,
+            "max_retries": 0,
+        }
+        toy, config, _ = project(tmp_path, "judged", 2, judge=judge)
+        address = ["--ray-address", ray_cluster.address]
+        # The key is in the driver's environment only: the cluster's nodes never had it.
+        assert key_env not in ray_cluster.env
+        ray_cluster.env[key_env] = key
+        try:
+            for run_id in ("j1", "j2"):
+                proc = rageval(
+                    toy, ray_cluster, str(config), "--engine", "ray", *address, "--run-id", run_id
+                )
+                _, err = proc.communicate(timeout=240)
+                assert proc.returncode == 0, err[-3000:]
+                if run_id == "j1":
+                    first = server.calls
+        finally:
+            del ray_cluster.env[key_env]
+        assert first == N_QUESTIONS
+        assert server.calls == first  # the second run was answered by the driver's cache
+        assert {r.headers.get("Authorization") for r in server.requests} == {f"Bearer {key}"}
+    for run_id in ("j1", "j2"):
+        rows = rows_by_id(toy.results / run_id / "questions.parquet")
+        assert {r["faithfulness"] for r in rows.values()} == {1.0}
+        assert all(r["judge_error"] is None for r in rows.values())
+    for f in [*toy.results.rglob("*"), *ray_cluster.temp.rglob("*")]:
+        if f.is_file() and not f.is_socket():
+            assert key.encode() not in f.read_bytes(), f
