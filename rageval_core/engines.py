@@ -33,6 +33,7 @@ from typing import Any, Protocol
 from rageval_core.config import PipelineSpec
 from rageval_core.errors import ConfigError, PipelineError
 from rageval_core.models import PipelineOutput
+from rageval_core.results import positive_env_seconds
 
 Pipeline = Callable[[str], Any]
 # Set to the run's golden dataset (absolute path) while the factory runs, so a pipeline can
@@ -42,9 +43,8 @@ DATASET_ENV = "RAGEVAL_DATASET"
 ATTEMPTS = 3
 # Fresh workers started in place of dead ones, per worker of the pool, before a run stops.
 REPLACEMENTS_PER_WORKER = 2
-# How long the workers may take to be placed and build the pipeline: a request the cluster
-# can never satisfy (GPUs it lacks) must end in an error, not wait for ever.
-START_TIMEOUT_S = float(os.environ.get("RAGEVAL_RAY_START_TIMEOUT", "600"))
+START_TIMEOUT_ENV = "RAGEVAL_RAY_START_TIMEOUT"
+START_TIMEOUT_S = 600.0
 
 
 @dataclass(frozen=True)
@@ -275,12 +275,14 @@ class _ActorPool:
 
     def _start(self, workers: int) -> None:
         """Wait until every worker has built its pipeline; one clear error if one cannot."""
+        # A request the cluster can never satisfy (GPUs it lacks) must end in an error.
+        timeout = positive_env_seconds(START_TIMEOUT_ENV, START_TIMEOUT_S)
         ready = [a.ready.remote() for a in self._actors]
-        done, waiting = self._ray.wait(ready, num_returns=len(ready), timeout=START_TIMEOUT_S)
+        done, waiting = self._ray.wait(ready, num_returns=len(ready), timeout=timeout)
         if waiting:
             raise ConfigError(
                 f"--engine ray: only {len(done)} of {workers} Ray workers started within "
-                f"{START_TIMEOUT_S:g} s; the cluster lacks the resources asked for "
+                f"{timeout:g} s (${START_TIMEOUT_ENV}); the cluster lacks the resources asked for "
                 f"(available: {self._ray.available_resources()})"
             )
         try:

@@ -331,3 +331,18 @@ def test_the_judge_runs_on_the_driver_with_its_key_and_its_reply_cache(ray_clust
     for f in [*toy.results.rglob("*"), *ray_cluster.temp.rglob("*")]:
         if f.is_file() and not f.is_socket():
             assert key.encode() not in f.read_bytes(), f
+
+
+def test_workers_the_cluster_cannot_place_are_one_line_not_a_wait_for_ever(ray_cluster, tmp_path):
+    toy, config, calls = project(tmp_path, "gpus", 2)
+    args = ["--engine", "ray", "--ray-address", ray_cluster.address, "--ray-worker-gpus", "1"]
+    ray_cluster.env["RAGEVAL_RAY_START_TIMEOUT"] = "3"
+    try:
+        proc = rageval(toy, ray_cluster, str(config), *args)
+        _, err = proc.communicate(timeout=120)
+    finally:
+        del ray_cluster.env["RAGEVAL_RAY_START_TIMEOUT"]
+    assert proc.returncode == 2, err[-3000:]
+    assert err.count("\n") == 1, err
+    assert "only 0 of 2 Ray workers started within 3 s" in err and "CPU" in err
+    assert not calls.exists()
