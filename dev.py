@@ -2,7 +2,7 @@
 """Set-up and entry points for a fresh machine that has only Python 3.11+.
 
     python3 dev.py dashboard [ARGS...]   install, then open the dashboard on results/
-    python3 dev.py test [PYTEST ARGS...] install with test extras (and chromium), run every test
+    python3 dev.py test [PYTEST ARGS...] install test + ray extras (and chromium), run every test
 
 Installs into ./.venv and re-installs only when pyproject.toml changed. Uses the standard
 library only, because nothing else exists before it runs.
@@ -75,7 +75,7 @@ def main(argv: list[str]) -> int:
         if not any(a.startswith("--results") for a in rest):
             rest = ["--results", str(ROOT / "results"), *rest]
         os.execv(BIN / "rageval", [str(BIN / "rageval"), "dashboard", *rest])
-    ensure_venv("test")
+    ensure_venv("test,ray")  # the Ray engine's tests fail under CI=true without Ray
     ensure_chromium()
     return subprocess.run([str(PY), "-m", "pytest", *rest], cwd=ROOT).returncode
 

@@ -16,13 +16,14 @@ exit 130; a second Ctrl-C does the same at once, leaving the questions in flight
 unrecorded. Every string written goes through the run's `Redactor` first.
 
 The pipeline is the user's code: anything it raises for one question becomes that row's
-`error` (`Type: message`, failure type `error`) and the run goes on.
+`error` (`Type: message`, failure type `error`) and the run goes on. Where it is built and
+called is its engine's business (`engines.py`: this process, or Ray workers); everything
+after the call — redaction, judge, metrics, journal — happens here, the same for both.
 """
 
 from __future__ import annotations
 
 import hashlib
-import importlib
 import json
 import os
 import queue
@@ -43,8 +44,9 @@ import pyarrow.parquet as pq
 from tqdm import tqdm
 
 from rageval_core import results
-from rageval_core.config import PipelineSpec, RunConfig
+from rageval_core.config import RunConfig
 from rageval_core.dataset import load_dataset
+from rageval_core.engines import Answered, Ask, Engine, LocalEngine, PipelineSource
 from rageval_core.errors import ConfigError, PipelineError, ResultsError
 from rageval_core.judges import Judge, make_judge
 from rageval_core.lease import Lease, LocalLease, heartbeat, heartbeat_s, lease_name
@@ -64,11 +66,7 @@ from rageval_core.query.summary import summarize_run
 from rageval_core.redact import Redactor
 from rageval_core.results import MAX_SHARDS, stale_after_s
 
-Pipeline = Callable[[str], Any]
 JUDGE_CACHE = ".rageval/judge-cache"
-# Set to the run's golden dataset (absolute path) while the factory runs, so a pipeline can
-# index the corpus the run evaluates instead of a second, hand-kept path that can disagree.
-DATASET_ENV = "RAGEVAL_DATASET"
 
 
 @dataclass(frozen=True)
@@ -128,6 +126,7 @@ class RunOptions:
     progress: bool = True
     pinned_time: datetime | None = None
     remote: Remote | None = None
+    engine: Engine = LocalEngine()
 
 
 @dataclass(frozen=True)
@@ -138,46 +137,6 @@ class RunResult:
     totals: Mapping[str, Any]
 
 
-# ---------------------------------------------------------------------------- pipeline
-
-
-def load_pipeline(spec: PipelineSpec, config_folder: Path, dataset: Path) -> Pipeline:
-    """Import `module:function` (config folder and cwd importable), call it with params,
-    with `$RAGEVAL_DATASET` naming the run's dataset for the length of that call."""
-    for folder in (str(config_folder), os.getcwd()):
-        if folder not in sys.path:
-            sys.path.insert(0, folder)
-    module_name, _, func_name = spec.factory.partition(":")
-    try:
-        module = importlib.import_module(module_name)
-    except Exception as exc:  # an import runs user code: any error is a load failure
-        raise PipelineError(
-            f"cannot import pipeline module {module_name!r} "
-            f"(searched {config_folder} and {os.getcwd()}): {type(exc).__name__}: {exc}"
-        ) from exc
-    factory = getattr(module, func_name, None)
-    if not callable(factory):
-        raise PipelineError(f"{module_name!r} has no function {func_name!r}")
-    saved = os.environ.get(DATASET_ENV)
-    os.environ[DATASET_ENV] = str(dataset)
-    try:
-        pipeline = factory(**spec.params)
-    except Exception as exc:
-        raise PipelineError(
-            f"{spec.factory}(**params) failed: {type(exc).__name__}: {exc}"
-        ) from exc
-    finally:
-        if saved is None:
-            del os.environ[DATASET_ENV]
-        else:
-            os.environ[DATASET_ENV] = saved
-    if not callable(pipeline):
-        raise PipelineError(
-            f"{spec.factory} returned {type(pipeline).__name__}; expected a callable(question)"
-        )
-    return pipeline
-
-
 # ---------------------------------------------------------------------------- one question
 
 
@@ -185,7 +144,7 @@ def load_pipeline(spec: PipelineSpec, config_folder: Path, dataset: Path) -> Pip
 class _Context:
     run_id: str
     config: RunConfig
-    pipeline: Pipeline
+    ask: Ask
     judge: Judge
     redactor: Redactor
 
@@ -256,16 +215,14 @@ def evaluate_question(ctx: _Context, q: GoldenQuestion) -> dict[str, Any]:
     answer_correctness of an unanswerable question is 1.0 when the pipeline declined and
     0.0 when it answered: declining is its reference answer.
     """
-    start = time.perf_counter()
-    try:
-        out: PipelineOutput | None = ctx.redactor.output(
-            PipelineOutput.from_value(ctx.pipeline(q.question))
-        )
-        scores = _declared_scores(ctx.config.metrics, out, q)
-        error = None
-    except Exception as exc:
-        out, error = None, f"{type(exc).__name__}: {exc}"
-    wall_ms = (time.perf_counter() - start) * 1000
+    answered: Answered = ctx.ask(q.question)
+    out, error, wall_ms = answered.output, answered.error, answered.wall_ms
+    if out is not None:
+        try:
+            out = ctx.redactor.output(out)
+            scores = _declared_scores(ctx.config.metrics, out, q)
+        except Exception as exc:
+            out, error = None, f"{type(exc).__name__}: {exc}"
     ks = ctx.config.ks
     row: dict[str, Any] = {
         "run_id": ctx.run_id,
@@ -533,6 +490,9 @@ class Runner:
     def _new_manifest(self, run_id: str, dataset: GoldenDataset, judge: Judge) -> RunManifest:
         config = self.config.to_manifest()
         config["concurrency"] = self.concurrency
+        if not isinstance(self.options.engine, LocalEngine):
+            # Absent means local: local runs' manifests stay as they were (byte-identical demo).
+            config["engine"] = self.options.engine.name
         return RunManifest(
             run_id=run_id,
             status="running",
@@ -557,7 +517,7 @@ class Runner:
         problems = []
         if old.dataset.sha256 != new.dataset.sha256:
             problems.append("the dataset changed (sha256 differs)")
-        strip = ("concurrency",)
+        strip = ("concurrency", "engine")  # how a run is executed, not what it evaluates
         a = {k: v for k, v in old.config.items() if k not in strip}
         b = json.loads(json.dumps({k: v for k, v in new.config.items() if k not in strip}))
         if a != b:
@@ -629,11 +589,18 @@ class Runner:
         )
 
         def record(futures: Iterable[Future[dict[str, Any]]]) -> None:
+            failed: Exception | None = None
             for f in futures:
-                row = f.result()
+                try:
+                    row = f.result()
+                except Exception as exc:  # raised once the batch's finished rows are kept
+                    failed = failed or exc
+                    continue
                 journal.append(row)
                 new_rows.append(row)
                 bar.update(1)
+            if failed is not None:
+                raise failed
 
         pool = _DaemonPool(self.concurrency, "rageval")
         pending: set[Future[dict[str, Any]]] = set()
@@ -675,19 +642,28 @@ class Runner:
         folder = _RunFolder(self.options.results, run_id, self.options.shard)
         judge = make_judge(self.config.judge, cache_dir=Path(self.options.results) / JUDGE_CACHE)
         try:
-            with self._sole_writer(folder):
-                return self._run(folder, dataset, judge)
+            with self._sole_writer(folder), self._pipeline() as ask:
+                return self._run(folder, dataset, judge, ask)
         finally:
             judge.close()
 
-    def _run(self, folder: _RunFolder, dataset: GoldenDataset, judge: Judge) -> RunResult:
+    @contextmanager
+    def _pipeline(self) -> Iterator[Ask]:
+        """The run's pipeline, built by its engine (here, or once per Ray worker)."""
+        source = PipelineSource(
+            self.config.pipeline, self.config.folder, self.config.dataset_path, Path.cwd()
+        )
+        with ExitStack() as stack:
+            try:
+                ask = stack.enter_context(
+                    self.options.engine.open(source, self.concurrency, self.log)
+                )
+            except PipelineError as exc:  # user code's message may echo a secret
+                raise PipelineError(self.redactor.text(exc.message)) from None
+            yield ask
+
+    def _run(self, folder: _RunFolder, dataset: GoldenDataset, judge: Judge, ask: Ask) -> RunResult:
         run_id = folder.run_id
-        try:
-            pipeline = load_pipeline(
-                self.config.pipeline, self.config.folder, self.config.dataset_path
-            )
-        except PipelineError as exc:  # user code's message may echo a secret
-            raise PipelineError(self.redactor.text(exc.message)) from None
         try:
             manifest = self._open(folder, self._new_manifest(run_id, dataset, judge))
         except OSError as exc:  # not a folder, read-only, disk full: a user's setup
@@ -702,7 +678,7 @@ class Runner:
         todo = [q for q in mine if q.id not in done_ids]
         if done_rows:
             self.log(f"resuming {run_id}: {len(mine) - len(todo)} of {len(mine)} done")
-        ctx = _Context(run_id, self.config, pipeline, judge, self.redactor)
+        ctx = _Context(run_id, self.config, ask, judge, self.redactor)
         previous = float(manifest.totals.get("duration_s") or 0.0)
         with results.Journal(folder.journal) as journal:
             try:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from rageval_core.commands import add_results_option
+from rageval_core.errors import ConfigError
 from rageval_core.results import is_remote, results_location
 
 
@@ -30,6 +31,28 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="K/N",
         help="run only shard K of N (stable split by question id); needs --run-id or --resume",
     )
+    p.add_argument(
+        "--engine",
+        choices=("local", "ray"),
+        default="local",
+        help="where the pipeline runs: this process's threads (default) or a Ray cluster, "
+        "one worker per --concurrency slot, each building the pipeline once",
+    )
+    p.add_argument(
+        "--ray-address",
+        metavar="ADDR",
+        help="Ray cluster to join (as `ray.init` takes it, e.g. 10.0.0.5:6379 or auto); "
+        "default: $RAY_ADDRESS, else a new local cluster. Needs --engine ray",
+    )
+    p.add_argument(
+        "--ray-worker-cpus",
+        metavar="N",
+        type=float,
+        help="CPUs each Ray worker reserves (default: Ray's, none held once placed)",
+    )
+    p.add_argument(
+        "--ray-worker-gpus", metavar="N", type=float, help="GPUs each Ray worker reserves"
+    )
     p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     p.set_defaults(func=_run)
 
@@ -41,6 +64,7 @@ def _run(args: argparse.Namespace) -> int:
 
     config = load_config(args.config)
     location = results_location(args.results)
+    engine = _engine(args)
 
     def _go(folder: str, remote=None):
         return run(
@@ -53,6 +77,7 @@ def _run(args: argparse.Namespace) -> int:
                 shard=Shard.parse(args.shard) if args.shard else None,
                 progress=not args.no_progress,
                 remote=remote,
+                engine=engine,
             ),
         )
 
@@ -74,3 +99,24 @@ def _run(args: argparse.Namespace) -> int:
         f"(+ judge ${t['judge_cost_usd']:.4f}), {t['duration_s']:.1f} s → {where}",
     )
     return 0
+
+
+def _engine(args: argparse.Namespace):
+    from rageval_core.engines import LocalEngine, RayEngine, import_ray
+
+    ray_flags = {
+        "--ray-address": args.ray_address,
+        "--ray-worker-cpus": args.ray_worker_cpus,
+        "--ray-worker-gpus": args.ray_worker_gpus,
+    }
+    if args.engine == "local":
+        given = [flag for flag, value in ray_flags.items() if value is not None]
+        if given:
+            raise ConfigError(f"{given[0]} needs --engine ray")
+        return LocalEngine()
+    for flag in ("--ray-worker-cpus", "--ray-worker-gpus"):
+        value = ray_flags[flag]
+        if value is not None and not 0 <= value <= 1024:
+            raise ConfigError(f"{flag} must be between 0 and 1024, got {value:g}")
+    import_ray()  # before anything is written: an optional extra that may be missing
+    return RayEngine(args.ray_address, args.ray_worker_cpus, args.ray_worker_gpus)

@@ -12,10 +12,10 @@ import pytest
 
 from rageval_core.cli import main
 from rageval_core.dataset import example_dataset_path, load_dataset
+from rageval_core.engines import DATASET_ENV
 from rageval_core.example import pipeline as example
 from rageval_core.metrics.retrieval import recall_at_k
 from rageval_core.models import PipelineOutput
-from rageval_core.runner import DATASET_ENV
 
 REFUSAL = example.REFUSAL
 # Outside a run nothing names the dataset: these tests index the bundled one.

@@ -1,0 +1,350 @@
+"""Engines: where a run's pipeline is built and called (SPEC §12).
+
+    Engine.open(source, workers, log) -> ask(question text) -> Answered
+    ├── LocalEngine   the pipeline built once in this process, called from the run's threads
+    └── RayEngine     one Ray actor per `concurrency` slot, each building the pipeline once
+
+Only the pipeline call moves. Everything after it — redaction, declared scores, the judge
+(and its on-disk cache and API key), metrics, the journal, shards, resume, object storage —
+stays with the runner on the driver, so a Ray run writes exactly what a local run writes,
+and no secret of the driver is ever sent to the cluster. An engine never writes a file.
+
+A Ray worker that dies mid-question (`kill -9`, out of memory, a lost node) costs nothing:
+the question is asked again on another worker, up to `ATTEMPTS` times, then recorded as a
+`WorkerDied` error; a dead worker is replaced by a fresh one, within a budget, after which
+the run stops (resumable) instead of feeding a cluster that kills every process.
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import os
+import queue
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+from rageval_core.config import PipelineSpec
+from rageval_core.errors import ConfigError, PipelineError
+from rageval_core.models import PipelineOutput
+from rageval_core.results import positive_env_seconds
+
+Pipeline = Callable[[str], Any]
+# Set to the run's golden dataset (absolute path) while the factory runs, so a pipeline can
+# index the corpus the run evaluates instead of a second, hand-kept path that can disagree.
+DATASET_ENV = "RAGEVAL_DATASET"
+# Tries of one question on Ray workers that die under it before it is recorded as an error.
+ATTEMPTS = 3
+# Fresh workers started in place of dead ones, per worker of the pool, before a run stops.
+REPLACEMENTS_PER_WORKER = 2
+START_TIMEOUT_ENV = "RAGEVAL_RAY_START_TIMEOUT"
+START_TIMEOUT_S = 600.0
+
+
+@dataclass(frozen=True)
+class PipelineSource:
+    """How to build a run's pipeline wherever it runs: the factory, the config's folder
+    (importable, as is the driver's working directory) and the dataset it evaluates."""
+
+    spec: PipelineSpec
+    config_folder: Path
+    dataset: Path
+    cwd: Path
+
+
+@dataclass(frozen=True)
+class Answered:
+    """The pipeline's reply to one question where it ran: its output, or the error it
+    raised (`Type: message`, unredacted: the runner redacts), and the call's wall time."""
+
+    output: PipelineOutput | None
+    error: str | None
+    wall_ms: float
+
+
+Ask = Callable[[str], Answered]
+
+
+class Engine(Protocol):
+    name: str
+
+    def open(
+        self, source: PipelineSource, workers: int, log: Callable[[str], None]
+    ) -> AbstractContextManager[Ask]:
+        """Build the pipeline (once per worker); yield a thread-safe `ask`; tear down."""
+
+
+def load_pipeline(spec: PipelineSpec, config_folder: Path, dataset: Path) -> Pipeline:
+    """Import `module:function` (config folder and cwd importable), call it with params,
+    with `$RAGEVAL_DATASET` naming the run's dataset for the length of that call."""
+    for folder in (str(config_folder), os.getcwd()):
+        if folder not in sys.path:
+            sys.path.insert(0, folder)
+    module_name, _, func_name = spec.factory.partition(":")
+    try:
+        module = importlib.import_module(module_name)
+    except Exception as exc:  # an import runs user code: any error is a load failure
+        raise PipelineError(
+            f"cannot import pipeline module {module_name!r} "
+            f"(searched {config_folder} and {os.getcwd()}): {type(exc).__name__}: {exc}"
+        ) from exc
+    factory = getattr(module, func_name, None)
+    if not callable(factory):
+        raise PipelineError(f"{module_name!r} has no function {func_name!r}")
+    saved = os.environ.get(DATASET_ENV)
+    os.environ[DATASET_ENV] = str(dataset)
+    try:
+        pipeline = factory(**spec.params)
+    except Exception as exc:
+        raise PipelineError(
+            f"{spec.factory}(**params) failed: {type(exc).__name__}: {exc}"
+        ) from exc
+    finally:
+        if saved is None:
+            del os.environ[DATASET_ENV]
+        else:
+            os.environ[DATASET_ENV] = saved
+    if not callable(pipeline):
+        raise PipelineError(
+            f"{spec.factory} returned {type(pipeline).__name__}; expected a callable(question)"
+        )
+    return pipeline
+
+
+def ask(pipeline: Pipeline, question: str) -> Answered:
+    """Call the user's pipeline once; anything it raises is that question's error."""
+    start = time.perf_counter()
+    try:
+        out: PipelineOutput | None = PipelineOutput.from_value(pipeline(question))
+        error = None
+    except Exception as exc:
+        out, error = None, f"{type(exc).__name__}: {exc}"
+    return Answered(out, error, (time.perf_counter() - start) * 1000)
+
+
+@dataclass(frozen=True)
+class LocalEngine:
+    """The pipeline in this process, shared by the run's threads (the default)."""
+
+    name: str = "local"
+
+    @contextmanager
+    def open(
+        self, source: PipelineSource, workers: int, log: Callable[[str], None]
+    ) -> Iterator[Ask]:
+        pipeline = load_pipeline(source.spec, source.config_folder, source.dataset)
+        yield lambda question: ask(pipeline, question)
+
+
+# ---------------------------------------------------------------------------- Ray
+
+
+class PipelineWorker:
+    """A Ray actor (wrapped with `ray.remote` by `RayEngine`): builds the pipeline once,
+    then answers one question at a time. A build failure is kept and reported by
+    `ready()`, so the driver shows one line instead of Ray's remote traceback."""
+
+    def __init__(self, source: PipelineSource):
+        # A worker starts in the node's own working directory: make the driver's (and the
+        # config's) folder importable where they exist, as a local run does.
+        if source.cwd.is_dir() and str(source.cwd) not in sys.path:
+            sys.path.insert(0, str(source.cwd))
+        self._pipeline: Pipeline | None = None
+        self._error: str | None = None
+        try:
+            self._pipeline = load_pipeline(source.spec, source.config_folder, source.dataset)
+        except PipelineError as exc:
+            self._error = f"{exc.message} (on Ray node {_hostname()}, pid {os.getpid()})"
+
+    def ready(self) -> str | None:
+        return self._error
+
+    def ask(self, question: str) -> Answered:
+        if self._pipeline is None:
+            return Answered(None, f"PipelineError: {self._error}", 0.0)
+        return ask(self._pipeline, question)
+
+    def where(self) -> tuple[str, int]:
+        """(Ray node id, process id): which process answers, for logs and tests."""
+        import ray
+
+        return ray.get_runtime_context().get_node_id(), os.getpid()
+
+
+def _hostname() -> str:
+    return os.uname().nodename if hasattr(os, "uname") else "?"
+
+
+def import_ray() -> Any:
+    """Ray, or a ConfigError saying how to install it (it is an optional extra)."""
+    try:
+        return importlib.import_module("ray")
+    except ImportError as exc:
+        raise ConfigError(
+            f"--engine ray needs Ray, which is not installed ({exc.msg}): "
+            "pip install 'rageval[ray]'"
+        ) from None
+
+
+@dataclass(frozen=True)
+class RayEngine:
+    """Questions on a Ray cluster: `address` as `ray.init` takes it (None starts a local
+    one, unless `RAY_ADDRESS` names one); `cpus`/`gpus` are reserved by each worker (None:
+    Ray's default, one CPU to be placed and none held)."""
+
+    address: str | None = None
+    cpus: float | None = None
+    gpus: float | None = None
+    name: str = "ray"
+
+    @contextmanager
+    def open(
+        self, source: PipelineSource, workers: int, log: Callable[[str], None]
+    ) -> Iterator[Ask]:
+        ray = import_ray()
+        connected_here = not ray.is_initialized()
+        if connected_here:
+            self._connect(ray)
+        pool = None
+        try:
+            pool = _ActorPool(ray, self._worker_class(ray), source, workers, log)
+            yield pool.ask
+        finally:
+            if pool is not None:
+                pool.close()
+            if connected_here:
+                ray.shutdown()
+
+    def _connect(self, ray: Any) -> None:
+        # ERROR: Ray's start-up warnings would break "one clear line on stderr".
+        kwargs: dict[str, Any] = {"logging_level": logging.ERROR, "configure_logging": True}
+        if self.address is None and not os.environ.get("RAY_ADDRESS"):
+            kwargs["include_dashboard"] = False
+        try:
+            ray.init(address=self.address, **kwargs)
+        except Exception as exc:  # Ray raises ConnectionError, RuntimeError, ValueError…
+            where = self.address or os.environ.get("RAY_ADDRESS") or "a new local cluster"
+            raise ConfigError(
+                f"--engine ray: cannot connect to {where}: {type(exc).__name__}: {exc}"
+            ) from None
+
+    def _worker_class(self, ray: Any) -> Any:
+        # SPREAD: a pool sized by concurrency uses every node, not the first with room.
+        options: dict[str, Any] = {"scheduling_strategy": "SPREAD", "max_restarts": 0}
+        if self.cpus is not None:
+            options["num_cpus"] = self.cpus
+        if self.gpus is not None:
+            options["num_gpus"] = self.gpus
+        return ray.remote(PipelineWorker).options(**options)
+
+
+_BROKEN = object()  # in the idle queue instead of a worker: the pool cannot go on
+
+
+class _ActorPool:
+    """`workers` PipelineWorker actors lent to the run's threads one question at a time."""
+
+    def __init__(
+        self,
+        ray: Any,
+        worker: Any,
+        source: PipelineSource,
+        workers: int,
+        log: Callable[[str], None],
+    ):
+        self._ray, self._worker, self._source, self._log = ray, worker, source, log
+        self._idle: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self._lock = threading.Lock()
+        self._replacements_left = REPLACEMENTS_PER_WORKER * workers
+        self._lost = (ray.exceptions.RayActorError, ray.exceptions.ObjectLostError)
+        self._broken: str | None = None
+        self._actors = [worker.remote(source) for _ in range(workers)]
+        try:
+            self._start(workers)
+        except BaseException:
+            self.close()  # a driver that stays connected must not keep them alive
+            raise
+        for actor in self._actors:
+            self._idle.put(actor)
+
+    def _start(self, workers: int) -> None:
+        """Wait until every worker has built its pipeline; one clear error if one cannot."""
+        # A request the cluster can never satisfy (GPUs it lacks) must end in an error.
+        timeout = positive_env_seconds(START_TIMEOUT_ENV, START_TIMEOUT_S)
+        ready = [a.ready.remote() for a in self._actors]
+        done, waiting = self._ray.wait(ready, num_returns=len(ready), timeout=timeout)
+        if waiting:
+            raise ConfigError(
+                f"--engine ray: only {len(done)} of {workers} Ray workers started within "
+                f"{timeout:g} s (${START_TIMEOUT_ENV}); the cluster lacks the resources asked for "
+                f"(available: {self._ray.available_resources()})"
+            )
+        try:
+            errors = self._ray.get(done)
+        except self._lost as exc:
+            raise PipelineError(f"a Ray worker died while building the pipeline: {exc}") from None
+        failed = [e for e in errors if e]
+        if failed:
+            raise PipelineError(failed[0])
+        nodes = {n for n, _ in self._ray.get([a.where.remote() for a in self._actors])}
+        self._log(f"ray: {workers} worker(s) on {len(nodes)} node(s)")
+
+    def ask(self, question: str) -> Answered:
+        """The question's answer from the first worker that lives through it."""
+        for _ in range(ATTEMPTS):
+            actor = self._idle.get()
+            if actor is _BROKEN:
+                self._idle.put(_BROKEN)  # wake the next thread waiting for a worker
+                raise PipelineError(self._broken or "the Ray workers are gone")
+            try:
+                answered = self._ray.get(actor.ask.remote(question))
+            except self._lost:
+                self._idle.put(self._replace(actor))
+                continue
+            except self._ray.exceptions.RayTaskError as exc:  # e.g. a reply Ray cannot pickle
+                answered = Answered(None, f"RayTaskError: {exc.cause or exc}", 0.0)
+            self._idle.put(actor)
+            return answered
+        return Answered(
+            None,
+            f"WorkerDied: the Ray worker running this question died {ATTEMPTS} times "
+            "(killed, out of memory, or its node lost); recorded instead of retried again",
+            0.0,
+        )
+
+    def _replace(self, dead: Any) -> Any:
+        """A fresh worker in place of `dead`; `_BROKEN` once the budget is spent, which
+        stops every thread that asks next (none may wait for ever on an empty pool)."""
+        self._kill(dead)
+        with self._lock:
+            if dead in self._actors:
+                self._actors.remove(dead)
+            if self._replacements_left <= 0:
+                self._broken = (
+                    "Ray workers keep dying (every replacement used up): stopping the run; "
+                    "the questions finished are kept, resume it once the cluster is healthy"
+                )
+                return _BROKEN
+            self._replacements_left -= 1
+            fresh = self._worker.remote(self._source)
+            self._actors.append(fresh)
+        self._log("ray: a worker died mid-question; started a fresh one, asking again")
+        return fresh
+
+    def _kill(self, actor: Any) -> None:
+        try:
+            self._ray.kill(actor, no_restart=True)
+        except Exception:  # already gone: the point was only to be sure
+            pass
+
+    def close(self) -> None:
+        with self._lock:
+            actors, self._actors = self._actors, []
+        for actor in actors:
+            self._kill(actor)
