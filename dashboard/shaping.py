@@ -52,10 +52,14 @@ def fmt(value: object, spec: str = "{:.4g}", missing: str | None = "–") -> str
     return missing if value is None or pd.isna(value) else spec.format(value)
 
 
-def unit_range(lo: float | None, hi: float | None) -> tuple[float, float]:
-    """A (low, high) range from a URL as slider bounds: open ends filled, clamped to [0, 1]."""
-    a = min(max(0.0 if lo is None else lo, 0.0), 1.0)
-    b = min(max(1.0 if hi is None else hi, 0.0), 1.0)
+def slider_range(
+    lo: float | None, hi: float | None, bounds: tuple[float, float] = (0.0, 1.0)
+) -> tuple[float, float]:
+    """A (low, high) range from a URL as a slider's value: open ends filled, clamped to
+    the measure's `bounds` (0..1 for a score, a declared metric's own range)."""
+    first, last = bounds
+    a = min(max(first if lo is None else lo, first), last)
+    b = min(max(last if hi is None else hi, first), last)
     return (min(a, b), max(a, b))
 
 

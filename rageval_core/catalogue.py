@@ -305,6 +305,12 @@ class Catalogue:
         m = self.metric(name)
         return m.label if m else name.replace("_", " ")
 
+    def bounds(self, name: str) -> tuple[float, float]:
+        """The values a measure can take, for a range filter: its declared `[low, high]`,
+        else 0..1 (a score)."""
+        m = self.metric(name)
+        return m.range if m and m.range else (0.0, 1.0)
+
     def question_label(self, name: str) -> str:
         """A per-question column's display name: one question's answer_correctness is its
         own score (refusal credit on an unanswerable question), so no `(answerable)`."""

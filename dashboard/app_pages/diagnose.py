@@ -9,7 +9,7 @@ from dashboard.shaping import (
     failure_headline,
     failure_label,
     quality_metrics,
-    unit_range,
+    slider_range,
 )
 from rageval_core import charts
 from rageval_core.models import FAILURE_TYPES
@@ -84,14 +84,14 @@ range_metric = c[0].selectbox(
     format_func=lambda m: "no range" if m is None else cat.question_label(m),
     key="diagnose_range_metric",
 )
+bounds = cat.bounds(range_metric) if range_metric else (0.0, 1.0)
 lo, hi = c[1].slider(
     "Between",
-    0.0,
-    1.0,
-    step=0.05,
+    *bounds,
+    step=(bounds[1] - bounds[0]) / 20,
     disabled=range_metric is None,
-    value=unit_range(*(url_range[1:] if url_range else (None, None))),
-    key="diagnose_range",
+    value=slider_range(*(url_range[1:] if url_range else (None, None)), bounds),
+    key=f"diagnose_range_{range_metric}",  # its bounds are the metric's
 )
 sort = c[2].selectbox(
     "Sort (worst first)",

@@ -55,6 +55,7 @@ def test_correctness_figures_say_they_cover_answerable_questions() -> None:
     assert BUILTIN.question_label("answer_correctness") == "answer correctness"
     assert BUILTIN.question_label("recall_at_20") == BUILTIN.label("recall_at_20") == "recall@20"
     assert BUILTIN.label("total_ms_p95") == "p95 latency (ms)"
+    assert BUILTIN.bounds("faithfulness") == (0.0, 1.0)
     assert not BUILTIN.metric("faithfulness").answerable_only
 
 

@@ -83,6 +83,18 @@ def test_diagnose_filters_sorts_and_shows_a_declared_metric(app, declared_result
     assert table["answer_relevancy"].tolist()[0] == pytest.approx(0.5)
 
 
+def test_diagnose_range_filter_spans_a_declared_metrics_own_range(app, scratch):
+    root = scratch / "results"
+    rating = {"rating": {"label": "rating", "direction": "higher", "range": [1, 5]}}
+    rows = [row(f"q{i}", rating=1 + i / 2) for i in range(9)]  # 1.0, 1.5, ... 5.0
+    write_run(root, "rated", rows, metrics=rating)
+    at = open_page(app(root, run="rated", range="rating:3:5"), "diagnose")
+    slider = at.slider(key="diagnose_range_rating")
+    assert (slider.min, slider.max, slider.value) == (1.0, 5.0, (3.0, 5.0))
+    table = at.dataframe[-1].value
+    assert sorted(table["rating"]) == [3.0, 3.5, 4.0, 4.5, 5.0]
+
+
 def test_compare_page_pairs_declared_metrics(app, declared_results):
     at = open_page(app(declared_results, runs=["decl-a", "decl-b"], baseline="decl-a"), "compare")
     (metrics,) = [d.value for d in at.dataframe if "ci_low" in d.value.columns]

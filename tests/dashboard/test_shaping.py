@@ -20,9 +20,9 @@ from dashboard.shaping import (
     marked_block,
     question_links,
     shorten,
+    slider_range,
     split_config_diff,
     split_question_changes,
-    unit_range,
     widest_gap_run,
     with_deltas,
 )
@@ -197,9 +197,11 @@ def test_config_diff_splits_differing_from_same():
 
 def test_small_helpers():
     assert default_compare(["new", "mid", "old"]) == ("mid", "new")
-    assert unit_range(None, None) == (0.0, 1.0)
-    assert unit_range(0.8, 0.2) == (0.2, 0.8)
-    assert unit_range(-3, 9) == (0.0, 1.0)
+    assert slider_range(None, None) == (0.0, 1.0)
+    assert slider_range(0.8, 0.2) == (0.2, 0.8)
+    assert slider_range(-3, 9) == (0.0, 1.0)
+    assert slider_range(None, 9, (1.0, 5.0)) == (1.0, 5.0)
+    assert slider_range(2, None, (1.0, 5.0)) == (2.0, 5.0)
     assert fmt(None) == "–" and fmt(float("nan"), missing=None) is None and fmt(0.5) == "0.5"
 
 
