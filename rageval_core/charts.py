@@ -284,16 +284,17 @@ def metric_deltas(df: pd.DataFrame, cat: Catalogue = BUILTIN) -> go.Figure:
     return _layout(fig, "Change against the baseline (95% paired bootstrap)", "delta", "")
 
 
-def question_history(df: pd.DataFrame, metrics: list[str]) -> go.Figure:
-    """One question's metrics across runs (columns created_at, run_id, failure_type, metrics…).
+def question_history(df: pd.DataFrame, metrics: list[str], cat: Catalogue = BUILTIN) -> go.Figure:
+    """One question's metrics across runs (columns created_at, run_id, failure_type, metrics…);
+    a metric no row has a value for (a declared one older runs lack) is left out.
 
-    Per-question labels (`BUILTIN.measures`): one question's answer_correctness is its own
+    Per-question labels (`question_label`): one question's answer_correctness is its own
     score (refusal credit on an unanswerable question), so no `(answerable)` here.
     """
     fig = go.Figure()
     text = _esc(df["run_id"] + " · " + df["failure_type"].fillna(""))
-    for m in metrics:
-        name = html.escape(BUILTIN.measures[m].label)
+    for m in (m for m in metrics if m in df.columns and df[m].notna().any()):
+        name = html.escape(cat.question_label(m))
         fig.add_scatter(
             x=df["created_at"],
             y=df[m],

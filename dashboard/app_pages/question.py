@@ -128,7 +128,9 @@ dataset = runs.loc[runs["run_id"] == run, "dataset_name"].iloc[0]
 history = data.question_history(d.question_id, dataset=dataset)
 if len(history) > 1:
     ui.chart(
-        charts.question_history(history, ["answer_correctness", "faithfulness", "recall_at_5"]),
+        charts.question_history(
+            history, ["answer_correctness", "faithfulness", "recall_at_5", *cat.declared_names], cat
+        ),
         key="question_history_chart",
     )
 ui.question_table(history, HISTORY_COLUMNS, key="question_history")

@@ -117,3 +117,11 @@ def test_question_page_shows_the_runs_declared_scores(app, declared_results):
     at = open_page(app(declared_results, run="decl-a", question="q3"), "question")
     values = {m.label: m.value for m in at.metric}
     assert values["answer relevancy"] == "0.3" and values["toxicity"] == "0.13"
+    # the question's history plots them too (runs without them leave gaps, not zeros)
+    (history,) = [
+        f
+        for i in range(len(at.get("plotly_chart")))
+        if "across runs" in json.dumps(f := figure(at, i))
+    ]
+    traces = {t["name"]: t for t in history["data"]}
+    assert {"answer relevancy", "toxicity", "recall@5"} <= set(traces)
