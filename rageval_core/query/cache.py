@@ -59,7 +59,7 @@ from rageval_core.results import (
     write_parquet,
 )
 
-CACHE_VERSION = 5  # 5: rows naming another run are a problem of the run
+CACHE_VERSION = 6  # 6: a run is its folder (rows and manifest naming another run)
 MAX_SEGMENTS = 8  # more than this and the next update merges them into one file
 SEGMENT_ROW_GROUP = 16_384
 BATCH_RUNS = 64  # finished runs summarised by one DuckDB query (8x faster than one by one)
@@ -152,7 +152,7 @@ def manifest_row(info: RunInfo) -> dict[str, Any]:
         return {"run_id": info.run_id, "status": info.status, "tags": []}
     config = dict(m.config)
     return {
-        "run_id": m.run_id,
+        "run_id": info.run_id,  # the folder names the run, whatever its manifest says
         "created_at": m.created_at,
         "finished_at": m.finished_at,
         "status": info.status,

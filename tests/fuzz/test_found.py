@@ -58,6 +58,8 @@ FOUND = {
     "Parquet byte that breaks a cached column": Garbage(6, PARQUET, 0.5, b"\x01", False),
     # one flipped byte that DuckDB reports as a bare duckdb.Error ("Out of buffer")
     "Parquet byte that runs DuckDB out of buffer": Garbage(4, PARQUET, 0.5, b"\x01", False),
+    # the oldest run's manifest a link to another run's: two summary rows under one id
+    "manifest that is another run's": Symlink(0, MANIFEST, "other-run"),
 }
 
 
