@@ -40,3 +40,18 @@ def validate_run_args(run: str, baseline: str | None) -> None:
             validate_run_id(baseline)
     except ResultsError as exc:
         raise ConfigError(exc.message) from None
+
+
+def import_formats(subparsers: argparse._SubParsersAction) -> argparse._SubParsersAction:
+    """The formats of `rageval import` (`squad`, `ragas`, …), made by whichever of the
+    modules that add one registers first, so each format lives in its own module."""
+    parser = subparsers.choices.get("import")
+    if parser is None:
+        parser = subparsers.add_parser(
+            "import",
+            help="build a golden dataset, or a run from another tool's results",
+            description="Build a golden dataset from another format (squad), or a run from "
+            "the results file of another evaluation tool (ragas, deepeval, promptfoo, inspect).",
+        )
+        return parser.add_subparsers(dest="format", metavar="FORMAT", required=True)
+    return next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))

@@ -1,0 +1,105 @@
+"""DeepEval's saved test run: `.deepeval/.latest_test_run.json` (key `testRunData`, or the
+test run object itself); checked on deepeval 3.
+
+Per test case (`testCases[]`): `name` is the question id (DeepEval names cases
+`test_case_<n>` unless told otherwise, so `additionalMetadata.question_id` wins when
+present), `input` the question, `actualOutput` the answer, `expectedOutput` the
+reference, `retrievalContext` the retrieved texts (`additionalMetadata.retrieved_ids`
+their ids, when the harness recorded them), `completionTime` or `runDuration` (seconds)
+the latency, `tags` the tags; each of `metricsData[]` (`name`, `score`, `threshold`,
+`success`, `reason`, `evaluationModel`, `evaluationCost`, `error`) is a declared metric,
+except `Faithfulness`, which maps onto the pinned column. The metrics' `evaluationCost`
+sum is the judge cost; a metric's `error` is the row's judge error.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from rageval_core.errors import SourceError
+from rageval_core.importers.common import Fields, Imported, declare, load_json, metric_name
+from rageval_core.models import JudgeRef
+
+PINNED = {"faithfulness": "faithfulness", "answer_correctness": "answer_correctness"}
+
+
+def _case(c: Fields, labels: dict[str, str], models: set[str]) -> dict[str, Any]:
+    meta = c.obj("additionalMetadata")
+    scores: dict[str, float | None] = {}
+    pinned: dict[str, float | None] = {}
+    judge_cost, errors = None, []
+    for j, raw in enumerate(c.items("metricsData")):
+        m = Fields(raw, c.source, c.path(f"metricsData[{j}]"))
+        label = m.text("name", required=True)
+        name = metric_name(label, "deepeval")
+        score = m.number("score")
+        if name in PINNED:
+            pinned[PINNED[name]] = score
+        else:
+            labels[name] = label
+            scores[name] = score
+        cost = m.number("evaluationCost")
+        if cost is not None:
+            judge_cost = (judge_cost or 0.0) + cost
+        if m.text("error"):
+            errors.append(f"{label}: {m.text('error')}")
+        if m.text("evaluationModel"):
+            models.add(m.text("evaluationModel"))
+    seconds = c.number("completionTime")
+    if seconds is None:
+        seconds = c.number("runDuration")
+    retrieved_texts = c.texts("retrievalContext")
+    ids = meta.texts("retrieved_ids") if meta else None
+    retrieved = None
+    if retrieved_texts is not None:
+        if ids is not None and len(ids) != len(retrieved_texts):
+            raise SourceError(
+                f"{c.source}: {c.path('additionalMetadata.retrieved_ids')} has {len(ids)} ids "
+                f"for {len(retrieved_texts)} retrieval contexts"
+            )
+        retrieved = [
+            {"text": t, **({"id": ids[i]} if ids else {})} for i, t in enumerate(retrieved_texts)
+        ]
+    qid = meta.text("question_id") if meta else None
+    return {
+        "question_id": qid or c.text("name"),
+        "question": c.text("input"),
+        "answer": c.text("actualOutput"),
+        "reference": c.text("expectedOutput"),
+        "retrieved": retrieved,
+        "tags": c.texts("tags"),
+        "total_ms": None if seconds is None else seconds * 1000,
+        "judge_cost_usd": judge_cost,
+        "judge_error": "; ".join(errors) or None,
+        "scores": scores,
+        **pinned,
+    }
+
+
+def read(path: Path) -> Imported:
+    source = str(path)
+    top = Fields(load_json(path), source, "")
+    run = top.obj("testRunData") or top
+    if run.raw("testCases") is None:
+        raise SourceError(f"{source}: testRunData.testCases is missing: not a DeepEval test run")
+    labels: dict[str, str] = {}
+    models: set[str] = set()
+    records = [
+        _case(Fields(raw, source, run.path(f"testCases[{i}]")), labels, models)
+        for i, raw in enumerate(run.items("testCases"))
+    ]
+    all_scores = [r["scores"] for r in records]
+    for r in records:
+        r["scores"] = {n: r["scores"].get(n) for n in labels}
+    model = ", ".join(sorted(models)) or None
+    return Imported(
+        records=records,
+        metrics=declare(labels, all_scores),
+        config={
+            "pipeline": {"test_file": run.raw("testFile")},
+            "identifier": run.raw("identifier"),
+        },
+        judge=JudgeRef(kind="deepeval", model=model),
+        name=run.text("identifier") or None,
+    )
