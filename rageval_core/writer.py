@@ -385,10 +385,14 @@ class RunWriter:
         ranks: list[int | None] | None,
         faithfulness: float | None,
         nums: Mapping[str, Any],
-    ) -> str:
+    ) -> str | None:
         """SPEC §5's failure type from what is known. Without gold or retrieved ids the
         retrieval steps cannot be judged and are passed over (ranks as if found); a
-        question of unknown answerability is taken as one that expects an answer."""
+        question of unknown answerability is taken as one that expects an answer. An
+        unanswerable question whose refusal is unknown (no tool reports one) has none:
+        missed refusal and ok cannot be told apart."""
+        if answerable is False and r.refused is None and not r.error:
+            return None
         return classify_failure(
             error=r.error,
             answerable=answerable is not False,

@@ -1,11 +1,12 @@
-"""Inspect (`inspect_ai`) eval logs: `.eval` (a zip of JSON: `header.json` and one
-`samples/<id>_epoch_<n>.json` per sample) or `.json` (the whole log, `samples[]`), read
-with the standard library; checked on inspect-ai 0.3.
+"""Inspect (`inspect_ai`) eval logs: `.eval` (a zip of zstd-compressed JSON: `header.json`
+and one `samples/<id>_epoch_<n>.json` per sample) or `.json` (the whole log, `samples[]`),
+read with the standard library and pyarrow's zstd codec; checked on inspect-ai 0.3.285.
 
 Per sample: `id` is the question id, `input` the question (text, or the last user
 message), `target` the reference, `output.completion` (else the first choice's message)
 the answer, `total_time` (seconds) the latency, `model_usage` the tokens, `error.message`
-the error; each scorer's `value` is a declared metric (`C`/`I`/`P`/`N` read as Inspect's
+the error, `metadata.retrieved_ids` (when the task recorded them) the retrieved ids; each
+scorer's `value` is a declared metric (`C`/`I`/`P`/`N` read as Inspect's
 `value_to_float`: 1, 0, 0.5, 0; a dict value gives one metric per key) and its
 `explanation` is kept as the reason of that scorer's row in `scores`.
 Only epoch 1 of each sample is imported: a run holds each question once.
@@ -14,9 +15,12 @@ Only epoch 1 of each sample is imported: a run holds each question once.
 from __future__ import annotations
 
 import json
+import struct
 import zipfile
 from pathlib import Path
 from typing import Any
+
+import pyarrow as pa
 
 from rageval_core.errors import SourceError, one_line
 from rageval_core.importers.common import (
@@ -31,6 +35,22 @@ from rageval_core.models import JudgeRef
 
 LETTERS = {"C": 1.0, "I": 0.0, "P": 0.5, "N": 0.0}
 MAX_MEMBER = 256 << 20  # bytes of one zip member read: a sample is kilobytes
+ZSTD = 93  # zip compression method number of Zstandard
+
+
+def _zstd_member(z: zipfile.ZipFile, info: zipfile.ZipInfo) -> bytes:
+    """A zstd-compressed member (method 93, what Inspect writes), which `zipfile` reads
+    only from Python 3.14: its raw bytes from behind the local header, through pyarrow's
+    zstd codec (pyarrow is a dependency already)."""
+    fh = z.fp
+    fh.seek(info.header_offset)
+    header = fh.read(30)
+    if header[:4] != b"PK\x03\x04":
+        raise zipfile.BadZipFile(f"bad local header for {info.filename}")
+    name_len, extra_len = struct.unpack("<HH", header[26:30])
+    fh.seek(info.header_offset + 30 + name_len + extra_len)
+    data = fh.read(info.compress_size)
+    return pa.Codec("zstd").decompress(data, decompressed_size=info.file_size).to_pybytes()
 
 
 def _member(z: zipfile.ZipFile, name: str, source: str) -> Any:
@@ -38,9 +58,12 @@ def _member(z: zipfile.ZipFile, name: str, source: str) -> Any:
     if info.file_size > MAX_MEMBER:
         raise SourceError(f"{source}: {name} is {info.file_size} bytes, more than a sample holds")
     try:
-        return json.loads(z.read(info).decode("utf-8"))
+        raw = _zstd_member(z, info) if info.compress_type == ZSTD else z.read(info)
+        return json.loads(raw.decode("utf-8"))
     except (ValueError, UnicodeDecodeError) as exc:
         raise SourceError(f"{source}: {name} is not valid JSON ({one_line(exc, 120)})") from None
+    except (zipfile.BadZipFile, NotImplementedError, OSError, pa.ArrowException) as exc:
+        raise SourceError(f"{source}: {name} cannot be read ({one_line(exc, 120)})") from None
 
 
 def _load(path: Path) -> tuple[dict[str, Any], list[tuple[str, Any]]]:
@@ -138,6 +161,8 @@ def _sample(where: str, raw: Any, source: str, labels: dict[str, str]) -> dict[s
             tokens[k] += u.number(k) or 0.0
     seconds = s.number("total_time")
     error = s.obj("error")
+    meta = s.obj("metadata")
+    ids = meta.texts("retrieved_ids") if meta else None
     sid = s.raw("id")
     if sid is not None and (isinstance(sid, bool) or not isinstance(sid, str | int)):
         raise bad(source, s.path("id"), "text or an integer", sid)
@@ -146,6 +171,7 @@ def _sample(where: str, raw: Any, source: str, labels: dict[str, str]) -> dict[s
         "question": _text(s.raw("input"), source, s.path("input")),
         "reference": target,
         "answer": answer,
+        "retrieved": ids,
         "total_ms": None if seconds is None else seconds * 1000,
         "input_tokens": tokens["input_tokens"] if usage else None,
         "output_tokens": tokens["output_tokens"] if usage else None,

@@ -1,0 +1,105 @@
+"""Importers on files the real tools wrote: what maps onto pinned columns, declared
+metrics, origin, retrieval metrics from `--dataset`, and NULL for what a file lacks."""
+
+from __future__ import annotations
+
+import json
+
+import pyarrow.parquet as pq
+import pytest
+
+from rageval_core import results
+from rageval_core.dataset import example_dataset_path, load_dataset
+from rageval_core.importers import import_run
+from tests.core.importers.conftest import CASES, FILES, tool_of
+
+DATASET = example_dataset_path()
+GOLD = {q.id: q for q in load_dataset(DATASET).questions}
+# Per tool: the declared metrics its fixture holds, and whether the file has retrieved ids.
+DECLARED = {
+    "promptfoo": {"correctness", "brevity", "promptfoo_score", "promptfoo_pass"},
+    "inspect": {"includes", "brevity"},
+    "ragas": {"id_based_context_recall", "id_based_context_precision"},
+    "deepeval": {"reference_overlap"},
+}
+
+
+def rows(path) -> dict[str, dict]:
+    return {r["question_id"]: r for r in pq.read_table(path / "questions.parquet").to_pylist()}
+
+
+@pytest.mark.parametrize("kind", list(FILES))
+def test_a_real_tools_file_becomes_a_complete_run_matched_to_the_dataset(
+    kind, fixture_file, tmp_path
+):
+    tool = tool_of(kind)
+    result = import_run(
+        tool, fixture_file(kind), results_dir=tmp_path, run_id="imp", dataset=DATASET
+    )
+    assert result.status == "complete"
+    info = results.inspect_run(str(tmp_path), "imp")
+    assert info.ok and info.status == "complete", info.problems
+    got = rows(tmp_path / "imp")
+    assert set(got) == set(CASES)
+    for qid, case in CASES.items():
+        row = got[qid]
+        assert row["answer"] == case["answer"], (qid, row["answer"])
+        assert row["question"] == GOLD[qid].question
+        assert row["gold_ids"] == list(GOLD[qid].gold_chunk_ids)
+        assert row["retrieved_ids"] == case["context_ids"]
+        if GOLD[qid].answerable:  # computed by our code from the file's ids and the dataset
+            first = next(
+                (i + 1 for i, c in enumerate(case["context_ids"]) if c in case["gold_ids"]), None
+            )
+            assert row["mrr"] == pytest.approx(1 / first if first else 0.0)
+        else:
+            assert row["recall_at_5"] is None and row["failure_type"] is None
+        assert row["refused"] is None  # no tool reports a refusal: never invented
+    manifest = json.loads((tmp_path / "imp" / "manifest.json").read_text())
+    origin = manifest["config"]["origin"]
+    assert origin["kind"] == "import" and origin["tool"] == tool
+    assert origin["file"] == FILES[kind].name and len(origin["sha256"]) == 64
+    assert DECLARED[tool] <= set(manifest["metrics"])
+    assert set(manifest["metrics"]).isdisjoint({"faithfulness", "answer_correctness"})
+    assert manifest["dataset"]["name"] == "northwind-handbook"
+
+
+@pytest.mark.parametrize("kind", ["promptfoo", "inspect", "deepeval"])
+def test_without_a_dataset_the_files_own_ids_are_kept_and_gold_stays_null(
+    kind, fixture_file, tmp_path
+):
+    import_run(kind, fixture_file(kind), results_dir=tmp_path, run_id="imp")
+    got = rows(tmp_path / "imp")
+    assert set(got) == set(CASES)
+    row = got["q001"]
+    assert row["answerable"] is None and row["gold_ids"] == []
+    assert row["recall_at_5"] is None and row["mrr"] is None and row["faithfulness"] is None
+
+
+def test_promptfoo_latency_tokens_and_named_scores(fixture_file, tmp_path):
+    import_run("promptfoo", fixture_file("promptfoo"), results_dir=tmp_path, run_id="p")
+    raw = json.loads(FILES["promptfoo"].read_text())["results"]["results"]
+    src = {r["vars"]["question_id"]: r for r in raw}
+    for qid, row in rows(tmp_path / "p").items():
+        assert row["total_ms"] == src[qid]["latencyMs"]
+        assert row["correctness"] == src[qid]["namedScores"]["correctness"]
+        assert row["promptfoo_pass"] == float(src[qid]["gradingResult"]["pass"])
+        assert row["cost_usd"] == src[qid]["cost"]
+    assert rows(tmp_path / "p")["q007"]["correctness"] == 0.0  # the failed assertion
+
+
+def test_inspect_letters_become_numbers_and_usage_tokens(fixture_file, tmp_path):
+    import_run("inspect", fixture_file("inspect"), results_dir=tmp_path, run_id="i")
+    got = rows(tmp_path / "i")
+    assert got["q007"]["includes"] == 0.0 and got["q001"]["includes"] == 1.0
+    assert all(r["input_tokens"] > 0 and r["total_ms"] > 0 for r in got.values())
+
+
+def test_the_eval_zip_and_the_json_log_give_the_same_rows(fixture_file, tmp_path):
+    for kind in ("inspect", "inspect-json"):
+        import_run("inspect", fixture_file(kind), results_dir=tmp_path, run_id=kind)
+    a, b = rows(tmp_path / "inspect"), rows(tmp_path / "inspect-json")
+    keep = ("answer", "question", "includes", "brevity", "retrieved_ids", "input_tokens")
+    assert {q: [r[k] for k in keep] for q, r in a.items()} == {
+        q: [r[k] for k in keep] for q, r in b.items()
+    }
