@@ -20,7 +20,7 @@ from pathlib import Path
 
 from rageval_core import results
 from rageval_core.dataset import load_dataset
-from rageval_core.errors import ConfigError, ResultsError
+from rageval_core.errors import ConfigError, ResultsError, SourceError
 from rageval_core.importers import deepeval, inspect_log, promptfoo, ragas
 from rageval_core.importers.common import Imported, resolve_ids
 from rageval_core.models import GoldenDataset
@@ -65,6 +65,8 @@ def import_run(
     ds = load_dataset(dataset) if isinstance(dataset, str | os.PathLike) else dataset
     imported = TOOLS[tool](path)
     records = resolve_ids(imported.records, ds, str(path))
+    if not records:
+        raise SourceError(f"{path}: holds no questions")
     config_name = name or imported.name or path.stem
     run_id = results.validate_run_id(run_id or results.default_run_id(f"{tool}-{config_name}"))
     root = Path(results_dir)

@@ -71,6 +71,8 @@ def _load(path: Path) -> tuple[dict[str, Any], list[tuple[str, Any]]]:
     source = str(path)
     if path.suffix == ".json":
         log = Fields(load_json(path), source, "")
+        if log.raw("eval") is None or log.raw("samples") is None:
+            raise SourceError(f"{source}: eval or samples is missing: not an Inspect log")
         samples = log.items("samples")
         return dict(log.value), [(f"samples[{i}]", s) for i, s in enumerate(samples)]
     try:
