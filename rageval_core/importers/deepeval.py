@@ -1,14 +1,16 @@
 """DeepEval's saved test run: `.deepeval/.latest_test_run.json` (key `testRunData`, or the
-test run object itself); checked on deepeval 3.
+test run object itself); checked on deepeval 4.3.
 
 Per test case (`testCases[]`): `name` is the question id (DeepEval names cases
-`test_case_<n>` unless told otherwise, so `additionalMetadata.question_id` wins when
-present), `input` the question, `actualOutput` the answer, `expectedOutput` the
-reference, `retrievalContext` the retrieved texts (`additionalMetadata.retrieved_ids`
-their ids, when the harness recorded them), `completionTime` or `runDuration` (seconds)
-the latency, `tags` the tags; each of `metricsData[]` (`name`, `score`, `threshold`,
-`success`, `reason`, `evaluationModel`, `evaluationCost`, `error`) is a declared metric,
-except `Faithfulness`, which maps onto the pinned column. The metrics' `evaluationCost`
+`test_case_<n>` unless told otherwise, so `metadata.question_id` — the test case's
+`additional_metadata`, `additionalMetadata` in older files — wins when present), `input`
+the question, `actualOutput` the answer, `expectedOutput` the reference,
+`retrievalContext` the retrieved texts (`metadata.retrieved_ids` their ids, when the
+harness recorded them), `completionTime` (seconds) the latency, `tokenCost` the cost,
+`inputTokenCount`/`outputTokenCount` the tokens, `tags` the tags; each of
+`metricsData[]` (`name`, `score`, `threshold`, `success`, `reason`, `evaluationModel`,
+`evaluationCost`, `error`) is a declared metric, except `Faithfulness` and
+`Answer Correctness`, which map onto the pinned columns. The metrics' `evaluationCost`
 sum is the judge cost; a metric's `error` is the row's judge error.
 """
 
@@ -25,7 +27,7 @@ PINNED = {"faithfulness": "faithfulness", "answer_correctness": "answer_correctn
 
 
 def _case(c: Fields, labels: dict[str, str], models: set[str]) -> dict[str, Any]:
-    meta = c.obj("additionalMetadata")
+    meta = c.obj("metadata") or c.obj("additionalMetadata")
     scores: dict[str, float | None] = {}
     pinned: dict[str, float | None] = {}
     judge_cost, errors = None, []
@@ -46,9 +48,7 @@ def _case(c: Fields, labels: dict[str, str], models: set[str]) -> dict[str, Any]
             errors.append(f"{label}: {m.text('error')}")
         if m.text("evaluationModel"):
             models.add(m.text("evaluationModel"))
-    seconds = c.number("completionTime")
-    if seconds is None:
-        seconds = c.number("runDuration")
+    seconds = c.number("completionTime")  # the harness's; runDuration is the metrics' own
     retrieved_texts = c.texts("retrievalContext")
     ids = meta.texts("retrieved_ids") if meta else None
     retrieved = None
@@ -70,6 +70,9 @@ def _case(c: Fields, labels: dict[str, str], models: set[str]) -> dict[str, Any]
         "retrieved": retrieved,
         "tags": c.texts("tags"),
         "total_ms": None if seconds is None else seconds * 1000,
+        "cost_usd": c.number("tokenCost"),
+        "input_tokens": c.number("inputTokenCount"),
+        "output_tokens": c.number("outputTokenCount"),
         "judge_cost_usd": judge_cost,
         "judge_error": "; ".join(errors) or None,
         "scores": scores,

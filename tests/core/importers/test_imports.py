@@ -103,3 +103,15 @@ def test_the_eval_zip_and_the_json_log_give_the_same_rows(fixture_file, tmp_path
     assert {q: [r[k] for k in keep] for q, r in a.items()} == {
         q: [r[k] for k in keep] for q, r in b.items()
     }
+
+
+def test_deepeval_latency_cost_tokens_and_metric(fixture_file, tmp_path):
+    import_run("deepeval", fixture_file("deepeval"), results_dir=tmp_path, run_id="d")
+    raw = json.loads(FILES["deepeval"].read_text())["testRunData"]["testCases"]
+    src = {c["name"]: c for c in raw}
+    for qid, row in rows(tmp_path / "d").items():
+        c = src[qid]
+        assert row["total_ms"] == pytest.approx(c["completionTime"] * 1000)
+        assert row["cost_usd"] == c["tokenCost"] and row["input_tokens"] == c["inputTokenCount"]
+        assert row["reference_overlap"] == c["metricsData"][0]["score"]
+        assert row["tags"] == ["fixture"]
