@@ -3,7 +3,7 @@
 import streamlit as st
 
 from dashboard import data, ui
-from dashboard.links import ViewState, md_escape
+from dashboard.links import ViewState
 from dashboard.shaping import (
     distinct,
     fmt,
@@ -70,7 +70,6 @@ if runs.empty:
 runs = with_deltas(runs, KEY_METRICS)
 latest = runs.iloc[0]
 st.subheader(f"Latest run: {latest['run_id']}")
-st.caption(md_escape(origin_label(latest["config"])))
 stale = {r.run_id: r for r in data.runs() if r.stale}
 if latest["run_id"] in stale:
     st.warning(stale_note(stale[latest["run_id"]]), icon=":material/warning:")
