@@ -48,6 +48,7 @@ def evaluate(
     name: str | None = None,
     results: str | os.PathLike[str] | None = None,
     run_id: str | None = None,
+    resume: str | None = None,
     params: Mapping[str, Any] | None = None,
     prices: Prices | None = None,
     metrics: Mapping[str, Any] | None = None,
@@ -58,7 +59,8 @@ def evaluate(
     """Run `pipeline` (question -> answer and retrieved chunks, SPEC §3) over the golden
     `dataset` and write the run under `results` (default $RAGEVAL_RESULTS, else
     results/). `judge` is a judge config as in a run config (default offline); `params`
-    are recorded as the pipeline's parameters (what Compare's config diff shows)."""
+    are recorded as the pipeline's parameters (what Compare's config diff shows);
+    `resume=RUN_ID` finishes an interrupted run as `rageval run --resume` does."""
     if not callable(pipeline):
         raise ConfigError(f"pipeline must be a callable(question), got {type(pipeline).__name__}")
     name = name or getattr(pipeline, "__name__", None) or type(pipeline).__name__
@@ -78,6 +80,7 @@ def evaluate(
         RunOptions(
             results=results_location(results),
             run_id=run_id,
+            resume=resume,
             progress=progress,
             pipeline=pipeline,
         ),
