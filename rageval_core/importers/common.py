@@ -145,7 +145,8 @@ def resolve_ids(
 ) -> list[dict[str, Any]]:
     """Give every record a question id: its own, else (with a dataset) the dataset question
     with the same text, else one made from the text. A question the dataset does not hold,
-    or a question twice, is a SourceError naming the file and the row."""
+    or a question twice, is a SourceError naming the file and the row. With a dataset the
+    gold ids are the dataset's (SPEC §11): a file's own are dropped."""
     by_text = {" ".join(q.question.split()): q.id for q in dataset.questions} if dataset else {}
     ids = {q.id for q in dataset.questions} if dataset else set()
     out, seen = [], set()
@@ -169,5 +170,8 @@ def resolve_ids(
                 "holds each question once (import one model or prompt at a time)"
             )
         seen.add(qid)
-        out.append({**rec, "question_id": str(qid)})
+        rec = {**rec, "question_id": str(qid)}
+        if dataset is not None:
+            rec.pop("gold_ids", None)
+        out.append(rec)
     return out

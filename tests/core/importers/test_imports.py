@@ -115,3 +115,27 @@ def test_deepeval_latency_cost_tokens_and_metric(fixture_file, tmp_path):
         assert row["cost_usd"] == c["tokenCost"] and row["input_tokens"] == c["inputTokenCount"]
         assert row["reference_overlap"] == c["metricsData"][0]["score"]
         assert row["tags"] == ["fixture"]
+
+
+def test_ragas_without_a_dataset_our_recall_agrees_with_ragas_id_based_recall(
+    fixture_file, tmp_path
+):
+    # RAGAS's IDBasedContextRecall is |retrieved ∩ reference| / |reference| over the whole
+    # list: with five retrieved chunks that is our recall@20, computed from the same ids.
+    import_run("ragas", fixture_file("ragas"), results_dir=tmp_path, run_id="r")
+    got = rows(tmp_path / "r")
+    assert all(qid.startswith("q-") and len(qid) == 14 for qid in got)
+    answerable = [r for r in got.values() if r["gold_ids"] != ["none"]]
+    assert len(answerable) == 8
+    for r in answerable:
+        assert r["recall_at_20"] == pytest.approx(r["id_based_context_recall"])
+        assert r["answerable"] is True and r["question"] in {c["question"] for c in CASES.values()}
+
+
+def test_ragas_csv_jsonl_and_parquet_give_the_same_run(fixture_file, tmp_path):
+    for kind in ("ragas", "ragas-jsonl", "ragas-parquet"):
+        import_run("ragas", fixture_file(kind), results_dir=tmp_path, run_id=kind)
+    runs = [rows(tmp_path / k) for k in ("ragas", "ragas-jsonl", "ragas-parquet")]
+    keep = ("question", "answer", "retrieved_ids", "retrieved_texts", "gold_ids", "mrr")
+    flat = [{q: [r[k] for k in keep] for q, r in run.items()} for run in runs]
+    assert flat[0] == flat[1] == flat[2]
