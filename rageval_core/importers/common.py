@@ -107,12 +107,17 @@ def load_json(path: Path) -> Any:
         raise SourceError(f"{path}: not valid JSON ({one_line(exc, 120)})") from None
 
 
-def metric_name(label: str, tool: str) -> str:
-    """A declared-metric name for a tool's metric label (`Answer Relevancy` ->
-    `answer_relevancy`); prefixed with the tool when it would shadow a built-in figure."""
+def slug(label: str) -> str:
+    """A tool's metric label as a lowercase identifier: `Answer Relevancy` ->
+    `answer_relevancy`."""
     name = re.sub(r"[^a-z0-9]+", "_", label.lower()).strip("_")[:56] or "score"
-    if not name[0].isalpha():
-        name = f"m_{name}"
+    return name if name[0].isalpha() else f"m_{name}"
+
+
+def metric_name(label: str, tool: str) -> str:
+    """A declared-metric name for a tool's metric label (`slug`), prefixed with the tool
+    when it would shadow a built-in figure."""
+    name = slug(label)
     if BUILTIN.metric(name) is not None or name.endswith("_p10"):
         name = f"{tool}_{name}"[:64]
     return name

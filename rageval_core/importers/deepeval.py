@@ -10,20 +10,62 @@ harness recorded them), `completionTime` (seconds) the latency, `tokenCost` the 
 `inputTokenCount`/`outputTokenCount` the tokens, `tags` the tags; each of
 `metricsData[]` (`name`, `score`, `threshold`, `success`, `reason`, `evaluationModel`,
 `evaluationCost`, `error`) is a declared metric, except `Faithfulness` and
-`Answer Correctness`, which map onto the pinned columns. The metrics' `evaluationCost`
+`Answer Correctness`, which map onto the pinned columns; the claims and verdicts
+`FaithfulnessMetric` writes into its `verboseLogs` become the run's claims (yes →
+supported, no → contradicted, idk → unsupported, with the verdict's reason), and an answer
+with no claims has NULL faithfulness, not DeepEval's 1.0 (SPEC §5). The metrics' `evaluationCost`
 sum is the judge cost; a metric's `error` is the row's judge error.
 """
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
 from rageval_core.errors import SourceError
-from rageval_core.importers.common import Fields, Imported, declare, load_json, metric_name
+from rageval_core.importers.common import (
+    Fields,
+    Imported,
+    declare,
+    load_json,
+    metric_name,
+    slug,
+)
 from rageval_core.models import JudgeRef
 
 PINNED = {"faithfulness": "faithfulness", "answer_correctness": "answer_correctness"}
+# DeepEval's faithfulness verdicts: `no` means the context contradicts the claim, `idk`
+# that it does not say.
+VERDICTS = {"yes": "supported", "no": "contradicted", "idk": "unsupported"}
+
+
+def _claims(logs: str | None) -> list[dict[str, Any]] | None:
+    """The claims and verdicts FaithfulnessMetric writes into its `verboseLogs`
+    (`Truths … \n \nClaims:\n[...] \n \nVerdicts:\n[...]`), as rageval claims; None when
+    the logs are absent or not in that shape (then no claim is made up)."""
+    if not logs:
+        return None
+    try:
+        rest = logs.split(" \n \nClaims:\n", 1)[1]
+        claims_text, verdicts_text = rest.split(" \n \nVerdicts:\n", 1)
+        claims, verdicts = json.loads(claims_text), json.loads(verdicts_text)
+    except (IndexError, ValueError):
+        return None
+    if not (isinstance(claims, list) and isinstance(verdicts, list)) or len(claims) != len(
+        verdicts
+    ):
+        return None
+    out = []
+    for text, v in zip(claims, verdicts, strict=True):
+        if not isinstance(text, str) or not isinstance(v, dict):
+            return None
+        verdict = VERDICTS.get(str(v.get("verdict")).strip().lower())
+        if verdict is None:
+            return None  # an unknown verdict is never read as supported
+        reason = v.get("reason")
+        out.append({"text": text, "verdict": verdict, "reason": str(reason or "")})
+    return out
 
 
 def _case(c: Fields, labels: dict[str, str], models: set[str]) -> dict[str, Any]:
@@ -31,14 +73,20 @@ def _case(c: Fields, labels: dict[str, str], models: set[str]) -> dict[str, Any]
     scores: dict[str, float | None] = {}
     pinned: dict[str, float | None] = {}
     judge_cost, errors = None, []
+    claims: list[dict[str, Any]] = []
     for j, raw in enumerate(c.items("metricsData")):
         m = Fields(raw, c.source, c.path(f"metricsData[{j}]"))
         label = m.text("name", required=True)
-        name = metric_name(label, "deepeval")
         score = m.number("score")
-        if name in PINNED:
-            pinned[PINNED[name]] = score
+        if slug(label) in PINNED:
+            pinned[PINNED[slug(label)]] = score
+            found = _claims(m.text("verboseLogs")) if slug(label) == "faithfulness" else None
+            if found is not None:
+                claims = found
+                if not found:  # no claims (a refusal): NULL, not DeepEval's 1.0 (SPEC §5)
+                    pinned["faithfulness"] = None
         else:
+            name = metric_name(label, "deepeval")
             labels[name] = label
             scores[name] = score
         cost = m.number("evaluationCost")
@@ -76,6 +124,7 @@ def _case(c: Fields, labels: dict[str, str], models: set[str]) -> dict[str, Any]
         "judge_cost_usd": judge_cost,
         "judge_error": "; ".join(errors) or None,
         "scores": scores,
+        "claims": claims,
         **pinned,
     }
 

@@ -73,7 +73,9 @@ def test_without_a_dataset_the_files_own_ids_are_kept_and_gold_stays_null(
     assert set(got) == set(CASES)
     row = got["q001"]
     assert row["answerable"] is None and row["gold_ids"] == []
-    assert row["recall_at_5"] is None and row["mrr"] is None and row["faithfulness"] is None
+    assert row["recall_at_5"] is None and row["mrr"] is None
+    if kind != "deepeval":  # the only fixture with a faithfulness metric
+        assert row["faithfulness"] is None and row["claims"] == []
 
 
 def test_promptfoo_latency_tokens_and_named_scores(fixture_file, tmp_path):
@@ -139,3 +141,43 @@ def test_ragas_csv_jsonl_and_parquet_give_the_same_run(fixture_file, tmp_path):
     keep = ("question", "answer", "retrieved_ids", "retrieved_texts", "gold_ids", "mrr")
     flat = [{q: [r[k] for k in keep] for q, r in run.items()} for run in runs]
     assert flat[0] == flat[1] == flat[2]
+
+
+def test_deepeval_faithfulness_verdicts_become_claims_with_their_reasons(fixture_file, tmp_path):
+    import_run("deepeval", fixture_file("deepeval"), results_dir=tmp_path, run_id="d")
+    got = rows(tmp_path / "d")
+    assert got["q001"]["faithfulness"] == 1.0
+    assert [c["verdict"] for c in got["q001"]["claims"]] == ["supported"]
+    (flagged,) = got["q006"]["claims"]
+    assert flagged["verdict"] == "contradicted"
+    assert flagged["reason"] == "no retrieved sentence says this"
+    assert flagged["text"] in got["q006"]["answer"]
+    assert got["q006"]["faithfulness"] == 0.0 and got["q006"]["unsupported_claims"] == [
+        flagged["text"]
+    ]
+    assert got["q006"]["failure_type"] == "unfaithful"
+    # DeepEval scores an answer without claims 1.0; rageval's faithfulness is NULL there
+    assert got["q007"]["claims"] == [] and got["q007"]["faithfulness"] is None
+    manifest = json.loads((tmp_path / "d" / "manifest.json").read_text())
+    assert manifest["judge"] == {
+        "kind": "deepeval",
+        "model": "local-sentence-judge",
+        "version": None,
+        "prompt_hash": None,
+    }
+
+
+@pytest.mark.parametrize(
+    "logs",
+    [
+        None,
+        "Truths:\n[]",
+        'Truths:\n[] \n \nClaims:\n["a", "b"] \n \nVerdicts:\n[{"verdict": "yes"}]',
+        'Truths:\n[] \n \nClaims:\n["a"] \n \nVerdicts:\n[{"verdict": "maybe"}]',
+        'Truths:\n[] \n \nClaims:\n["a "quoted" b"] \n \nVerdicts:\n[{"verdict": "yes"}]',
+    ],
+)
+def test_deepeval_logs_not_in_shape_make_no_claims(logs):
+    from rageval_core.importers.deepeval import _claims
+
+    assert _claims(logs) is None
