@@ -4,7 +4,8 @@ Per result (`results.results[]`): `vars.question_id` / `vars.id` / the test's
 `description` give the id, `vars.question` / `vars.query` / `vars.input` the question,
 `response.output` the answer, `latencyMs` the latency, `cost` the cost,
 `response.tokenUsage` the tokens, `namedScores` the declared metrics, `gradingResult`
-the overall score (`promptfoo_score`, `promptfoo_pass`), `error` the error. Retrieved chunk
+the overall score (`promptfoo_score`, `promptfoo_pass`), `error` the error when
+`failureReason` is 2 (a provider error; 1 is a failed assertion, which is a score). Retrieved chunk
 ids come from the test's `metadata.retrieved_ids` or `vars.retrieved_ids` when present.
 One provider and prompt per run: a file with several is refused (`resolve_ids` names the
 first repeated question).
@@ -21,6 +22,7 @@ from rageval_core.models import JudgeRef
 
 ID_VARS = ("question_id", "id", "qid")
 QUESTION_VARS = ("question", "query", "input", "user_input")
+FAILURE_ERROR = 2  # promptfoo's ResultFailureReason.ERROR (NONE 0, ASSERT 1)
 REFERENCE_VARS = ("reference", "reference_answer", "expected", "ground_truth", "answer_key")
 
 
@@ -72,7 +74,9 @@ def read(path: Path) -> Imported:
             row_scores["promptfoo_pass"] = None if passed is None else float(passed)
         scores.append(row_scores)
         latency = r.number("latencyMs")
-        error = r.raw("error")
+        # `error` also holds a failed assertion's message (failureReason 1, ASSERT): only
+        # failureReason 2 (ERROR, the provider failed) is the question's error.
+        error = r.raw("error") if r.raw("failureReason") == FAILURE_ERROR else None
         records.append(
             {
                 "question_id": _first_text(vars_, ID_VARS)

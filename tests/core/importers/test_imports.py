@@ -87,7 +87,21 @@ def test_promptfoo_latency_tokens_and_named_scores(fixture_file, tmp_path):
         assert row["correctness"] == src[qid]["namedScores"]["correctness"]
         assert row["promptfoo_pass"] == float(src[qid]["gradingResult"]["pass"])
         assert row["cost_usd"] == src[qid]["cost"]
-    assert rows(tmp_path / "p")["q007"]["correctness"] == 0.0  # the failed assertion
+    q007 = rows(tmp_path / "p")["q007"]
+    assert q007["correctness"] == 0.0 and src["q007"]["error"]  # a failed assertion…
+    assert q007["error"] is None and q007["failure_type"] != "error"  # …is not an error
+
+
+def test_promptfoo_provider_error_is_the_questions_error(fixture_file, tmp_path):
+    data = json.loads(fixture_file("promptfoo").read_text())
+    r = data["results"]["results"][2]
+    r.update(failureReason=2, error="API error: 500 Internal Server Error", success=False)
+    path = tmp_path / "err.json"
+    path.write_text(json.dumps(data))
+    import_run("promptfoo", path, results_dir=tmp_path, run_id="p")
+    row = rows(tmp_path / "p")[r["vars"]["question_id"]]
+    assert row["error"] == "API error: 500 Internal Server Error"
+    assert row["failure_type"] == "error"
 
 
 def test_inspect_letters_become_numbers_and_usage_tokens(fixture_file, tmp_path):
