@@ -41,7 +41,7 @@ def imported_server(demo_results, tmp_path_factory) -> Iterator[Server]:
     [
         ("diagnose", {"run": RUN}, "8 questions"),  # the 2 unanswerable have no failure type
         ("tails", {"run": RUN, "metric": "correctness"}, "correctness"),
-        ("question", {"run": RUN, "question": "q001"}, "founded in 2009"),
+        ("question", {"run": RUN, "question": "q001"}, "q001 · ok"),
         ("compare", {}, "Config differences"),
     ],
 )
