@@ -61,7 +61,8 @@ class QuestionRecord:
 
     `retrieved` is ranked (None: unknown; `[]`: nothing retrieved): chunk ids, or
     mappings `{id?, text?, score?}` (a text whose id is unknown is matched to the
-    dataset's corpus by exact text, else its id stays unknown). `gold_ids`, `question`,
+    dataset's corpus by exact text; unmatched, or shared by several chunks, its id stays
+    unknown, and so do the question's retrieval metrics). `gold_ids`, `question`,
     `reference` and `tags` default to the dataset's. `claims` are `Claim`s or mappings
     with `text`, `verdict` and optionally `evidence_chunk_id`, `evidence`, `reason`;
     without `faithfulness` it is computed from them. `scores` holds the run's declared
@@ -122,6 +123,15 @@ def _claim(raw: Any, qid: str, i: int) -> Claim:
     )
 
 
+def _ids_by_text(dataset: GoldenDataset | None) -> dict[str, str | None]:
+    """Chunk id by chunk text, for retrieved texts given without ids; None for a text
+    two chunks share (versions of one passage): which was retrieved is unknown."""
+    out: dict[str, str | None] = {}
+    for c in dataset.corpus if dataset is not None else ():
+        out[c.text] = None if c.text in out and out[c.text] != c.id else c.id
+    return out
+
+
 class RunWriter:
     """One run written question by question; use as a context manager or call `close()`.
 
@@ -168,9 +178,7 @@ class RunWriter:
         self.folder = _RunFolder(location, run_id, None)
         self.run_id = self.folder.run_id
         self._questions = {q.id: q for q in self.dataset.questions} if self.dataset else {}
-        self._by_text = (
-            {c.text: c.id for c in self.dataset.corpus} if self.dataset is not None else {}
-        )
+        self._by_text = _ids_by_text(self.dataset)
         self._rows: dict[str, dict[str, Any]] = {}
         self._started = time.monotonic()
         self._closed = False

@@ -7,8 +7,8 @@ message), `target` the reference, `output.completion` (else the first choice's m
 the answer, `total_time` (seconds) the latency, `model_usage` the tokens, `error.message`
 the error, `metadata.retrieved_ids` (when the task recorded them) the retrieved ids; each
 scorer's `value` is a declared metric (`C`/`I`/`P`/`N` read as Inspect's
-`value_to_float`: 1, 0, 0.5, 0; a dict value gives one metric per key) and its
-`explanation` is kept as the reason of that scorer's row in `scores`.
+`value_to_float`: 1, 0, 0.5, 0; a dict value gives one metric per key). A scorer's
+`explanation` is question-level, not a claim's reason, and is not kept (docs/import.md).
 Only epoch 1 of each sample is imported: a run holds each question once.
 """
 
@@ -116,7 +116,8 @@ def _score_values(name: str, value: Any, source: str, where: str) -> dict[str, f
     if isinstance(value, dict):
         out: dict[str, float | None] = {}
         for k, v in value.items():
-            out.update(_score_values(f"{name}_{k}", v, source, f"{where}.{k}"))
+            key = metric_name(f"{name} {k}", "inspect")  # keys are the scorer's free text
+            out.update(_score_values(key, v, source, f"{where}.{one_line(k, 40)}"))
         return out
     if isinstance(value, bool):
         return {name: float(value)}
@@ -144,7 +145,6 @@ def _sample(where: str, raw: Any, source: str, labels: dict[str, str]) -> dict[s
     elif target is not None and not isinstance(target, str):
         raise bad(source, s.path("target"), "text or a list of text", target)
     scores: dict[str, float | None] = {}
-    reasons = []
     for scorer, score in (s.obj("scores").value if s.obj("scores") else {}).items():
         sc = Fields(score, source, s.path(f"scores.{scorer}"))
         values = _score_values(
@@ -153,8 +153,6 @@ def _sample(where: str, raw: Any, source: str, labels: dict[str, str]) -> dict[s
         for n in values:
             labels[n] = n if n != metric_name(str(scorer), "inspect") else str(scorer)
         scores.update(values)
-        if sc.text("explanation"):
-            reasons.append(f"{scorer}: {sc.text('explanation')}")
     usage = s.obj("model_usage")
     tokens = {"input_tokens": 0.0, "output_tokens": 0.0}
     for model in usage.value if usage else {}:
@@ -181,7 +179,6 @@ def _sample(where: str, raw: Any, source: str, labels: dict[str, str]) -> dict[s
         "judge_error": None,
         "scores": scores,
         "_epoch": s.raw("epoch") or 1,
-        "_reasons": reasons,
     }
 
 
@@ -194,7 +191,6 @@ def read(path: Path) -> Imported:
         rec = _sample(where, raw, source, labels)
         if rec.pop("_epoch") != 1:
             continue
-        rec.pop("_reasons")
         records.append(rec)
     if not records and header.get("status") not in (None, "success"):
         raise SourceError(f"{source}: the log holds no samples (status {header.get('status')!r})")
