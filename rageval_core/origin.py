@@ -54,12 +54,13 @@ class RunOrigin:
         return one_line(f"written by {self.tool} (writer)", 120)
 
 
-def origin_label(config_json: str | None) -> str:
+def origin_label(config_json: object) -> str:
     """The origin label of a run from its config as JSON text (the runs overview's
-    `config` column); `rageval run` when it records none."""
+    `config` column, NULL or NaN for a run whose manifest is unreadable); `rageval run`
+    when it records none."""
     try:
-        config = json.loads(config_json) if config_json else None
-    except ValueError:
+        config = json.loads(config_json) if isinstance(config_json, str) else None
+    except (ValueError, RecursionError):
         config = None
     origin = RunOrigin.from_config(config if isinstance(config, Mapping) else None)
     return origin.label() if origin else NATIVE
