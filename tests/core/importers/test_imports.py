@@ -257,3 +257,20 @@ def test_inspect_dict_scores_give_one_valid_metric_per_key(fixture_file, tmp_pat
     assert {"includes_exact_match", "includes"} <= set(manifest["metrics"])
     row = rows(tmp_path / "d")["q001"]
     assert row["includes_exact_match"] == 1.0 and row["includes"] == 0.5
+
+
+def test_a_credential_in_an_imported_file_never_reaches_the_run(fixture_file, tmp_path):
+    key = "sk-proj-Abcdefgh0123456789XYZabc"
+    data = json.loads(fixture_file("promptfoo").read_text())
+    r = data["results"]["results"][0]
+    r["response"]["output"] = f"Authorization: Bearer {key}"
+    r.update(failureReason=2, error=f"401 from https://api.example/v1?api_key={key}")
+    path = tmp_path / "leaky.json"
+    path.write_text(json.dumps(data))
+    import_run("promptfoo", path, results_dir=tmp_path / "res", run_id="p")
+    for f in (tmp_path / "res" / "p").iterdir():
+        assert key.encode() not in f.read_bytes(), f.name
+    got = rows(tmp_path / "res" / "p")  # the Parquet is compressed: look at its values
+    assert key not in json.dumps(list(got.values()), default=str)
+    row = got[r["vars"]["question_id"]]
+    assert row["answer"].startswith("Authorization: Bearer") and "***" in row["answer"]
