@@ -46,3 +46,50 @@ def test_evaluate_runs_a_callable_and_returns_the_run_and_its_rows(tmp_path):
     }
     assert manifest["judge"]["kind"] == "offline"
     assert results.inspect_run(str(tmp_path), "nb").ok
+
+
+def test_evaluate_with_an_http_judge_records_its_verdicts_and_never_its_key(tmp_path, monkeypatch):
+    from tests.core.judges.chat_server import ChatServer, Step
+
+    secret = "sk-test-EVALUATE-0a1b2c3d4e5f"
+    monkeypatch.setenv("RAGEVAL_TEST_EVAL_KEY", secret)
+    verdicts = {
+        "claims": [
+            {
+                "text": "A claim.",
+                "verdict": "contradicted",
+                "evidence_chunk_id": None,
+                "evidence": None,
+                "reason": "the chunk says otherwise",
+            }
+        ],
+        "refused": False,
+        "answer_correctness": 0.25,
+    }
+    with ChatServer([Step(content=verdicts)]) as srv:
+        run = rageval_core.evaluate(
+            retrieve_gold_first,
+            DATASET,
+            judge={
+                "kind": "openai",
+                "base_url": srv.base_url,
+                "model": "judge-model",
+                "api_key_env": "RAGEVAL_TEST_EVAL_KEY",
+            },
+            results=tmp_path,
+            run_id="judged",
+            metrics={"length": {"range": "count"}},
+            concurrency=4,
+            progress=False,
+        )
+        calls = srv.requests
+    assert len(calls) == len(BY_TEXT)  # one chat-completions call per question, for real
+    assert calls[0].headers.get("Authorization") == f"Bearer {secret}"
+    answered = run.rows[run.rows["answerable"]]
+    assert (answered["faithfulness"] == 0.0).all()
+    assert (answered["answer_correctness"] == 0.25).all()
+    assert answered["claims"].map(lambda c: c[0]["reason"]).eq("the chunk says otherwise").all()
+    for f in (tmp_path / "judged").iterdir():
+        assert secret.encode() not in f.read_bytes(), f.name
+    manifest = json.loads((tmp_path / "judged" / "manifest.json").read_text())
+    assert manifest["judge"]["kind"] == "openai" and manifest["judge"]["model"] == "judge-model"
