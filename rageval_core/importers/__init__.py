@@ -92,7 +92,10 @@ def import_run(
         )
         with writer:
             for record in records:
-                writer.add(**record)
+                try:
+                    writer.add(**record)
+                except SourceError as exc:  # the writer names the question; add the file
+                    raise SourceError(f"{path}: {exc.message}") from None
         result = writer.close()  # already closed by the block: its outcome
         try:
             os.rename(stage / run_id, target)  # one step: the run appears whole or not at all

@@ -149,3 +149,16 @@ def test_an_existing_run_id_is_refused_before_reading(fixture_file, tmp_path, ca
     assert main([*args, "--run-id", "x"]) == 1
     assert "already exists" in capsys.readouterr().err
     assert (tmp_path / "x" / "manifest.json").read_bytes() == before
+
+
+def test_a_value_the_writer_refuses_names_the_file_too(fixture_file, tmp_path):
+    def huge_tokens(d):
+        d["results"]["results"][1]["response"]["tokenUsage"]["prompt"] = 2**70
+
+    bad = edit_json(fixture_file("promptfoo"), tmp_path / "big.json", huge_tokens)
+    with pytest.raises(SourceError) as err:
+        import_run("promptfoo", bad, results_dir=tmp_path / "results", run_id="r")
+    message = str(err.value)
+    assert message.startswith(f"{bad}: ") and "question 'q002'" in message, message
+    assert "input_tokens" in message
+    nothing_written(tmp_path / "results")
