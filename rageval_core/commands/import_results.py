@@ -43,6 +43,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             "text; gold ids come from it and retrieval metrics are computed",
         )
         p.add_argument("--name", help="config name shown on Runs (default: from the file)")
+        if tool == "promptfoo":
+            p.add_argument(
+                "--provider",
+                metavar="ID",
+                help="the provider whose results to import, when the file holds several",
+            )
         p.set_defaults(func=_run, tool=tool)
 
 
@@ -52,7 +58,12 @@ def _run(args: argparse.Namespace) -> int:
     location = results_location(args.results)
     if args.run_id:
         validate_run_id(args.run_id)
-    kw = dict(run_id=args.run_id, dataset=args.dataset, name=args.name)
+    kw = dict(
+        run_id=args.run_id,
+        dataset=args.dataset,
+        name=args.name,
+        provider=getattr(args, "provider", None),
+    )
     if is_remote(location):
         # Written whole in a local folder, then uploaded manifest last (storage.upload_run).
         from rageval_core.storage import upload_run

@@ -54,16 +54,20 @@ def import_run(
     run_id: str | None = None,
     dataset: str | os.PathLike[str] | GoldenDataset | None = None,
     name: str | None = None,
+    provider: str | None = None,
 ) -> RunResult:
     """Read `file` as a results file of `tool` and write it as one complete run in the
-    local folder `results_dir`; see the module docstring."""
+    local folder `results_dir`; see the module docstring. `provider` picks one
+    provider's results of a promptfoo file."""
     if tool not in TOOLS:
         raise ConfigError(f"unknown tool {tool!r}; choose one of: {', '.join(TOOLS)}")
+    if provider is not None and tool != "promptfoo":
+        raise ConfigError("--provider applies to promptfoo files only")
     path = Path(file)
     if not path.is_file():
         raise ConfigError(f"{path}: no such file")
     ds = load_dataset(dataset) if isinstance(dataset, str | os.PathLike) else dataset
-    imported = TOOLS[tool](path)
+    imported = promptfoo.read(path, provider) if provider else TOOLS[tool](path)
     records = resolve_ids(imported.records, ds, str(path))
     if not records:
         raise SourceError(f"{path}: holds no questions")

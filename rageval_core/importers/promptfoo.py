@@ -7,8 +7,9 @@ Per result (`results.results[]`): `vars.question_id` / `vars.id` / the test's
 the overall score (`promptfoo_score`, `promptfoo_pass`), `error` the error when
 `failureReason` is 2 (a provider error; 1 is a failed assertion, which is a score). Retrieved chunk
 ids come from the test's `metadata.retrieved_ids` or `vars.retrieved_ids` when present.
-One provider and prompt per run: a file with several is refused (`resolve_ids` names the
-first repeated question).
+One provider and prompt per run: a file with several providers' results is imported one
+provider at a time (`--provider ID`); several prompts give the same question twice, which
+`resolve_ids` refuses naming the row.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from rageval_core.errors import SourceError
+from rageval_core.errors import SourceError, one_line
 from rageval_core.importers.common import Fields, Imported, declare, load_json, metric_name
 from rageval_core.models import JudgeRef
 
@@ -42,22 +43,38 @@ def _retrieved(test: Fields | None, vars_: Fields) -> list[str] | None:
     return None
 
 
-def read(path: Path) -> Imported:
+def _provider(r: Fields) -> str | None:
+    p = r.obj("provider")
+    return p.text("id") if p else None
+
+
+def read(path: Path, provider: str | None = None) -> Imported:
+    """The file's results of `provider` (its id), which may be omitted when the file
+    holds one provider's results only."""
     source = str(path)
     top = Fields(load_json(path), source, "")
     block = top.obj("results")
     if block is None or block.raw("results") is None:
         raise SourceError(f"{source}: results.results is missing: not a promptfoo output file")
-    rows = block.items("results")
+    rows = [
+        Fields(raw, source, f"results.results[{i}]") for i, raw in enumerate(block.items("results"))
+    ]
+    ids = sorted({p for p in map(_provider, rows) if p})
+    shown = ", ".join(one_line(p, 40) for p in ids[:5]) + (" …" if len(ids) > 5 else "")
+    if provider is not None:
+        rows = [r for r in rows if _provider(r) == provider]
+        if not rows:
+            raise SourceError(f"{source}: no results of provider {provider!r} (it holds: {shown})")
+    elif len(ids) > 1:
+        raise SourceError(
+            f"{source}: holds the results of {len(ids)} providers ({shown}); a run is one "
+            "pipeline: import one with --provider ID"
+        )
     records, scores, labels = [], [], {}
-    providers = set()
-    for i, raw in enumerate(rows):
-        r = Fields(raw, source, f"results.results[{i}]")
+    for r in rows:
         vars_ = r.obj("vars") or Fields({}, source, r.path("vars"))
         test = r.obj("testCase")
         response = r.obj("response")
-        provider = r.obj("provider")
-        providers.add(provider.text("id") if provider else None)
         usage = response.obj("tokenUsage") if response else None
         grading = r.obj("gradingResult")
         named = r.obj("namedScores") or Fields({}, source, r.path("namedScores"))
@@ -101,7 +118,7 @@ def read(path: Path) -> Imported:
         rec["scores"] = {n: s.get(n) for n in labels}
     meta = top.obj("metadata")
     version = meta.text("promptfooVersion") if meta else None
-    ids = sorted(p for p in providers if p)
+    ids = [provider] if provider is not None else ids
     return Imported(
         records=records,
         metrics=declare(labels, scores),

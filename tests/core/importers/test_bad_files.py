@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from rageval_core.cli import main
-from rageval_core.errors import SourceError
+from rageval_core.errors import ConfigError, SourceError
 from rageval_core.importers import import_run
 from tests.core.importers.conftest import FILES
 
@@ -57,7 +57,7 @@ def inspect_value_word(d):
 CASES = [
     ("promptfoo", "promptfoo", promptfoo_output_number, "results.results[3].response.output"),
     ("promptfoo", "promptfoo", promptfoo_score_text, "results.results[2].namedScores.brevity"),
-    ("promptfoo", "promptfoo", promptfoo_two_providers, "row 11: question 'q001' appears twice"),
+    ("promptfoo", "promptfoo", promptfoo_two_providers, "2 providers (echo, openai:gpt-4o-mini)"),
     ("deepeval", "deepeval", deepeval_score_text, "testCases[1].metricsData[0].score"),
     ("inspect", "inspect-json", inspect_value_word, "samples[4].scores.includes.value"),
 ]
@@ -162,3 +162,21 @@ def test_a_value_the_writer_refuses_names_the_file_too(fixture_file, tmp_path):
     assert message.startswith(f"{bad}: ") and "question 'q002'" in message, message
     assert "input_tokens" in message
     nothing_written(tmp_path / "results")
+
+
+def test_one_provider_of_several_is_imported_with_provider(fixture_file, tmp_path, capsys):
+    from rageval_core.cli import main
+
+    two = edit_json(fixture_file("promptfoo"), tmp_path / "two.json", promptfoo_two_providers)
+    args = ["import", "promptfoo", str(two), "--results", str(tmp_path / "res")]
+    assert main(args) == 1 and "--provider ID" in capsys.readouterr().err
+    assert main([*args, "--provider", "echo", "--run-id", "e"]) == 0
+    assert main([*args, "--provider", "openai:gpt-4o-mini", "--run-id", "o"]) == 0
+    import pyarrow.parquet as pq
+
+    assert pq.read_table(tmp_path / "res" / "e" / "questions.parquet").num_rows == 10
+    assert pq.read_table(tmp_path / "res" / "o" / "questions.parquet").num_rows == 1
+    assert main([*args, "--provider", "nope"]) == 1
+    assert "no results of provider 'nope'" in capsys.readouterr().err
+    with pytest.raises(ConfigError, match="promptfoo files only"):
+        import_run("inspect", fixture_file("inspect"), results_dir=tmp_path, provider="x")
