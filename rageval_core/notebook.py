@@ -1,8 +1,11 @@
 """`rageval_core.evaluate(pipeline, dataset, judge=...)`: a run from a notebook, no YAML.
 
-Builds the run config `rageval run` would read from a file, hands the callable to the
-same runner (so the run is crash-safe, judged and written exactly like a CLI run, and
-shows in the dashboard), and returns its id with its rows as a DataFrame.
+Builds the run config `rageval run` would read from a file and runs it with the same
+runner (so the run is crash-safe, judged and written exactly like a CLI run, and shows in
+the dashboard), then returns its id with its rows as a DataFrame. The config's factory is
+`registered` below, which hands back the callable registered under its `module:qualname`
+in this process: the runner builds the pipeline from the config as always, and the
+manifest names the callable.
 """
 
 from __future__ import annotations
@@ -18,9 +21,24 @@ import pyarrow.parquet as pq
 
 from rageval_core.catalogue import parse_declared
 from rageval_core.config import DEFAULT_CONCURRENCY, PipelineSpec, Prices, RunConfig
-from rageval_core.errors import ConfigError
+from rageval_core.errors import ConfigError, PipelineError
 from rageval_core.results import results_location
 from rageval_core.runner import RunOptions, run
+
+FACTORY = "rageval_core.notebook:registered"
+_PIPELINES: dict[str, Callable[[str], Any]] = {}
+
+
+def registered(pipeline: str, **params: Any) -> Callable[[str], Any]:
+    """The factory of a run `evaluate` started: the callable it registered as `pipeline`
+    (`params` are recorded for the config diff; the callable is already built)."""
+    try:
+        return _PIPELINES[pipeline]
+    except KeyError:
+        raise PipelineError(
+            f"no pipeline {pipeline!r} registered in this process: a run made by "
+            "rageval_core.evaluate is resumed with evaluate(..., resume=RUN_ID)"
+        ) from None
 
 
 @dataclass(frozen=True)
@@ -34,7 +52,7 @@ class Evaluation:
 
 
 def _factory_name(pipeline: Callable[..., Any]) -> str:
-    """`module:name` of the callable, as the manifest's `pipeline.factory` records it."""
+    """`module:qualname` of the callable: the name the manifest records it under."""
     module = getattr(pipeline, "__module__", None) or "__main__"
     name = getattr(pipeline, "__qualname__", None) or type(pipeline).__qualname__
     return f"{module}:{name}"
@@ -64,11 +82,16 @@ def evaluate(
     if not callable(pipeline):
         raise ConfigError(f"pipeline must be a callable(question), got {type(pipeline).__name__}")
     name = name or getattr(pipeline, "__name__", None) or type(pipeline).__name__
+    params = dict(params or {})
+    if "pipeline" in params:
+        raise ConfigError("params: 'pipeline' is the name evaluate() records the callable under")
+    key = _factory_name(pipeline)
+    _PIPELINES[key] = pipeline
     config = RunConfig(
         name=name,
         path=Path.cwd() / "evaluate",  # no file: relative paths mean the working directory
         dataset=str(Path(dataset).resolve()),
-        pipeline=PipelineSpec(_factory_name(pipeline), dict(params or {})),
+        pipeline=PipelineSpec(FACTORY, {"pipeline": key, **params}),
         judge=dict(judge) if judge else None,
         prices=prices or Prices(),
         concurrency=concurrency,
@@ -82,7 +105,6 @@ def evaluate(
             run_id=run_id,
             resume=resume,
             progress=progress,
-            pipeline=pipeline,
         ),
     )
     rows = pq.read_table(result.path / "questions.parquet").to_pandas()

@@ -128,9 +128,6 @@ class RunOptions:
     progress: bool = True
     pinned_time: datetime | None = None
     remote: Remote | None = None
-    pipeline: Pipeline | None = None
-    """A callable given directly (`rageval_core.evaluate`), used instead of importing
-    the config's factory."""
 
 
 @dataclass(frozen=True)
@@ -709,11 +706,9 @@ class Runner:
     def _run(self, folder: _RunFolder, dataset: GoldenDataset, judge: Judge) -> RunResult:
         run_id = folder.run_id
         try:
-            pipeline = self.options.pipeline
-            if pipeline is None:
-                pipeline = load_pipeline(
-                    self.config.pipeline, self.config.folder, self.config.dataset_path
-                )
+            pipeline = load_pipeline(
+                self.config.pipeline, self.config.folder, self.config.dataset_path
+            )
         except PipelineError as exc:  # user code's message may echo a secret
             raise PipelineError(self.redactor.text(exc.message)) from None
         try:

@@ -41,8 +41,8 @@ def test_evaluate_runs_a_callable_and_returns_the_run_and_its_rows(tmp_path):
     assert (answerable["mrr"] == 0.5).all() and answerable["length"].gt(0).all()
     manifest = json.loads((tmp_path / "nb" / "manifest.json").read_text())
     assert manifest["config"]["pipeline"] == {
-        "factory": f"{__name__}:retrieve_gold_first",
-        "params": {"top_k": 2},
+        "factory": "rageval_core.notebook:registered",
+        "params": {"pipeline": f"{__name__}:retrieve_gold_first", "top_k": 2},
     }
     assert manifest["judge"]["kind"] == "offline"
     assert results.inspect_run(str(tmp_path), "nb").ok
