@@ -5,8 +5,10 @@
     ├── ConfigError              run config, thresholds or CLI arguments wrong
     ├── PipelineError            the pipeline under test returned something unusable
     ├── JudgeError               a judge could not produce verdicts (HTTP, parse, missing verdict)
-    └── ResultsError             results directory: bad run id, unreadable or corrupt run
-        └── NotFoundError        a readable run has no such question
+    ├── ResultsError             results directory: bad run id, unreadable or corrupt run
+    │   └── NotFoundError        a readable run has no such question
+    └── SourceError              another tool's results file (or a writer's record) that
+                                 does not fit: names the file and the first field
 
 Validation raises these, never `assert`. The CLI and the dashboard show them as one
 bounded line (`one_line()`); `problems` carries every individual finding so a user fixes
@@ -78,3 +80,9 @@ class ResultsError(RagevalError):
 class NotFoundError(ResultsError):
     """An id that names nothing in a readable run (a typo in a link), as opposed to a file
     that could not be read: a page says "not found" only for this one."""
+
+
+class SourceError(RagevalError):
+    """Results from outside rageval (another tool's file, a harness's record given to the
+    writer) that do not fit: the message names the file or question and the first field
+    that did not, and nothing of the run is written."""

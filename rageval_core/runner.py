@@ -448,6 +448,29 @@ class _RunFolder:
         return rows
 
 
+def write_rows(
+    folder: _RunFolder,
+    rows: list[dict[str, Any]],
+    ks: Iterable[int],
+    declared: tuple[DeclaredMetric, ...],
+) -> None:
+    """The final typed Parquet of `rows`, then the journal removed (the Parquet holds the
+    same rows). Shared with `writer.RunWriter`, so both write the same files."""
+    table = results.rows_to_table(rows, results.question_schema(ks, declared))
+    results.write_parquet(folder.parquet, table)
+    folder.journal.unlink(missing_ok=True)
+
+
+def publish(folder: _RunFolder, final: RunManifest) -> None:
+    """Write a finished run's manifest, after its `summary.json` when complete: the
+    manifest goes last, so a reader never sees a complete run without its summary."""
+    if final.status == "complete":
+        info = results.inspect_run(str(folder.path.parent), folder.run_id)
+        info.status, info.manifest = "complete", final
+        results.atomic_write_json(folder.path / results.SUMMARY, summarize_run(info))
+    folder.write_manifest(final)
+
+
 # ---------------------------------------------------------------------------- the run
 
 
@@ -776,10 +799,7 @@ class Runner:
             self.pinned + timedelta(seconds=totals["duration_s"]) if self.pinned else self.now()
         )
         if not failed:
-            schema = results.question_schema(self.config.ks, self.config.metrics)
-            table = results.rows_to_table(rows, schema)
-            results.write_parquet(folder.parquet, table)
-            folder.journal.unlink(missing_ok=True)
+            write_rows(folder, rows, self.config.ks, self.config.metrics)
         if folder.shard_status is not None:
             results.atomic_write_json(
                 folder.shard_status,
@@ -792,11 +812,7 @@ class Runner:
                 return RunResult(folder.run_id, folder.path, status, totals)
             totals = self._shard_totals(folder, manifest.shards)
         final = replace(manifest, status=status, finished_at=finished_at, totals=totals)
-        if not failed:
-            info = results.inspect_run(str(folder.path.parent), folder.run_id)
-            info.status, info.manifest = "complete", final
-            results.atomic_write_json(folder.path / results.SUMMARY, summarize_run(info))
-        folder.write_manifest(final)
+        publish(folder, final)
         return RunResult(folder.run_id, folder.path, status, totals)
 
     @staticmethod

@@ -15,6 +15,7 @@ from dashboard.shaping import (
 )
 from dashboard.shaping import run_tags as tag_options
 from rageval_core import charts
+from rageval_core.origin import origin_label
 
 MAX_BARS = 60  # newest runs in the failure-share chart; more bars stop being readable
 
@@ -88,6 +89,7 @@ if st.button("Diagnose latest run", type="primary", key="runs_diagnose_latest"):
 
 st.subheader(f"All runs ({len(runs)})")
 table = runs[["run_id", "created_at", "status", "config_name", "dataset_version", "tags"]].copy()
+table.insert(4, "origin", runs["config"].map(origin_label))
 table["status"] = table["status"].mask(table["run_id"].isin(list(stale)), "stale")
 table.insert(0, "diagnose", run_links(runs["run_id"], "diagnose"))
 for m, name in KEY_METRICS.items():

@@ -19,6 +19,21 @@ def add_results_option(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def import_formats(subparsers: argparse._SubParsersAction) -> argparse._SubParsersAction:
+    """The formats of `rageval import` (`squad`, `ragas`, …), made by whichever of the
+    modules that add one registers first, so each format lives in its own module."""
+    parser = subparsers.choices.get("import")
+    if parser is None:
+        parser = subparsers.add_parser(
+            "import",
+            help="build a golden dataset, or a run from another tool's results",
+            description="Build a golden dataset from another format (squad), or a run from "
+            "the results file of another evaluation tool (ragas, deepeval, promptfoo, inspect).",
+        )
+        return parser.add_subparsers(dest="format", metavar="FORMAT", required=True)
+    return next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+
+
 def add_baseline_option(parser: argparse.ArgumentParser, help: str) -> None:
     """`--baseline RUN|latest`, shared by the commands that compare a run with another."""
     parser.add_argument(

@@ -4,17 +4,12 @@ from __future__ import annotations
 
 import argparse
 
+from rageval_core.commands import import_formats
 from rageval_core.dataset import import_squad, load_dataset
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser(
-        "import",
-        help="build a golden dataset from another format",
-        description="Build a golden dataset (dataset.yaml + corpus.jsonl) from another format.",
-    )
-    formats = parser.add_subparsers(dest="format", metavar="FORMAT", required=True)
-    squad = formats.add_parser(
+    squad = import_formats(subparsers).add_parser(
         "squad",
         help="SQuAD v2 JSON: paragraphs become chunks, impossible questions unanswerable",
         description="Import a SQuAD v2 (or v1.1) JSON file. Each paragraph becomes a chunk "

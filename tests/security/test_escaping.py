@@ -3,6 +3,9 @@ that does not render HTML or markdown."""
 
 from __future__ import annotations
 
+import json
+import shutil
+
 import pytest
 
 from rageval_core import query
@@ -94,3 +97,28 @@ def test_bad_url_values_echoed_in_errors_are_not_markdown(demo_results, app, hel
         assert sum("Ignored URL parameter" in e for e in errors) >= len(params), (page, errors)
         assert not any("](" in e for e in errors), (page, errors)
         assert_escaped(at, helpers, page)
+
+
+def test_a_hostile_import_origin_is_shown_as_text(demo_results, app, helpers, tmp_path):
+    # The origin's tool and file names come from the imported file and the command line:
+    # Runs (a table cell) and Compare's config diff show them, never as markup.
+    out = tmp_path / "results"
+    shutil.copytree(demo_results, out, ignore=shutil.ignore_patterns(".rageval"))
+    ids = helpers.run_ids(out)
+    newest = max(
+        ids, key=lambda r: json.loads((out / r / "manifest.json").read_text())["created_at"]
+    )
+    path = out / newest / "manifest.json"
+    manifest = json.loads(path.read_text())
+    manifest["config"]["origin"] = {"kind": "import", "tool": helpers.XSS, "file": helpers.XSS}
+    path.write_text(json.dumps(manifest))
+    (out / newest / "summary.json").unlink()  # the cache re-reads the manifest either way
+    at = app(out, runs=[ids[0], newest], baseline=ids[0])
+    at.run()
+    assert not at.exception
+    table = at.dataframe[0].value
+    assert table.loc[table["run_id"] == newest, "origin"].item().startswith("imported from <img")
+    assert_escaped(at, helpers, "runs")
+    at.switch_page("app_pages/compare.py").run()
+    assert not at.exception
+    assert_escaped(at, helpers, "compare")

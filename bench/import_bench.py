@@ -1,0 +1,189 @@
+"""Import speed: each tool's fixture (tests/fixtures/imports, written by the real tools)
+scaled to N questions, then `rageval import` of it, timed; and the writer alone (the same
+rows handed to `RunWriter`, no file to parse) as the floor.
+
+    .venv/bin/python bench/import_bench.py [--questions 10000] [--repeat 3]
+
+Prints seconds (median), questions per second and the ratio to the writer floor.
+Scaled files: question ids/texts made unique per copy; the Inspect `.eval` is written
+with deflate (Python's zipfile cannot write zstd before 3.14), its `.json` as is.
+Everything is written to a temporary folder.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import csv
+import json
+import statistics
+import sys
+import tempfile
+import time
+import zipfile
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from rageval_core.importers import TOOLS, import_run
+from rageval_core.importers.common import resolve_ids
+from rageval_core.writer import RunWriter
+
+FIX = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "imports"
+
+
+def scale_promptfoo(n: int, out: Path) -> Path:
+    data = json.loads((FIX / "promptfoo" / "results.json").read_text())
+    base = data["results"]["results"]
+    rows = []
+    for i in range(n):
+        r = copy.deepcopy(base[i % len(base)])
+        r["vars"]["question_id"] = f"q{i:06d}"
+        rows.append(r)
+    data["results"]["results"] = rows
+    path = out / "promptfoo.json"
+    path.write_text(json.dumps(data))
+    return path
+
+
+def scale_deepeval(n: int, out: Path) -> Path:
+    data = json.loads((FIX / "deepeval" / "latest_test_run.json").read_text())
+    base = data["testRunData"]["testCases"]
+    cases = []
+    for i in range(n):
+        c = copy.deepcopy(base[i % len(base)])
+        c["name"] = c["metadata"]["question_id"] = f"q{i:06d}"
+        cases.append(c)
+    data["testRunData"]["testCases"] = cases
+    path = out / "deepeval.json"
+    path.write_text(json.dumps(data))
+    return path
+
+
+def _inspect_samples(n: int) -> tuple[dict, list[dict]]:
+    log = json.loads((FIX / "inspect" / "fixture.json").read_text())
+    base = log["samples"]
+    samples = []
+    for i in range(n):
+        s = copy.deepcopy(base[i % len(base)])
+        s["id"] = f"q{i:06d}"
+        samples.append(s)
+    return log, samples
+
+
+def scale_inspect_json(n: int, out: Path) -> Path:
+    log, samples = _inspect_samples(n)
+    log["samples"] = samples
+    path = out / "inspect.json"
+    path.write_text(json.dumps(log))
+    return path
+
+
+def scale_inspect_eval(n: int, out: Path) -> Path:
+    log, samples = _inspect_samples(n)
+    header = {k: v for k, v in log.items() if k != "samples"}
+    path = out / "inspect.eval"
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z:
+        z.writestr("header.json", json.dumps(header))
+        for s in samples:
+            z.writestr(f"samples/{s['id']}_epoch_1.json", json.dumps(s))
+    return path
+
+
+def _ragas_rows(n: int) -> tuple[list[str], list[dict]]:
+    with open(FIX / "ragas" / "scores.csv", newline="") as fh:
+        base = list(csv.DictReader(fh))
+    rows = []
+    for i in range(n):
+        r = dict(base[i % len(base)])
+        r["user_input"] = f"{r['user_input']} #{i}"
+        rows.append(r)
+    return list(base[0]), rows
+
+
+def scale_ragas_csv(n: int, out: Path) -> Path:
+    fields, rows = _ragas_rows(n)
+    path = out / "ragas.csv"
+    with open(path, "w", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=fields)
+        w.writeheader()
+        w.writerows(rows)
+    return path
+
+
+def scale_ragas_parquet(n: int, out: Path) -> Path:
+    table = pq.read_table(FIX / "ragas" / "scores.parquet")
+    reps = -(-n // table.num_rows)
+    big = pa.concat_tables([table] * reps).slice(0, n)
+    texts = [f"{t} #{i}" for i, t in enumerate(big.column("user_input").to_pylist())]
+    big = big.set_column(big.schema.get_field_index("user_input"), "user_input", pa.array(texts))
+    path = out / "ragas.parquet"
+    pq.write_table(big, path)
+    return path
+
+
+KINDS = {
+    "promptfoo": ("promptfoo", scale_promptfoo),
+    "deepeval": ("deepeval", scale_deepeval),
+    "inspect .eval": ("inspect", scale_inspect_eval),
+    "inspect .json": ("inspect", scale_inspect_json),
+    "ragas .csv": ("ragas", scale_ragas_csv),
+    "ragas .parquet": ("ragas", scale_ragas_parquet),
+}
+
+
+def timed(fn, repeat: int) -> float:
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--questions", type=int, default=10_000)
+    ap.add_argument("--repeat", type=int, default=3)
+    args = ap.parse_args()
+    n = args.questions
+    with tempfile.TemporaryDirectory(prefix="rageval-import-bench-") as d:
+        root = Path(d)
+        files = {kind: (tool, scale(n, root)) for kind, (tool, scale) in KINDS.items()}
+        counter = iter(range(10**6))
+
+        def importer(tool: str, path: Path):
+            return lambda: import_run(
+                tool, path, results_dir=root / "results", run_id=f"r{next(counter)}"
+            )
+
+        # The floor: the promptfoo rows, already parsed, through the writer alone.
+        imported = TOOLS["promptfoo"](files["promptfoo"][1])
+        records = resolve_ids(imported.records, None, "bench")
+
+        def writer_only() -> None:
+            with RunWriter(
+                "bench",
+                results_dir=root / "writer",
+                metrics=imported.metrics,
+                run_id=f"w{next(counter)}",
+                durable=False,
+            ) as w:
+                for r in records:
+                    w.add(**r)
+
+        floor = timed(writer_only, args.repeat)
+        print(f"import of a {n:,}-question file (median of {args.repeat}), {sys.platform}")
+        print(f"{'file':16} {'size MB':>8} {'seconds':>8} {'q/s':>9} {'× writer':>9}")
+        print(f"{'writer alone':16} {'':>8} {floor:8.2f} {n / floor:9,.0f} {1.0:9.2f}")
+        for kind, (tool, path) in files.items():
+            t = timed(importer(tool, path), args.repeat)
+            size = path.stat().st_size / 1e6
+            print(f"{kind:16} {size:8.1f} {t:8.2f} {n / t:9,.0f} {t / floor:9.2f}")
+        w = floor / n * 1000
+        print(f"writer: {w:.3f} ms per question; a durable writer adds one fsync per question")
+
+
+if __name__ == "__main__":
+    main()
