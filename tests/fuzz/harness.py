@@ -18,7 +18,7 @@ from streamlit.testing.v1 import AppTest
 
 from dashboard.links import PAGES, md_escape
 from rageval_core.cli import main
-from rageval_core.results import RESULTS_ENV
+from rageval_core.results import RESULTS_ENV, display_name
 from tests.fuzz.damage import KNOWN_OPEN, Harm, apply_all, fresh_copy, healthy
 
 ENTRY = str(Path(__file__).resolve().parents[2] / "dashboard" / "streamlit_app.py")
@@ -67,8 +67,10 @@ def _texts(elements) -> list[str]:
 
 
 def _shows(text: str, name: str) -> bool:
-    shown = repr(name)[1:-1]  # how a name that is not a run id is displayed (escaped)
-    return any(n in text for n in (name, shown, md_escape(name), md_escape(shown)))
+    # how a name that is not a run id is displayed: escaped (`display_name`: its repr,
+    # backticks as \x60), then Markdown-escaped in a banner
+    forms = (name, repr(name)[1:-1], display_name(name)[1:-1])
+    return any(n in text for f in forms for n in (f, md_escape(f)))
 
 
 def page_findings(

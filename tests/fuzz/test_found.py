@@ -23,6 +23,7 @@ from tests.fuzz.damage import (
     PARQUET,
     RUN_IDS,
     Garbage,
+    HostileFolder,
     Huge,
     ManifestValue,
     NestedJson,
@@ -60,6 +61,8 @@ FOUND = {
     "Parquet byte that runs DuckDB out of buffer": Garbage(4, PARQUET, 0.5, b"\x01", False),
     # the oldest run's manifest a link to another run's: two summary rows under one id
     "manifest that is another run's": Symlink(0, MANIFEST, "other-run"),
+    # a folder name with backticks is shown with them escaped (\x60): still named
+    "folder named with backticks": HostileFolder(0, "`tick`"),
 }
 
 
