@@ -7,6 +7,7 @@ argument wiring, so every command spells a common option the same way.
 from __future__ import annotations
 
 import argparse
+import os
 
 from rageval_core.errors import ConfigError, ResultsError
 from rageval_core.results import validate_run_id
@@ -40,3 +41,17 @@ def validate_run_args(run: str, baseline: str | None) -> None:
             validate_run_id(baseline)
     except ResultsError as exc:
         raise ConfigError(exc.message) from None
+
+
+DASHBOARD_URL_ENV = "RAGEVAL_DASHBOARD_URL"
+DEFAULT_DASHBOARD_URL = "http://127.0.0.1:8501"
+
+
+def dashboard_link(page: str, run_id: str | None = None, base: str | None = None) -> str:
+    """The dashboard address of `page` (for `run_id`), as `rageval run`, `rageval runs`
+    and `rageval dashboard` print it: under `base`, else $RAGEVAL_DASHBOARD_URL (a hosted
+    dashboard), else where `rageval dashboard` listens by default."""
+    from dashboard.links import ViewState, absolute_url
+
+    base = base or os.environ.get(DASHBOARD_URL_ENV) or DEFAULT_DASHBOARD_URL
+    return absolute_url(base, page, ViewState(run=run_id))
