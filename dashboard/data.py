@@ -18,6 +18,8 @@ import streamlit as st
 from rageval_core import query
 from rageval_core.catalogue import BUILTIN, Catalogue
 from rageval_core.query import ResultsStore, RunProblem
+from rageval_core.query.answer_diff import answer_diff as _answer_diff
+from rageval_core.query.flaky import run_flaky as _run_flaky
 from rageval_core.results import RunInfo, results_location
 
 P = ParamSpec("P")
@@ -107,3 +109,5 @@ rerank_candidates = _cached(query.rerank_candidates)
 metric_distribution = _cached(query.metric_distribution)
 question_tags = _cached(query.question_tags)
 compare_runs = _cached(query.compare_runs)
+answer_diff = _cached(_answer_diff)
+run_flaky = _cached(_run_flaky)

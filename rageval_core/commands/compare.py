@@ -45,7 +45,8 @@ def _compare(args: argparse.Namespace) -> int:
     for r in args.runs:
         validate_run_args(r, None)
     metrics = [m.strip() for m in args.metrics.split(",") if m.strip()] if args.metrics else None
-    with ResultsStore(results_location(args.results), read_only=True, refresh=False) as store:
+    # refreshed: which questions are known to be flaky comes from the runs' history
+    with ResultsStore(results_location(args.results), read_only=True) as store:
         c = compare_runs(store, args.runs, metrics=metrics, tolerance=args.tolerance)
     print(format_comparison(c, args.format, args.max_questions), end="")
     return 0
