@@ -58,7 +58,9 @@ def _copy(results: Path, run_id: str, day: int, broken: bool, wrong: str) -> Non
         finished_at=f"2026-11-{day:02d}T09:00:02Z",
     )
     res.atomic_write_json(folder / res.MANIFEST, manifest)
-    res.atomic_write_json(folder / res.SUMMARY, summarize_run(res.inspect_run(str(results), run_id)))
+    res.atomic_write_json(
+        folder / res.SUMMARY, summarize_run(res.inspect_run(str(results), run_id))
+    )
 
 
 def add_flaky_series(results: Path, wrong: str = WRONG) -> FlakySeries:
