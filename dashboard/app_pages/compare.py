@@ -69,8 +69,7 @@ baseline = st.selectbox(
 chosen_state = state.shared().with_(runs=tuple(chosen), baseline=baseline)
 
 try:
-    with st.spinner(f"Comparing {len(chosen)} runs question by question…"):
-        cmp = data.compare_runs([baseline, *(r for r in chosen if r != baseline)])
+    cmp = data.compare_runs([baseline, *(r for r in chosen if r != baseline)])
 except RagevalError as exc:
     page.publish(chosen_state)
     st.error(f"Cannot compare these runs: {exc}")
@@ -158,9 +157,7 @@ else:
     note = changed.set_index("question_id").loc[qid, "flaky_note"]
     if note:  # names the config: text from a manifest
         st.warning(f"Known flaky question: {md_escape(note)}.", icon=":material/casino:")
-    with st.spinner("Comparing the two answers…"):
-        diff = data.answer_diff(baseline, diff_run, qid)
-    show_answer_diff(diff, key="compare")
+    show_answer_diff(data.answer_diff(baseline, diff_run, qid), key="compare")
     ui.link("question", f"Open {qid} in {diff_run}", ViewState(run=diff_run, question=qid))
 
 with st.expander("All question × metric changes"):

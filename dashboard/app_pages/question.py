@@ -127,9 +127,8 @@ for i, (name, value) in enumerate(figures.items()):
 
 st.subheader("This question across runs")
 dataset = runs.loc[runs["run_id"] == run, "dataset_name"].iloc[0]
-with st.spinner("Reading this question's history across runs…"):
-    history = data.question_history(d.question_id, dataset=dataset)
-    flaky = data.run_flaky(run)
+history = data.question_history(d.question_id, dataset=dataset)
+flaky = data.run_flaky(run)
 note = flaky.loc[flaky["question_id"] == d.question_id, "flaky_note"]
 if len(note):  # names the config: text from a manifest
     st.warning(

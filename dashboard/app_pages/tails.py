@@ -58,8 +58,7 @@ else:
     st.info(f"Pick at least one run with {name} to see its distribution.")
 
 st.subheader("Flaky questions")
-with st.spinner("Looking for questions whose outcome flips between runs…"):
-    flaky = data.run_flaky(run)
+flaky = data.run_flaky(run)
 if flaky.empty:
     st.caption(
         f"No question flips between ok and a failure across the runs of {run}'s config on "

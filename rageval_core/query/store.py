@@ -27,7 +27,7 @@ import tempfile
 import threading
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -125,6 +125,10 @@ SUMMARY_SCHEMA = pa.schema(
     ]
 )
 """One row per run in `run_summary.parquet` (and the runs overview)."""
+
+
+Progress = Callable[[str, int, int], None]
+"""`progress(what, done, total)`: how far a refresh is (see `ResultsStore.refresh`)."""
 
 
 @dataclass(frozen=True)
@@ -446,7 +450,10 @@ class ResultsStore:
         return {**manifest_row(info), **agg, "problems": problems}
 
     def _compute(
-        self, cur: duckdb.DuckDBPyConnection, add: list[tuple[RunInfo, str]]
+        self,
+        cur: duckdb.DuckDBPyConnection,
+        add: list[tuple[RunInfo, str]],
+        progress: Progress | None = None,
     ) -> tuple[list[dict[str, Any]], list[pa.Table]]:
         """Summary rows and narrow rows of finished runs, in batches where possible.
 
@@ -468,9 +475,13 @@ class ResultsStore:
                 groups.setdefault((key, declared_of(info)), []).append((info, fp))
         rows: list[dict[str, Any]] = []
         tables: list[pa.Table] = []
+        done = 0
         for key, items in groups.items():
             for i in range(0, len(items), BATCH_RUNS):
                 batch = items[i : i + BATCH_RUNS]
+                if progress:
+                    progress("summarising runs into the cache", done, len(add))
+                done += len(batch)
                 try:
                     aggs, narrow = self._batch(cur, key, batch)
                 except duckdb.Error:
@@ -486,7 +497,9 @@ class ResultsStore:
                     rows.append(
                         {**manifest_row(info), **agg, "problems": problems, "fingerprint": fp}
                     )
-        for info, fp in single:
+        for n, (info, fp) in enumerate(single):
+            if progress and n % 8 == 0:
+                progress("summarising runs into the cache", len(add) - len(single) + n, len(add))
             row = self._summary_row(cur, info)
             tables.append(self._narrow_rows(cur, info))
             rows.append({**row, "fingerprint": fp})
@@ -573,10 +586,13 @@ class ResultsStore:
         )
         return aggs, pack_declared(narrow, declared).cast(METRICS_SCHEMA)
 
-    def refresh(self) -> None:
-        """Re-list runs, bring the cache up to date, re-read running runs' journals."""
+    def refresh(self, progress: Progress | None = None) -> None:
+        """Re-list runs, bring the cache up to date, re-read running runs' journals.
+
+        `progress(what, done, total)` is called as run folders are read and runs are
+        summarised (the first build over a large location takes seconds)."""
         with self._lock:
-            self._state = self._refresh()
+            self._state = self._refresh(progress)
 
     def _cache_stamp(self) -> tuple[int, int, int] | None:
         try:
@@ -585,7 +601,7 @@ class ResultsStore:
             return None
         return (st.st_ino, st.st_size, st.st_mtime_ns)
 
-    def _refresh(self) -> _State:
+    def _refresh(self, progress: Progress | None = None) -> _State:
         prev = self._state
         unlisted: list[RunProblem] = []
         try:
@@ -610,7 +626,9 @@ class ResultsStore:
             # most of a refresh at 1,000 runs). A folder deleted since the scan is left out.
             fps = dict(scan)
             runs = []
-            for rid, fp in scan:
+            for n, (rid, fp) in enumerate(scan):
+                if progress and n % 32 == 0:
+                    progress("reading run folders", n, len(scan))
                 old = prev.infos.get(rid)
                 info = old[1] if old and old[0] == fp else inspect_run(self.location, rid)
                 if info.status != "missing":
@@ -655,7 +673,7 @@ class ResultsStore:
 
         cur = self.cursor()
         try:
-            new_rows, new_tables = self._compute(cur, add)
+            new_rows, new_tables = self._compute(cur, add, progress)
             summary = cached
             if add or drop_ids:
                 summary = self._write_cache(cur, cached, keep_ids, drop_ids, new_rows, new_tables)

@@ -126,3 +126,21 @@ def test_word_diff_rebuilds_both_answers(a, b):
     assert before == a and after == b
     assert all(x.op != y.op for x, y in zip(tokens, tokens[1:], strict=False))  # merged
     assert (a == b) == all(t.op == "same" for t in tokens)
+
+
+def test_the_first_refresh_reports_what_it_does_and_how_far(results):
+    for i in range(12):
+        write_run(results, f"r{i:02d}", [row("q1"), row("q2")], created_at=f"2025-01-{i + 1:02d}")
+    seen: list[tuple[str, int, int]] = []
+    store = ResultsStore(results, refresh=False)
+    store.refresh(lambda what, done, total: seen.append((what, done, total)))
+    phases = {what for what, _, _ in seen}
+    assert phases == {"reading run folders", "summarising runs into the cache"}
+    for what in phases:
+        steps = [(d, t) for w, d, t in seen if w == what]
+        assert all(t == 12 and 0 <= d < t for d, t in steps)
+        assert [d for d, _ in steps] == sorted(d for d, _ in steps)  # never backwards
+    assert len(store.runs()) == 12
+    seen.clear()
+    store.refresh(lambda *a: seen.append(a))  # nothing changed: nothing to summarise
+    assert all(what != "summarising runs into the cache" for what, _, _ in seen)
