@@ -144,3 +144,19 @@ def test_the_first_refresh_reports_what_it_does_and_how_far(results):
     seen.clear()
     store.refresh(lambda *a: seen.append(a))  # nothing changed: nothing to summarise
     assert all(what != "summarising runs into the cache" for what, _, _ in seen)
+
+
+def test_the_report_marks_a_regression_on_a_known_flaky_question(results):
+    from rageval_core.report import build_report
+
+    _series(results)
+    write_run(
+        results,
+        "nightly-3",
+        [row("q1", failure_type="incorrect", answer_correctness=0.0), row("q2")],
+        created_at="2025-01-05T00:00:00Z",
+        config={"name": "nightly"},
+    )
+    page = build_report(ResultsStore(results), "nightly-3", baseline="nightly-2")
+    assert "Regressed: 1 question (1 known flaky)" in page
+    assert "regression (flaky: flipped 1× in 2 runs of nightly)" in page
