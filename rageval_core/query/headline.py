@@ -154,8 +154,6 @@ def format_headline(h: RunHeadline, link: str | None = None) -> str:
 
 # ---------------------------------------------------------------------------- rageval runs
 
-RUN_STATUSES = ("complete", "failed", "running", "stale")
-
 
 @dataclass(frozen=True)
 class RunLine:
