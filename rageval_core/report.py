@@ -214,7 +214,7 @@ def _comparison_section(c: query.Comparison, run_id: str, lim: ReportLimits) -> 
                 [
                     [
                         f"<code>{esc(r.question_id)}</code> {esc(r.question, 200)}",
-                        esc(r.kind),
+                        esc(f"{r.kind} (flaky: {r.flaky_note})" if r.flaky else r.kind),
                         esc(r.failure_change),
                         esc(r.changes, 500),
                     ]

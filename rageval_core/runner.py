@@ -71,21 +71,37 @@ JUDGE_CACHE = ".rageval/judge-cache"
 
 @dataclass(frozen=True)
 class Shard:
-    """Worker `index` of `count`: owns the questions whose stable id hash lands on it."""
+    """Worker `index` of `count`: owns the questions whose stable id hash lands on it.
+
+    Users number shards 1..N (`--shard 1/3` … `3/3`, as Playwright, Jest and a CI matrix
+    do); `index` is that number minus one, which is also the number in the shard's file
+    names (`questions-0.parquet` is shard 1/N), so runs written before stay readable.
+    """
 
     index: int
     count: int
 
     @classmethod
     def parse(cls, text: str) -> Shard:
-        """`K/N` with 0 <= K < N, e.g. `0/2`; ConfigError otherwise."""
+        """`K/N` with 1 <= K <= N, e.g. `1/2`; ConfigError naming the value otherwise."""
         k, sep, n = text.partition("/")
         short = sep and k.isdigit() and n.isdigit() and len(k) <= 6 and len(n) <= 6
-        if not (short and 0 <= int(k) < int(n) <= MAX_SHARDS):
+        if not (short and 1 <= int(n) <= MAX_SHARDS):
             raise ConfigError(
-                f"--shard must be K/N with 0 <= K < N <= {MAX_SHARDS} (e.g. 0/2), got {text[:40]!r}"
+                f"--shard must be K/N with 1 <= K <= N <= {MAX_SHARDS} (e.g. 1/2), "
+                f"got {text[:40]!r}"
             )
-        return cls(int(k), int(n))
+        if not 1 <= int(k) <= int(n):
+            raise ConfigError(
+                f"--shard {text}: shards are numbered from 1 to {int(n)}, "
+                f"so K = {int(k)} is not one of them"
+            )
+        return cls(int(k) - 1, int(n))
+
+    @property
+    def label(self) -> str:
+        """`K/N` as the user typed it (1-based)."""
+        return f"{self.index + 1}/{self.count}"
 
     def owns(self, question_id: str) -> bool:
         # sha256, not hash(): Python salts str hashes per process, workers must agree.
@@ -131,10 +147,17 @@ class RunOptions:
 
 @dataclass(frozen=True)
 class RunResult:
+    """What one `run()` call did. `status` is the run's (a finished shard of a run whose
+    other shards are not all done leaves it `running`); `totals` are this call's part.
+    `shard` is the part this call wrote and `missing_shards` the labels (`2/3`) of the
+    shards still to finish."""
+
     run_id: str
     path: Path
     status: str
     totals: Mapping[str, Any]
+    shard: Shard | None = None
+    missing_shards: tuple[str, ...] = ()
 
 
 # ---------------------------------------------------------------------------- one question
@@ -568,7 +591,7 @@ class Runner:
         if self.options.shard:
             if folder.journal.exists() or folder.parquet.exists():
                 raise ResultsError(
-                    f"shard {self.options.shard.index} of {folder.run_id} already started; "
+                    f"shard {self.options.shard.label} of {folder.run_id} already started; "
                     f"use --resume {folder.run_id}"
                 )
             folder.path.mkdir(parents=True, exist_ok=True)
@@ -720,7 +743,7 @@ class Runner:
         shard = self.options.shard
         if shard is None:
             return f"run {folder.run_id}", f"rageval run CONFIG.yaml --resume {folder.run_id}"
-        part = f"{shard.index}/{shard.count}"
+        part = shard.label
         return (
             f"shard {part} of run {folder.run_id}",
             f"rageval run CONFIG.yaml --resume {folder.run_id} --shard {part}",
@@ -808,12 +831,20 @@ class Runner:
             if not failed and self.options.remote is not None:
                 # Other workers finish elsewhere: look at their status now, not at start-up.
                 self.options.remote.sync_shard(folder.path, folder.shard.index, folder.shard.count)
-            if failed or not self._all_shards_complete(folder, manifest.shards):
-                return RunResult(folder.run_id, folder.path, status, totals)
+            missing = self._missing_shards(folder, manifest.shards)
+            if failed or missing:
+                return RunResult(
+                    folder.run_id,
+                    folder.path,
+                    "failed" if failed else "running",
+                    totals,
+                    shard=folder.shard,
+                    missing_shards=missing,
+                )
             totals = self._shard_totals(folder, manifest.shards)
         final = replace(manifest, status=status, finished_at=finished_at, totals=totals)
         publish(folder, final)
-        return RunResult(folder.run_id, folder.path, status, totals)
+        return RunResult(folder.run_id, folder.path, status, totals, shard=folder.shard)
 
     @staticmethod
     def _shard_statuses(folder: _RunFolder, count: int) -> list[dict[str, Any] | None]:
@@ -826,10 +857,12 @@ class Runner:
                 out.append(None)
         return out
 
-    def _all_shards_complete(self, folder: _RunFolder, count: int) -> bool:
-        return all(
-            s is not None and s.get("status") == "complete"
-            for s in self._shard_statuses(folder, count)
+    def _missing_shards(self, folder: _RunFolder, count: int) -> tuple[str, ...]:
+        """Labels (`2/3`) of the shards that have not reported complete."""
+        return tuple(
+            Shard(k, count).label
+            for k, s in enumerate(self._shard_statuses(folder, count))
+            if s is None or s.get("status") != "complete"
         )
 
     def _shard_totals(self, folder: _RunFolder, count: int) -> dict[str, Any]:

@@ -4,6 +4,8 @@ moved (paired bootstrap intervals), and which questions regressed, improved or f
 import streamlit as st
 
 from dashboard import data, ui
+from dashboard.diffs import show_answer_diff
+from dashboard.links import ViewState, md_escape
 from dashboard.shaping import (
     QUESTION_CHANGE_TABS,
     default_compare,
@@ -14,7 +16,7 @@ from dashboard.shaping import (
 from rageval_core import charts
 from rageval_core.errors import RagevalError
 
-QUESTION_COLUMNS = ["run_id", "question_id", "question", "failure_change", "changes"]
+QUESTION_COLUMNS = ["run_id", "question_id", "question", "failure_change", "flaky_note", "changes"]
 # Rows drawn per table, in its order (questions worst first): 20 runs of 1,000 questions
 # change ~18,000 questions and ~70,000 question × metric pairs, more than anyone reads and
 # than a rerun can draw in 1 s.
@@ -64,11 +66,12 @@ baseline = st.selectbox(
     key="compare_baseline",
     index=chosen.index(state.baseline) if state.baseline in chosen else 0,
 )
-page.publish(state.shared().with_(runs=tuple(chosen), baseline=baseline))
+chosen_state = state.shared().with_(runs=tuple(chosen), baseline=baseline)
 
 try:
     cmp = data.compare_runs([baseline, *(r for r in chosen if r != baseline)])
 except RagevalError as exc:
+    page.publish(chosen_state)
     st.error(f"Cannot compare these runs: {exc}")
     st.stop()
 for w in cmp.warnings:
@@ -126,9 +129,36 @@ for tab, (kind, rows) in zip(tabs, by_kind.items(), strict=True):
                 limit=TABLE_ROWS,
                 config={
                     "failure_change": st.column_config.TextColumn("failure type"),
+                    "flaky_note": st.column_config.TextColumn(
+                        "known flaky", help="the question flips across runs of this config"
+                    ),
                     "changes": st.column_config.TextColumn("changes", width="large"),
                 },
             )
+
+st.subheader("What changed in an answer")
+changed = cmp.questions.drop_duplicates("question_id")
+if changed.empty:
+    page.publish(chosen_state)
+    st.info("No question changed beyond the tolerance.")
+else:
+    qids = list(changed["question_id"])
+    c = st.columns([2, 2])
+    qid = c[0].selectbox(
+        "Question",
+        qids,
+        index=qids.index(state.question) if state.question in qids else 0,
+        key="compare_diff_question",
+        format_func=lambda q: f"{q} · {changed.set_index('question_id').loc[q, 'kind']}",
+    )
+    others = [r for r in cmp.run_ids if r != baseline]
+    diff_run = c[1].selectbox("Against the baseline, in run", others, key="compare_diff_run")
+    page.publish(chosen_state.with_(question=qid))  # the question too: a link shows its diff
+    note = changed.set_index("question_id").loc[qid, "flaky_note"]
+    if note:  # names the config: text from a manifest
+        st.warning(f"Known flaky question: {md_escape(note)}.", icon=":material/casino:")
+    show_answer_diff(data.answer_diff(baseline, diff_run, qid), key="compare")
+    ui.link("question", f"Open {qid} in {diff_run}", ViewState(run=diff_run, question=qid))
 
 with st.expander("All question × metric changes"):
     st.caption(

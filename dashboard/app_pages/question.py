@@ -1,11 +1,13 @@
 """Question: one question in one run — the answer with flagged claims marked in place, the
-judge's verdicts and evidence, the retrieved chunks, timings, and its history across runs."""
+judge's verdicts and evidence, the retrieved chunks, timings, and its history across runs
+(flaky or not, and what changed in the answer against another run)."""
 
 import pandas as pd
 import streamlit as st
 
 from dashboard import data, ui
-from dashboard.links import ViewState
+from dashboard.diffs import show_answer_diff
+from dashboard.links import ViewState, md_escape
 from dashboard.shaping import answer_marks, evidence_marks, failure_label, fmt
 from rageval_core import charts
 from rageval_core.errors import NotFoundError
@@ -126,6 +128,13 @@ for i, (name, value) in enumerate(figures.items()):
 st.subheader("This question across runs")
 dataset = runs.loc[runs["run_id"] == run, "dataset_name"].iloc[0]
 history = data.question_history(d.question_id, dataset=dataset)
+flaky = data.run_flaky(run)
+note = flaky.loc[flaky["question_id"] == d.question_id, "flaky_note"]
+if len(note):  # names the config: text from a manifest
+    st.warning(
+        f"Flaky question: {md_escape(note.iloc[0])}; a regression here may be noise.",
+        icon=":material/casino:",
+    )
 if len(history) > 1:
     ui.chart(
         charts.question_history(
@@ -134,3 +143,20 @@ if len(history) > 1:
         key="question_history_chart",
     )
 ui.question_table(history, HISTORY_COLUMNS, key="question_history")
+
+others = [r for r in history["run_id"] if r != run]
+if others:
+    st.subheader("What changed in the answer")
+    ids = list(history["run_id"])
+    earlier = [r for r in ids[: ids.index(run)] if r != run] if run in ids else []
+    default = earlier[-1] if earlier else others[0]  # the run just before this one
+    base = st.selectbox(
+        "Compare this answer with the one in run",
+        others,
+        index=others.index(default),
+        key="question_diff_base",
+    )
+    try:
+        show_answer_diff(data.answer_diff(base, run, d.question_id), key="question")
+    except NotFoundError:  # a run whose rows changed since the history was read
+        st.info(f"Run {base} has no answer to this question.")

@@ -1,5 +1,6 @@
-"""Tails: the questions a mean hides — distributions per run, mean vs p10 over time, and
-the bottom 10% of one run."""
+"""Tails: the questions a mean hides — distributions per run, mean vs p10 over time, the
+questions whose outcome flips across runs of one config (flaky), and the bottom 10% of
+one run."""
 
 import pandas as pd
 import streamlit as st
@@ -55,6 +56,27 @@ if having:
     ui.chart(charts.distributions(values, metric, kind, cat), key="tails_distribution")
 else:
     st.info(f"Pick at least one run with {name} to see its distribution.")
+
+st.subheader("Flaky questions")
+flaky = data.run_flaky(run)
+if flaky.empty:
+    st.caption(
+        f"No question flips between ok and a failure across the runs of {run}'s config on "
+        "its dataset version (a question needs two runs of one config to flip)."
+    )
+else:
+    st.caption(
+        f"{len(flaky)} question(s) flip between ok and a failure, or across 0.5 correctness, "
+        f"over runs of the config of {run} on its dataset version, most flips first: a "
+        "regression on one of these may be noise. Compare marks them as known flaky."
+    )
+    ui.question_table(
+        flaky,
+        ["question_id", "flaky_note", "n_runs", "n_ok", "verdict_flips", "correctness_flips"],
+        key="tails_flaky",
+        run_id=run,
+        config={"flaky_note": st.column_config.TextColumn("how often")},
+    )
 
 st.subheader(f"Bottom {TAIL_PCT:g}% of {run} on {name}")
 if metric not in data.run_catalogue(run).measures:

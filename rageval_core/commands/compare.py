@@ -44,7 +44,8 @@ def _compare(args: argparse.Namespace) -> int:
     if args.max_questions < 0:
         raise ConfigError("--max-questions must be 0 or more")
     metrics = [m.strip() for m in args.metrics.split(",") if m.strip()] if args.metrics else None
-    with ResultsStore(results_location(args.results), read_only=True, refresh=False) as store:
+    # refreshed: which questions are known to be flaky comes from the runs' history
+    with ResultsStore(results_location(args.results), read_only=True) as store:
         runs = [argument_run(store, r) for r in args.runs]
         c = compare_runs(store, runs, metrics=metrics, tolerance=args.tolerance)
     print(format_comparison(c, args.format, args.max_questions), end="")

@@ -12,8 +12,8 @@ import os
 import sys
 from pathlib import Path
 
-from rageval_core.commands import add_results_option
-from rageval_core.errors import ConfigError
+from rageval_core.commands import add_results_option, dashboard_link
+from rageval_core.errors import ConfigError, RagevalError
 from rageval_core.results import RESULTS_ENV, is_remote, results_location
 
 
@@ -59,6 +59,24 @@ def streamlit_command(port: int, host: str) -> list[str]:
     ]
 
 
+def _links(location: str, base: str) -> list[str]:
+    """The Runs page and the newest complete run's Diagnose view, as `rageval run` prints
+    them (a local folder's manifests only: nothing is summarised before the server starts)."""
+    from rageval_core.results import list_runs
+
+    lines = [f"runs: {dashboard_link('runs', base=base)}"]
+    if is_remote(location):  # listing a bucket can take long; the Runs page shows it
+        return lines
+    try:
+        done = [r for r in list_runs(location) if r.status == "complete" and r.manifest]
+    except RagevalError:  # the app itself says what is wrong with the location
+        return lines
+    if done:
+        newest = max(done, key=lambda r: (r.manifest.created_at, r.run_id))
+        lines.append(f"newest run: {dashboard_link('diagnose', newest.run_id, base)}")
+    return lines
+
+
 def run(args: argparse.Namespace) -> int:
     if not 0 < args.port < 65536:
         raise ConfigError(f"--port must be between 1 and 65535, got {args.port}")
@@ -67,6 +85,11 @@ def run(args: argparse.Namespace) -> int:
         location = str(Path(location).resolve())
     env = {**os.environ, RESULTS_ENV: location}
     cmd = streamlit_command(args.port, args.host)
-    print(f"rageval dashboard: {location} on http://{args.host}:{args.port}", file=sys.stderr)
+    # A wildcard address is not one a browser can open: link to this machine instead.
+    host = "127.0.0.1" if args.host in ("0.0.0.0", "::") else args.host
+    base = f"http://{host}:{args.port}"
+    print(f"rageval dashboard: {location} on {base}", file=sys.stderr)
+    for line in _links(location, base):
+        print(f"rageval dashboard: {line}", file=sys.stderr)
     os.execve(cmd[0], cmd, env)
     return 0  # not reached: execve replaces the process

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from rageval_core.commands import add_results_option
+from rageval_core.commands import add_results_option, dashboard_link
 from rageval_core.errors import ConfigError
 from rageval_core.results import is_remote, results_location
 
@@ -29,7 +29,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--shard",
         metavar="K/N",
-        help="run only shard K of N (stable split by question id); needs --run-id or --resume",
+        help="run only shard K of N, numbered 1..N as in a CI matrix (`--shard 1/3` … "
+        "`3/3`; stable split by question id); needs --run-id or --resume",
     )
     p.add_argument(
         "--engine",
@@ -93,11 +94,25 @@ def _run(args: argparse.Namespace) -> int:
         result = _go(location)
         where = str(result.path)
     t = result.totals
-    print(
-        f"{result.status}: {result.run_id} — {t['n_questions']} questions, {t['n_errors']} errors, "
+    part = f"shard {result.shard.label} of " if result.shard else ""
+    counts = (
+        f"{t['n_questions']} questions, {t['n_errors']} errors, "
         f"{t['n_judge_errors']} judge errors, cost ${t['cost_usd']:.4f} "
-        f"(+ judge ${t['judge_cost_usd']:.4f}), {t['duration_s']:.1f} s → {where}",
+        f"(+ judge ${t['judge_cost_usd']:.4f}), {t['duration_s']:.1f} s → {where}"
     )
+    if result.missing_shards:
+        # This worker's part is done, the run is not: say what is still missing.
+        n = len(result.missing_shards)
+        print(
+            f"{part}{result.run_id} finished: {counts}\n"
+            f"{n} of {result.shard.count} shards still missing "
+            f"({', '.join(result.missing_shards[:10])}{', …' if n > 10 else ''}); "
+            "the run is complete when the last one finishes"
+        )
+        return 0
+    print(f"{result.status}: {part}{result.run_id} — {counts}")
+    if result.status == "complete":
+        _print_headline(location, result.run_id)
     return 0
 
 
@@ -120,3 +135,13 @@ def _engine(args: argparse.Namespace):
             raise ConfigError(f"{flag} must be between 0 and 1024, got {value:g}")
     import_ray()  # before anything is written: an optional extra that may be missing
     return RayEngine(args.ray_address, args.ray_worker_cpus, args.ray_worker_gpus)
+
+
+def _print_headline(location: str, run_id: str) -> None:
+    """The run's headline figures against the previous run of its series, and the link."""
+    from rageval_core.query import ResultsStore
+    from rageval_core.query.headline import format_headline, run_headline
+
+    with ResultsStore(location, read_only=True, refresh=False) as store:
+        headline = run_headline(store, run_id)
+    print(format_headline(headline, dashboard_link("diagnose", run_id)), end="")

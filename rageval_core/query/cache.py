@@ -110,6 +110,10 @@ SUMMARY_SCHEMA = pa.schema(
 """One row per run in `run_summary.parquet` (and the runs overview)."""
 
 
+Progress = Callable[[str, int, int], None]
+"""`progress(what, done, total)`: how far a refresh is (see `ResultsStore.refresh`)."""
+
+
 def declared_of(info: RunInfo) -> tuple[DeclaredMetric, ...]:
     """The run's validated declared metrics (none when its manifest is unreadable)."""
     return info.manifest.metrics if info.manifest else ()
@@ -233,7 +237,10 @@ class DerivedCache:
         return {**manifest_row(info), **agg, "problems": problems}
 
     def compute(
-        self, cur: duckdb.DuckDBPyConnection, add: list[tuple[RunInfo, str]]
+        self,
+        cur: duckdb.DuckDBPyConnection,
+        add: list[tuple[RunInfo, str]],
+        progress: Progress | None = None,
     ) -> tuple[list[dict[str, Any]], list[pa.Table]]:
         """Summary rows and narrow rows of finished runs, in batches where possible.
 
@@ -255,9 +262,13 @@ class DerivedCache:
                 groups.setdefault((key, declared_of(info)), []).append((info, fp))
         rows: list[dict[str, Any]] = []
         tables: list[pa.Table] = []
+        done = 0
         for key, items in groups.items():
             for i in range(0, len(items), BATCH_RUNS):
                 batch = items[i : i + BATCH_RUNS]
+                if progress:
+                    progress("summarising runs into the cache", done, len(add))
+                done += len(batch)
                 try:
                     aggs, narrow = self._batch(cur, key, batch)
                 except duckdb.Error:
@@ -273,7 +284,9 @@ class DerivedCache:
                     rows.append(
                         {**manifest_row(info), **agg, "problems": problems, "fingerprint": fp}
                     )
-        for info, fp in single:
+        for n, (info, fp) in enumerate(single):
+            if progress and n % 8 == 0:
+                progress("summarising runs into the cache", len(add) - len(single) + n, len(add))
             row = self.summary_row(cur, info)
             tables.append(self.narrow_rows(cur, info))
             rows.append({**row, "fingerprint": fp})

@@ -64,6 +64,14 @@ class CheckRow:
     def breached(self) -> bool:
         return bool(self.breaches)
 
+    @property
+    def limits(self) -> str:
+        """The limits set on this figure (`min 0.7, max_drop 0.03`), passing or not."""
+        t = self.threshold
+        if t is None:
+            return ""
+        return ", ".join(f"{k} {getattr(t, k):g}" for k in _BOUNDS if getattr(t, k) is not None)
+
 
 @dataclass(frozen=True)
 class CheckResult:
@@ -210,7 +218,10 @@ def check_run(
     base = baseline_run(store, info, baseline)
     base_id = base.run_id if base else None
     if baseline == "latest" and base_id is None:
-        notes.append("no other complete run to use as baseline; drop limits not checked")
+        notes.append(
+            f"no complete run was made before {run_id}, so there is no `latest` baseline; "
+            "max_drop and max_rise limits not checked"
+        )
     values = summarize_run(info, con=store.con, fs=store.fs, to_url=store.to_url)
     notes += values.pop("problems")
     values.update(values.pop("declared"))
@@ -282,15 +293,15 @@ def format_check(result: CheckResult, fmt: str = "text") -> str:
         lines = [
             head,
             "",
-            "| | metric | value | baseline | delta | limits |",
-            "|---|---|---:|---:|---:|---|",
+            "| | metric | value | baseline | delta | limits | breaches and notes |",
+            "|---|---|---:|---:|---:|---|---|",
         ]
         for r in result.rows:
             mark = "✗" if r.breached else "✓"
             why = "; ".join((*r.breaches, *r.notes))
             lines.append(
                 f"| {mark} | {r.label} | {_fmt(r.value)} | {_fmt(r.baseline)} | "
-                f"{_fmt_delta(r.delta)} | {why} |"
+                f"{_fmt_delta(r.delta)} | {r.limits} | {why} |"
             )
         lines.append("")
         lines.append(

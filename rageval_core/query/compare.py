@@ -26,6 +26,7 @@ import pyarrow as pa
 from rageval_core.catalogue import BUILTIN, Catalogue
 from rageval_core.errors import ConfigError
 from rageval_core.query import sql
+from rageval_core.query.flaky import mark_flaky
 from rageval_core.query.source import bind, open_run, reading_results
 from rageval_core.query.store import ResultsStore, require_readable, run_catalogue
 from rageval_core.query.summary import run_value_sql
@@ -45,7 +46,8 @@ class Comparison:
       base, value, delta, base_failure_type, failure_type — metric `failure_type` marks a
       flip between ok and not ok
     - `questions`: `changes` folded to one row per (candidate run, question), worst first
-      (`QUESTION_CHANGE_COLUMNS`, described there)
+      (`QUESTION_CHANGE_COLUMNS`, described there), plus `flaky` / `flaky_note` for
+      questions known to flip across runs of the same config (`flaky.mark_flaky`)
     - `warnings`: dataset mismatches, unpaired questions, unfinished runs
     - `catalogue`: the built-in metrics plus those the compared runs declare (labels and
       directions of every metric above)
@@ -372,6 +374,7 @@ def compare_runs(
         q = _changes_sql(mets, f"({union})", catalogue)
         changes = cur.execute(q, {"tolerance": float(tolerance)}).df()
         questions = fold_changes(cur, changes, ids, mets, catalogue)
+    questions = mark_flaky(store, infos, questions)
     return Comparison(
         run_ids=tuple(ids),
         baseline=ids[0],
@@ -488,7 +491,7 @@ def format_comparison(c: Comparison, fmt: str = "table", max_questions: int = 20
             continue
         rows = [
             [
-                x.kind,
+                f"{x.kind} (flaky)" if x.flaky else x.kind,
                 _cell(x.question_id, 40, md),
                 _cell(x.question, 50, md),
                 x.failure_change,
@@ -573,7 +576,9 @@ def question_headline(qc: pd.DataFrame) -> str:
     """`Regressed: 12 questions, improved: 3, mixed: 1` over `Comparison.questions` rows."""
     n = qc["kind"].value_counts()
     reg = int(n.get("regression", 0))
+    flaky = int((qc["kind"] == "regression").mul(qc["flaky"]).sum()) if "flaky" in qc else 0
     return (
-        f"Regressed: {reg} question{'' if reg == 1 else 's'}, "
-        f"improved: {int(n.get('improvement', 0))}, mixed: {int(n.get('mixed', 0))}"
+        f"Regressed: {reg} question{'' if reg == 1 else 's'}"
+        + (f" ({flaky} known flaky)" if flaky else "")
+        + f", improved: {int(n.get('improvement', 0))}, mixed: {int(n.get('mixed', 0))}"
     )

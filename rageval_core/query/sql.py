@@ -192,6 +192,8 @@ WITH s AS (
   FROM {summary}
   WHERE dataset_name = $dataset
     AND ($dataset_version IS NULL OR dataset_version = $dataset_version)
+    AND ($config IS NULL OR config_name = $config)
+    AND NOT list_contains($exclude::VARCHAR[], run_id)
 ),
 h AS (
   SELECT m.question_id, s.run_order, m.answer_correctness,

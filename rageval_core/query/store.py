@@ -34,6 +34,7 @@ from rageval_core.errors import ResultsError
 from rageval_core.query.cache import (
     SUMMARY_SCHEMA,
     DerivedCache,
+    Progress,
     declared_of,
     empty_metrics,
     empty_summary,
@@ -281,12 +282,15 @@ class ResultsStore:
             parts.append(f"{name}:{e.get('size')}:{stamp}")
         return hashlib.sha256("|".join(parts).encode()).hexdigest()[:20]
 
-    def refresh(self) -> None:
-        """Re-list runs, bring the cache up to date, re-read running runs' journals."""
-        with self._lock:
-            self._state = self._refresh()
+    def refresh(self, progress: Progress | None = None) -> None:
+        """Re-list runs, bring the cache up to date, re-read running runs' journals.
 
-    def _refresh(self) -> _State:
+        `progress(what, done, total)` is called as run folders are read and runs are
+        summarised (the first build over a large location takes seconds)."""
+        with self._lock:
+            self._state = self._refresh(progress)
+
+    def _refresh(self, progress: Progress | None = None) -> _State:
         prev = self._state
         unlisted: list[RunProblem] = []
         try:
@@ -311,7 +315,9 @@ class ResultsStore:
             # most of a refresh at 1,000 runs). A folder deleted since the scan is left out.
             fps = dict(scan)
             runs = []
-            for rid, fp in scan:
+            for n, (rid, fp) in enumerate(scan):
+                if progress and n % 32 == 0:
+                    progress("reading run folders", n, len(scan))
                 old = prev.infos.get(rid)
                 info = old[1] if old and old[0] == fp else inspect_run(self.location, rid)
                 if info.status != "missing":
@@ -355,7 +361,7 @@ class ResultsStore:
         add = [v for r, v in finished.items() if cached_fp.get(r) != v[1]]
 
         with self.cursor() as cur:
-            new_rows, new_tables = self.cache.compute(cur, add)
+            new_rows, new_tables = self.cache.compute(cur, add, progress)
             summary = cached
             if add or drop_ids:
                 summary = self.cache.write(cur, cached, keep_ids, drop_ids, new_rows, new_tables)

@@ -308,21 +308,30 @@ def flaky_questions(
     dataset_version: str | None = None,
     correctness_threshold: float = 0.5,
     min_runs: int = 2,
+    config: str | None = None,
+    exclude_runs: Iterable[str] = (),
 ) -> pd.DataFrame:
     """Questions whose outcome flips between consecutive runs of the same dataset.
 
     A verdict flip is failure_type changing between `ok` and not ok; a correctness flip is
     answer_correctness crossing `correctness_threshold`. `dataset` defaults to the dataset of
-    the newest run. Columns: question_id, n_runs, n_ok, verdict_flips, correctness_flips,
-    correctness_min, correctness_max. The result is memoised on the store, and in the
-    cache directory, until a refresh sees a change (it scans every run's narrow rows).
+    the newest run; `config` keeps the runs of one config name (flakiness proper: the same
+    pipeline answering differently); `exclude_runs` leaves runs out (a comparison asks what
+    was known before the runs it compares). Columns: question_id, n_runs, n_ok,
+    verdict_flips, correctness_flips, correctness_min, correctness_max. The result is
+    memoised on the store, and in the cache directory, until a refresh sees a change (it
+    scans every run's narrow rows).
     """
+    exclude = tuple(sorted(validate_run_id(r) for r in exclude_runs))
     key = ("flaky", dataset, _opt_str(dataset_version), float(correctness_threshold), min_runs)
+    key += (config, exclude) if config is not None or exclude else ()
     return store.memo(
         key,
         lambda: _cache_retry(
             store,
-            lambda: _flaky(store, dataset, dataset_version, correctness_threshold, min_runs),
+            lambda: _flaky(
+                store, dataset, dataset_version, correctness_threshold, min_runs, config, exclude
+            ),
         ),
         persist=True,
     )
@@ -334,6 +343,8 @@ def _flaky(
     dataset_version: str | None,
     correctness_threshold: float,
     min_runs: int,
+    config: str | None = None,
+    exclude: tuple[str, ...] = (),
 ) -> pd.DataFrame:
     with (
         store.cursor() as cur,
@@ -353,6 +364,8 @@ def _flaky(
             "dataset_version": _opt_str(dataset_version),
             "threshold": float(correctness_threshold),
             "min_runs": int(min_runs),
+            "config": config,
+            "exclude": list(exclude),
         }
         return _df(cur, q, {**runs.params, **rows.params, **params})
 

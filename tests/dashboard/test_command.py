@@ -69,3 +69,12 @@ def test_bad_port_is_one_line_and_exit_2(execs, capsys):
 
 def test_app_path_is_the_installed_entry_file():
     assert command.app_path() == ENTRY and Path(ENTRY).is_file()
+
+
+def test_prints_the_runs_link_and_the_newest_runs_diagnose_link(execs, demo_results, capsys):
+    assert main(["dashboard", "--results", str(demo_results), "--host", "0.0.0.0"]) == 0
+    err = capsys.readouterr().err
+    assert "runs: http://127.0.0.1:8501/?" not in err  # the default page has no query
+    assert "rageval dashboard: runs: http://127.0.0.1:8501/\n" in err
+    newest = max(p.name for p in demo_results.iterdir() if not p.name.startswith("."))
+    assert f"newest run: http://127.0.0.1:8501/diagnose?run={newest}" in err

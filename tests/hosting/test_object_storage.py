@@ -126,12 +126,13 @@ def test_sharded_run_across_two_jobs(bucket, tmp_path):
         "--run-id",
         "nightly",
         "--shard",
-        "0/2",
+        "1/2",
         "--no-progress",
         cwd=tmp_path,
     )
     assert first.returncode == 0, first.stderr
-    assert inspect_run(location, "nightly").status == "running"  # shard 1 still missing
+    assert "1 of 2 shards still missing (2/2)" in first.stdout
+    assert inspect_run(location, "nightly").status == "running"  # shard 2/2 still missing
     second = rageval(
         "run",
         config,
@@ -140,7 +141,7 @@ def test_sharded_run_across_two_jobs(bucket, tmp_path):
         "--run-id",
         "nightly",
         "--shard",
-        "1/2",
+        "2/2",
         "--no-progress",
         cwd=tmp_path,
     )
@@ -263,7 +264,7 @@ def test_sharded_run_completes_when_the_first_started_shard_finishes_last(bucket
                 "--run-id",
                 "nightly",
                 "--shard",
-                f"{k}/2",
+                f"{k + 1}/2",  # the CLI numbers shards from 1
                 "--no-progress",
             ],
             cwd=tmp_path,

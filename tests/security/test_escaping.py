@@ -122,3 +122,29 @@ def test_a_hostile_import_origin_is_shown_as_text(demo_results, app, helpers, tm
     at.switch_page("app_pages/compare.py").run()
     assert not at.exception
     assert_escaped(at, helpers, "compare")
+
+
+def test_answer_diffs_escape_every_word(poisoned, app, helpers, tmp_path):
+    """The answer diff colours words with markdown directives: every word is escaped, so a
+    removed or added payload cannot close a directive, draw an image or add HTML."""
+
+    from tests.daily_loop import add_flaky_series
+
+    results = tmp_path / "results"
+    shutil.copytree(poisoned, results, ignore=shutil.ignore_patterns(".rageval"))
+    s = add_flaky_series(results, wrong=helpers.XSS + "] :red[x](http://127.0.0.1:9/d)")
+    pages = {
+        "compare": dict(runs=[s.ok_run, s.broken_run], baseline=s.ok_run, question=s.question),
+        "question": dict(run=s.broken_run, question=s.question),
+    }
+    for page, params in pages.items():
+        at = app(results, **params)
+        at.run()
+        at.switch_page(f"app_pages/{page}.py").run()
+        assert not at.exception, (page, at.exception)
+        diffs = [m.value for m in at.markdown if ":green-background[" in m.value]
+        assert diffs, page
+        for d in diffs:
+            assert "&lt;script&gt;" in d and "\\]" in d  # shown, escaped
+            assert ":red\\[x\\]" in d  # the payload's own directive is inert text
+        assert_escaped(at, helpers, page)

@@ -212,6 +212,22 @@ def test_a_limit_the_baseline_has_no_value_for_is_noted_on_its_row_not_a_breach(
     assert "**passed**" in md
 
 
+def test_markdown_fills_the_limits_column_for_passing_rows_too(results, tmp_path, capsys):
+    write_run(results, "base", [row("q1"), row("q2")], created_at="2025-01-01T00:00:00Z")
+    write_run(results, "cand", [row("q1"), row("q2")], created_at="2025-01-02T00:00:00Z")
+    limits = _thresholds(
+        tmp_path, "recall_at_5: {min: 0.7, max_drop: 0.03}\nmrr: {min: 0.5, max: 1}\n"
+    )
+    args = ["check", "cand", "--baseline", "latest", "--thresholds", limits]
+    assert main([*args, "--format", "markdown", "--results", str(results)]) == 0
+    md = capsys.readouterr().out.splitlines()
+    assert "| | metric | value | baseline | delta | limits | breaches and notes |" in md
+    recall = next(x for x in md if "| recall@5 |" in x)
+    assert recall.startswith("| ✓ |") and recall.endswith("| min 0.7, max_drop 0.03 |  |")
+    mrr = next(x for x in md if "| MRR |" in x)
+    assert mrr.startswith("| ✓ |") and "| min 0.5, max 1 |" in mrr
+
+
 def test_a_figure_the_run_lacks_but_the_baseline_has_breaches_a_drop_limit(results, tmp_path):
     write_run(results, "base", [row("q1", faithfulness=0.9)], created_at="2025-01-01T00:00:00Z")
     write_run(results, "cand", [row("q1")], created_at="2025-01-02T00:00:00Z")

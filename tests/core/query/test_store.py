@@ -62,9 +62,9 @@ def test_cache_is_incremental_and_swapped(results, monkeypatch):
     calls = []
     real = cache_mod.DerivedCache.compute
 
-    def counting(self, cur, add):
+    def counting(self, cur, add, *progress):
         calls.extend(info.run_id for info, _ in add)
-        return real(self, cur, add)
+        return real(self, cur, add, *progress)
 
     monkeypatch.setattr(cache_mod.DerivedCache, "compute", counting)
     ResultsStore(results)

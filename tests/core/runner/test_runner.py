@@ -161,10 +161,11 @@ def test_manifest_masks_values_under_secret_keys(toy, monkeypatch):
 def test_shards_union_to_the_full_set_without_overlap(toy):
     config = load_config(toy.config())
     opts = RunOptions(results=str(toy.results), run_id="sh", progress=False)
-    first = run(config, replace(opts, shard=Shard(0, 2)))
-    assert first.status == "complete"
+    first = run(config, replace(opts, shard=Shard.parse("1/2")))
+    assert first.status == "running" and first.missing_shards == ("2/2",)
     assert results.inspect_run(str(toy.results), "sh").status == "running"
-    run(config, replace(opts, shard=Shard(1, 2)))
+    last = run(config, replace(opts, shard=Shard.parse("2/2")))
+    assert last.status == "complete" and last.missing_shards == ()
 
     folder = toy.results / "sh"
     a = pq.read_table(folder / "questions-0.parquet").column("question_id").to_pylist()
@@ -193,14 +194,31 @@ def test_shard_split_is_stable_and_total():
     assert {o[0] for o in owners} == {0, 1, 2}
 
 
-@pytest.mark.parametrize("text", ["2/2", "1", "a/b", "-1/2", "0/0", "0/10001", "0/" + "9" * 5000])
+@pytest.mark.parametrize("text", ["1", "a/b", "-1/2", "0/0", "1/10001", "1/" + "9" * 5000])
 def test_bad_shard_is_a_config_error(text):
     with pytest.raises(ConfigError, match="--shard"):
         Shard.parse(text)
 
 
+@pytest.mark.parametrize("text", ["0/2", "3/2", "4/3"])
+def test_shards_are_numbered_from_one_to_n(text):
+    """`--shard 1/N` … `N/N` as Playwright and Jest number them; 0 and K > N name the value."""
+    k = text.split("/")[0]
+    with pytest.raises(ConfigError, match=f"--shard {text}: .*K = {k} is not one of them"):
+        Shard.parse(text)
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 7])
+def test_one_based_shards_cover_every_question_once(n):
+    ids = [f"q{i}" for i in range(300)]
+    shards = [Shard.parse(f"{k}/{n}") for k in range(1, n + 1)]
+    assert [s.label for s in shards] == [f"{k}/{n}" for k in range(1, n + 1)]
+    owners = [[s for s in shards if s.owns(q)] for q in ids]
+    assert all(len(o) == 1 for o in owners)
+
+
 def test_shard_needs_a_run_id(toy, capsys):
-    assert main(["run", str(toy.config()), "--shard", "0/2", "--results", str(toy.results)]) == 2
+    assert main(["run", str(toy.config()), "--shard", "1/2", "--results", str(toy.results)]) == 2
     assert "--run-id" in capsys.readouterr().err
 
 

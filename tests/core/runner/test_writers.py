@@ -106,16 +106,16 @@ def test_one_writer_per_shard_and_shards_do_not_block_each_other(toy):
     gate, calls = toy.root / "gate", toy.root / "calls.log"
     config = toy.config(params={"gate": str(gate), "calls": str(calls)}, concurrency=2)
     base = ("run", str(config), "--results", "results", "--run-id", "s", "--no-progress")
-    procs = [toy.cli(*base, "--shard", k) for k in ("0/2", "0/2", "1/2")]
+    procs = [toy.cli(*base, "--shard", k) for k in ("1/2", "1/2", "2/2")]
     outcomes = open_gate(procs, gate)
 
-    assert outcomes[2][0] == 0, outcomes[2][2]  # shard 1 is nobody else's
+    assert outcomes[2][0] == 0, outcomes[2][2]  # shard 2/2 is nobody else's
     codes = sorted(o[0] for o in outcomes[:2])
     assert codes == [0, 1], [o[2] for o in outcomes]
     winner = next(p.pid for p, o in zip(procs[:2], outcomes, strict=False) if o[0] == 0)
     loser = next(o for o in outcomes[:2] if o[0] != 0)
-    resume = "rageval run CONFIG.yaml --resume s --shard 0/2"
-    assert_refused(loser, "shard 0/2 of run s", winner, resume)
+    resume = "rageval run CONFIG.yaml --resume s --shard 1/2"
+    assert_refused(loser, "shard 1/2 of run s", winner, resume)
     asked = called(calls)
     assert len(asked) == len(set(asked)) == N_QUESTIONS
     info = results.inspect_run(str(toy.results), "s")

@@ -1,0 +1,136 @@
+"""One pull-request comment per workflow, posted the first time and updated after: the
+end of the pull-request loop (`rageval comment check.md` after `rageval check --format
+markdown`; see docs/ci.md).
+
+The comment is found again by a hidden marker on its first line, so re-runs and new
+pushes edit it instead of adding one comment per push. Speaks the GitHub REST API
+(`GITHUB_API_URL`, set by Actions; GitHub Enterprise too). The token is read from the
+environment, sent only in the Authorization header, and never printed or raised.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import urllib.error
+import urllib.request
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from rageval_core.errors import ConfigError, RagevalError, one_line
+
+MARKER = "<!-- rageval -->"
+MAX_BODY = 65_000  # GitHub refuses comment bodies over 65,536 characters
+PAGE = 100
+
+
+@dataclass(frozen=True)
+class PullRequest:
+    """Where the comment goes: the API root, `owner/name`, and the pull request number."""
+
+    api: str
+    repo: str
+    number: int
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str], number: int | None = None) -> PullRequest:
+        """From the variables GitHub Actions sets; the number from `--pr`, else from the
+        event payload of a `pull_request` workflow (`GITHUB_EVENT_PATH`)."""
+        repo = env.get("GITHUB_REPOSITORY", "")
+        if repo.count("/") != 1:
+            raise ConfigError("GITHUB_REPOSITORY must be owner/name (set by GitHub Actions)")
+        if number is None:
+            number = _event_number(env.get("GITHUB_EVENT_PATH"))
+        if number is None or number < 1:
+            raise ConfigError(
+                "no pull request number: pass --pr N, or run in a pull_request workflow"
+            )
+        api = env.get("GITHUB_API_URL") or "https://api.github.com"
+        return cls(api.rstrip("/"), repo, number)
+
+
+def _event_number(path: str | None) -> int | None:
+    if not path:
+        return None
+    try:
+        with open(path, encoding="utf-8") as fh:
+            event = json.load(fh)
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"GITHUB_EVENT_PATH {path}: cannot read the event ({exc})") from exc
+    n = (event.get("pull_request") or {}).get("number") or event.get("number")
+    return n if isinstance(n, int) else None
+
+
+def comment_body(markdown: str, marker: str = MARKER) -> str:
+    """The marker line, then `markdown`, cut to what GitHub accepts."""
+    body = f"{marker}\n{markdown}"
+    if len(body) > MAX_BODY:
+        body = body[: MAX_BODY - 80] + "\n\n… (cut: the full table is in the job summary)\n"
+    return body
+
+
+class _Api:
+    def __init__(self, pr: PullRequest, token: str, timeout: float = 30.0):
+        self.pr, self.token, self.timeout = pr, token, timeout
+
+    def call(self, method: str, path: str, payload: Any = None) -> Any:
+        data = None if payload is None else json.dumps(payload).encode()
+        req = urllib.request.Request(f"{self.pr.api}{path}", data=data, method=method)
+        req.add_header("Authorization", f"Bearer {self.token}")
+        req.add_header("Accept", "application/vnd.github+json")
+        req.add_header("X-GitHub-Api-Version", "2022-11-28")
+        if data is not None:
+            req.add_header("Content-Type", "application/json")
+        try:
+            with urllib.request.urlopen(req, timeout=self.timeout) as resp:
+                return json.loads(resp.read() or b"null")
+        except urllib.error.HTTPError as exc:
+            with exc:  # the error is the response: close its connection
+                detail = exc.read()[:300].decode("utf-8", "replace")
+            hint = (
+                " (a pull request from a fork gets a read-only token: see docs/ci.md)"
+                if exc.code in (401, 403, 404)
+                else ""
+            )
+            raise RagevalError(
+                one_line(f"GitHub API {method} {path}: HTTP {exc.code} {detail}{hint}")
+            ) from None
+        except (urllib.error.URLError, TimeoutError, ValueError) as exc:
+            reason = getattr(exc, "reason", exc)
+            raise RagevalError(one_line(f"GitHub API {method} {path}: {reason}")) from None
+
+
+def post_or_update(
+    pr: PullRequest, markdown: str, token: str, marker: str = MARKER
+) -> tuple[str, int]:
+    """Update the pull request's comment that starts with `marker`, or post one.
+
+    Returns ("updated" | "created", comment id). Only the first marked comment is edited,
+    so a thread keeps exactly one.
+    """
+    if not token:
+        raise ConfigError(
+            "no token: set GITHUB_TOKEN (e.g. `env: GITHUB_TOKEN: ${{ github.token }}`)"
+        )
+    api = _Api(pr, token)
+    body = comment_body(markdown, marker)
+    base = f"/repos/{pr.repo}/issues"
+    page = 1
+    while True:
+        comments = api.call("GET", f"{base}/{pr.number}/comments?per_page={PAGE}&page={page}")
+        if not isinstance(comments, list):
+            raise RagevalError(f"GitHub API: unexpected reply listing comments of #{pr.number}")
+        for c in comments:
+            if isinstance(c, dict) and str(c.get("body") or "").startswith(marker):
+                api.call("PATCH", f"{base}/comments/{int(c['id'])}", {"body": body})
+                return "updated", int(c["id"])
+        if len(comments) < PAGE:
+            break
+        page += 1
+    made = api.call("POST", f"{base}/{pr.number}/comments", {"body": body})
+    return "created", int(made["id"])
+
+
+def token_from_env(env: Mapping[str, str] = os.environ) -> str:
+    return env.get("GITHUB_TOKEN") or env.get("GH_TOKEN") or ""

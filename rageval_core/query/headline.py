@@ -1,0 +1,237 @@
+"""The daily loop's answers in the terminal: a run's headline against the run before it
+(the end of `rageval run`) and the list of runs (`rageval runs`).
+
+"The run before" is the newest complete run of the same config name and dataset version
+created earlier: a change of dataset or of config name makes figures incomparable, so no
+delta is shown rather than a misleading one. Figures come from each run's own files
+(`summarize_run`), like `rageval check`. Nothing here prints; the commands format.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from rageval_core.catalogue import BUILTIN
+from rageval_core.models import FAILURE_TYPES
+from rageval_core.query.store import ResultsStore
+from rageval_core.query.summary import summarize_run
+from rageval_core.query.views import runs_overview
+from rageval_core.results import RunInfo, list_runs
+
+HEADLINE_FIGURES: tuple[str, ...] = (
+    "recall_at_5",
+    "faithfulness",
+    "answer_correctness",
+    "missed_refusal_rate",
+    "false_refusal_rate",
+    "total_ms_p95",
+    "total_cost_per_question",
+)
+"""What a lead reads first about a run (issue 14): quality, abstention, speed, cost."""
+assert all(f in BUILTIN.figures for f in HEADLINE_FIGURES)  # a rename must fail at import
+
+
+@dataclass(frozen=True)
+class Figure:
+    """One headline figure of a run and its change from the previous run."""
+
+    name: str
+    label: str
+    value: float | None
+    previous: float | None
+
+    @property
+    def delta(self) -> float | None:
+        if self.value is None or self.previous is None:
+            return None
+        return self.value - self.previous
+
+    @property
+    def better(self) -> bool | None:
+        """True for an improvement, False for a regression, None for no change or no delta."""
+        d = self.delta
+        if d is None or abs(d) < 1e-12:
+            return None
+        return BUILTIN.figures[self.name].better(d)
+
+    def text(self) -> str:
+        return BUILTIN.fmt(self.name, self.value)
+
+    def delta_text(self) -> str:
+        d = self.delta
+        if d is None:
+            return ""
+        if self.better is None:
+            return "= same"
+        arrow = "▲ better" if self.better else "▼ worse"
+        return f"{'+' if d >= 0 else '−'}{BUILTIN.fmt(self.name, abs(d))} {arrow}"
+
+
+@dataclass(frozen=True)
+class RunHeadline:
+    """What `rageval run` ends with: the run's figures with deltas, its failure counts."""
+
+    run_id: str
+    status: str
+    n_questions: int
+    previous: str | None
+    figures: tuple[Figure, ...]
+    failures: tuple[tuple[str, int], ...]  # (failure type, questions), FAILURE_TYPES order
+    problems: tuple[str, ...] = ()
+
+
+def same_series(a: RunInfo, b: RunInfo) -> bool:
+    """Whether two runs evaluate the same config name on the same dataset version."""
+    ma, mb = a.manifest, b.manifest
+    if ma is None or mb is None:
+        return False
+    return (
+        str(ma.config.get("name") or "") == str(mb.config.get("name") or "")
+        and ma.dataset.name == mb.dataset.name
+        and str(ma.dataset.version) == str(mb.dataset.version)
+    )
+
+
+def previous_run(store: ResultsStore, info: RunInfo) -> RunInfo | None:
+    """The newest complete run of `info`'s series created before it (manifests only)."""
+    if info.manifest is None:
+        return None
+    own = (info.manifest.created_at, info.run_id)
+    earlier = [
+        r
+        for r in list_runs(store.location)
+        if r.run_id != info.run_id
+        and r.status == "complete"
+        and r.readable
+        and same_series(r, info)
+        and (r.manifest.created_at, r.run_id) < own
+    ]
+    return max(earlier, key=lambda r: (r.manifest.created_at, r.run_id), default=None)
+
+
+def _figures(store: ResultsStore, info: RunInfo) -> dict[str, Any]:
+    return summarize_run(info, con=store.con, fs=store.fs, to_url=store.to_url)
+
+
+def run_headline(store: ResultsStore, run_id: str) -> RunHeadline:
+    """The headline of `run_id` against the previous complete run of its series."""
+    info = store.run_info(run_id)
+    now = _figures(store, info)
+    prev_info = previous_run(store, info)
+    before = _figures(store, prev_info) if prev_info else {}
+    figures = tuple(
+        Figure(f, BUILTIN.label(f), now.get(f), before.get(f)) for f in HEADLINE_FIGURES
+    )
+    failures = tuple((ft, int(now.get(f"failure_{ft}") or 0)) for ft in FAILURE_TYPES)
+    return RunHeadline(
+        run_id=run_id,
+        status=info.status,
+        n_questions=int(now.get("n_questions") or 0),
+        previous=prev_info.run_id if prev_info else None,
+        figures=figures,
+        failures=failures,
+        problems=tuple(now.get("problems") or ()),
+    )
+
+
+def format_headline(h: RunHeadline, link: str | None = None) -> str:
+    """The terminal block: one line per figure (`recall@5  0.78  +0.07 ▲ better`), the
+    failure types that occurred, and the Diagnose link."""
+    width = max(len(f.label) for f in h.figures)
+    was = f"vs {h.previous}" if h.previous else "no earlier complete run of this config"
+    lines = [f"{h.run_id}: {h.n_questions} questions ({was})"]
+    for f in h.figures:
+        lines.append(f"  {f.label:<{width}}  {f.text():>8}  {f.delta_text()}".rstrip())
+    seen = [f"{ft.replace('_', ' ')} {n}" for ft, n in h.failures if n]
+    lines.append("  failures: " + (", ".join(seen) if seen else "none"))
+    lines += [f"  problem: {p}" for p in h.problems]
+    if link:
+        lines.append(f"  open: {link}")
+    return "\n".join(lines) + "\n"
+
+
+# ---------------------------------------------------------------------------- rageval runs
+
+
+@dataclass(frozen=True)
+class RunLine:
+    """One row of `rageval runs`: a run's status (running turns stale when its writer has
+    shown no sign of life), size and headline figures."""
+
+    run_id: str
+    status: str
+    created_at: str | None
+    config_name: str | None
+    dataset: str | None
+    n_questions: int
+    figures: Mapping[str, float | None]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "figures": dict(self.figures)}
+
+
+def run_lines(store: ResultsStore) -> tuple[RunLine, ...]:
+    """Every run of the location, newest first (`runs_overview` order)."""
+    stale = {r.run_id for r in store.runs() if r.stale}
+    df = runs_overview(store)
+    out = []
+    for r in df.to_dict("records"):
+        status = "stale" if r["run_id"] in stale else str(r.get("status") or "corrupt")
+        version = r.get("dataset_version")
+        out.append(
+            RunLine(
+                run_id=r["run_id"],
+                status=status,
+                created_at=_str(r.get("created_at")),
+                config_name=_str(r.get("config_name")),
+                dataset=f"{r['dataset_name']} v{version}" if _str(r.get("dataset_name")) else None,
+                n_questions=int(r.get("n_questions") or 0),
+                figures={f: _num(r.get(f)) for f in HEADLINE_FIGURES},
+            )
+        )
+    return tuple(out)
+
+
+def _str(v: Any) -> str | None:
+    return None if v is None or v != v else str(v)
+
+
+def _num(v: Any) -> float | None:
+    return None if v is None or v != v else float(v)
+
+
+def format_run_lines(lines: tuple[RunLine, ...]) -> str:
+    """A fixed-width table, newest first."""
+    if not lines:
+        return "no runs\n"
+    short = {
+        "recall_at_5": "recall@5",
+        "faithfulness": "faithful",
+        "answer_correctness": "correct",
+        "missed_refusal_rate": "missed-ref",
+        "false_refusal_rate": "false-ref",
+        "total_ms_p95": "p95 ms",
+        "total_cost_per_question": "$/question",
+    }
+    head = ["run", "status", "created", "questions", *short.values()]
+    rows = [
+        [
+            ln.run_id,
+            ln.status,
+            (ln.created_at or "")[:16].replace("T", " "),
+            str(ln.n_questions),
+            *(BUILTIN.fmt(f, ln.figures[f]) for f in short),
+        ]
+        for ln in lines
+    ]
+    widths = [max(len(r[i]) for r in [head, *rows]) for i in range(len(head))]
+    out = []
+    for r in [head, *rows]:
+        cells = [
+            c.ljust(w) if i < 3 else c.rjust(w)
+            for i, (c, w) in enumerate(zip(r, widths, strict=True))
+        ]
+        out.append("  ".join(cells).rstrip())
+    return "\n".join(out) + "\n"

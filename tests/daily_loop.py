@@ -1,0 +1,73 @@
+"""A results folder with a history for the daily-loop tests: more runs of the demo's
+`bm25-top5` config in which question q001 flips between ok and incorrect (a known flaky
+question) with a changed answer — real Parquet, manifests and summaries, written the way
+the runner writes them."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+import pyarrow.parquet as pq
+
+from rageval_core import results as res
+from rageval_core.query import summarize_run
+
+SOURCE = "20261102-090000-bm25-top5"
+QUESTION = "q001"
+WRONG = "Northwind Cold Chain is a dry-goods courier founded in 1999 by Tomas Okafor in Oslo."
+
+
+@dataclass(frozen=True)
+class FlakySeries:
+    question: str
+    ok_run: str  # the question answered right, just before `broken_run`
+    broken_run: str  # the question answered wrong: a regression on a known flaky question
+    runs: tuple[str, ...]
+
+
+def _copy(results: Path, run_id: str, day: int, broken: bool, wrong: str) -> None:
+    folder = results / run_id
+    shutil.copytree(results / SOURCE, folder)
+    rows = pq.read_table(folder / "questions.parquet").to_pylist()
+    for r in rows:
+        r["run_id"] = run_id
+        if broken and r["question_id"] == QUESTION:
+            r.update(
+                answer=wrong,
+                answer_correctness=0.0,
+                failure_type="incorrect",
+                claims=[
+                    {
+                        "text": wrong,
+                        "verdict": "contradicted",
+                        "evidence_chunk_id": None,
+                        "evidence": None,
+                        "reason": "the handbook says Rotterdam, 2009",
+                    }
+                ],
+                unsupported_claims=[wrong],
+            )
+    res.write_parquet(folder / "questions.parquet", res.rows_to_table(rows))
+    manifest = json.loads((folder / res.MANIFEST).read_text())
+    manifest.update(
+        run_id=run_id,
+        created_at=f"2026-11-{day:02d}T09:00:00Z",
+        finished_at=f"2026-11-{day:02d}T09:00:02Z",
+    )
+    res.atomic_write_json(folder / res.MANIFEST, manifest)
+    res.atomic_write_json(
+        folder / res.SUMMARY, summarize_run(res.inspect_run(str(results), run_id))
+    )
+
+
+def add_flaky_series(results: Path, wrong: str = WRONG) -> FlakySeries:
+    """Three more `bm25-top5` runs after the demo's: q001 wrong, right, wrong again
+    (answering `wrong`)."""
+    plan = [(25, True), (26, False), (27, True)]
+    ids = [f"202611{day:02d}-090000-bm25-top5" for day, _ in plan]
+    for run_id, (day, broken) in zip(ids, plan, strict=True):
+        _copy(results, run_id, day, broken, wrong)
+    return FlakySeries(QUESTION, ok_run=ids[1], broken_run=ids[2], runs=(SOURCE, *ids))
