@@ -433,7 +433,10 @@ class DropColumn:
 
     def apply(self, root: Path) -> list[Harm]:
         folder = _run(root, self.run)
-        done = _rewrite(folder, lambda t: t.drop_columns([self.column]))
+        # an earlier damage may have dropped it already
+        done = _rewrite(
+            folder, lambda t: t.drop_columns([self.column] if self.column in t.column_names else [])
+        )
         return [Harm(folder.name, done)]
 
 
