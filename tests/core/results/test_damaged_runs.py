@@ -12,7 +12,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from rageval_core import results
@@ -162,13 +162,14 @@ def test_values_of_a_compatible_json_type_are_kept(tmp_path):
     max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 @given(column=st.sampled_from(sorted(PINNED_TYPES)), value=json_values)
+@example(column="run_id", value="\ud800")  # a lone surrogate: found by hypothesis
 def test_any_json_value_in_any_pinned_field_is_read_or_reported(tmp_path, column, value):
     """Reading never raises; the row is kept with that value or its line is named."""
     shutil.rmtree(tmp_path / RUN, ignore_errors=True)
     path = write_journal_run(tmp_path, [row("q1"), {**row("q2"), column: value}])
     table, problems = results.read_run_rows(results.inspect_run(str(tmp_path), RUN))
     rows = {r["question_id"]: r for r in table.to_pylist()}
-    if column == "run_id" and (value is None or isinstance(value, str)):
+    if column == "run_id" and (value is None or (isinstance(value, str) and unicode_ok(value))):
         # the folder names the run: the line is kept under its id, another name is a problem
         assert rows["q2"]["run_id"] == RUN
         assert len(problems) == (value not in (None, RUN))
@@ -182,6 +183,15 @@ def test_any_json_value_in_any_pinned_field_is_read_or_reported(tmp_path, column
     else:
         kept = rows[value if column == "question_id" else "q2"]
         assert same(kept[column], value, PINNED_TYPES[column])
+
+
+def unicode_ok(text: str) -> bool:
+    """Text a file can hold: a lone surrogate is not, so its line is dropped and named."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def same(got, sent, t: pa.DataType) -> bool:
