@@ -312,13 +312,16 @@ class ResultsStore:
         fps: dict[str, str] = {}
         if scan is not None:
             # Only folders whose files changed are inspected again (manifest parsing was
-            # most of a refresh at 1,000 runs). A folder deleted since the scan is left out.
+            # most of a refresh at 1,000 runs); a new process starts from the cache's runs
+            # index, so a restart over unchanged runs opens no manifest either. A folder
+            # deleted since the scan is left out.
             fps = dict(scan)
+            known = prev.infos or self.cache.run_infos(self.root)
             runs = []
             for n, (rid, fp) in enumerate(scan):
-                if progress and n % 32 == 0:
+                if progress and n % 256 == 0:
                     progress("reading run folders", n, len(scan))
-                old = prev.infos.get(rid)
+                old = known.get(rid)
                 info = old[1] if old and old[0] == fp else inspect_run(self.location, rid)
                 if info.status != "missing":
                     runs.append(info)
@@ -348,23 +351,8 @@ class ResultsStore:
         for rid, fp in sorted({**{r: v[1] for r, v in finished.items()}, **live_fps}.items()):
             h.update(f"{rid}:{fp};".encode())
         h.update(";".join(sorted(p.run_id + p.message for p in problems)).encode())
-        cached = self.cache.load()
-        cached_fp = dict(
-            zip(
-                cached.column("run_id").to_pylist(),
-                cached.column("fingerprint").to_pylist(),
-                strict=True,
-            )
-        )
-        keep_ids = [r for r, fp in cached_fp.items() if r in finished and finished[r][1] == fp]
-        drop_ids = [r for r in cached_fp if r not in keep_ids]
-        add = [v for r, v in finished.items() if cached_fp.get(r) != v[1]]
-
         with self.cursor() as cur:
-            new_rows, new_tables = self.cache.compute(cur, add, progress)
-            summary = cached
-            if add or drop_ids:
-                summary = self.cache.write(cur, cached, keep_ids, drop_ids, new_rows, new_tables)
+            summary = self.cache.update(cur, self.cache.load(), finished, progress)
             live_rows, live_tables = [], []
             for info in running:
                 live_rows.append(
@@ -372,7 +360,7 @@ class ResultsStore:
                 )
                 live_tables.append(self.cache.narrow_rows(cur, info))
 
-        for r in summary.to_pylist():
+        for r in summary.select(["run_id", "problems"]).to_pylist():
             problems += [
                 RunProblem(r["run_id"], p)
                 for p in r["problems"] or ()
