@@ -509,7 +509,7 @@ class DerivedCache:
             chunk = add[start : start + CHUNK_RUNS]
             rows, tables = self.compute(cur, chunk, _shifted(progress, start, len(add)))
             summary = self._append(summary, rows, tables)
-        if add or drop or not self.index_file().exists():
+        if add or drop or (summary.num_rows and not self.index_file().exists()):
             self._write_index(summary, finished)
         return summary
 
