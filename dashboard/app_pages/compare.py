@@ -49,7 +49,7 @@ if len(runs) < 2:
     page.publish(state.shared())
     st.stop()
 
-ids = list(runs["run_id"])
+ids = runs["run_id"].tolist()
 wanted = ([state.baseline] if state.baseline else []) + [
     r for r in state.runs if r != state.baseline
 ]
