@@ -25,7 +25,6 @@ import argparse
 import json
 import os
 import shutil
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -109,40 +108,14 @@ def child_pages(args: list[str]) -> dict:
 
 
 def _child(step: str, location: str, xdg: Path, *extra: str) -> dict:
-    env = {
-        **os.environ,
-        "RAGEVAL_RESULTS": location,
-        "XDG_CACHE_HOME": str(xdg),
-        "PYTHONPATH": str(ROOT),
-    }
-    proc = subprocess.run(
-        [sys.executable, __file__, "--child", step, location, *extra],
-        env=env,
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if proc.returncode != 0:
-        raise SystemExit(f"{step} child failed:\n{proc.stdout}\n{proc.stderr[-4000:]}")
-    return json.loads(proc.stdout.strip().splitlines()[-1])
+    env = {"XDG_CACHE_HOME": str(xdg)}
+    return dashboard_bench._child(["--child", step, location, *extra], location, __file__, env)
 
 
 def _cold_first_page(location: str, xdg: Path, target: dashboard_bench.Target) -> dict:
     """The Runs page as a restarted server's first page (store not open)."""
-    env = {
-        **os.environ,
-        "RAGEVAL_RESULTS": location,
-        "XDG_CACHE_HOME": str(xdg),
-        "PYTHONPATH": str(ROOT),
-    }
-    cmd = [sys.executable, dashboard_bench.__file__, "--child", "cold", "--page", "0"]
-    proc = subprocess.run(
-        [*cmd, *target.args()], env=env, cwd=ROOT, capture_output=True, text=True, check=False
-    )
-    if proc.returncode != 0:
-        raise SystemExit(f"cold child failed:\n{proc.stderr[-4000:]}")
-    return json.loads(proc.stdout.strip().splitlines()[-1])
+    args = ["--child", "cold", "--page", "0", *target.args()]
+    return dashboard_bench._child(args, location, env={"XDG_CACHE_HOME": str(xdg)})
 
 
 def measure(out: Path, runs: int, questions: int, reps: int, skip_build: bool, log) -> dict:

@@ -36,15 +36,6 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 CHROMIUM = "/usr/bin/chromium"
-FLAGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 SETTLE_MS = 300_000
 VIEWS = [("Runs", ""), ("Diagnose", "diagnose")]  # (heading, url path)
 
@@ -134,7 +125,11 @@ async def drive(base: str, n: int, sampler: Sampler, log) -> dict:
 
     out: dict = {"sequential": [], "concurrent": []}
     async with async_playwright() as p:
-        browser = await p.chromium.launch(executable_path=CHROMIUM, headless=True, args=FLAGS)
+        from tests.conftest import CHROMIUM_ARGS  # the flags the browser tests use
+
+        browser = await p.chromium.launch(
+            executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS
+        )
         kept = []
         for i in range(n):
             sampler.phase = f"session {i + 1}"
