@@ -186,3 +186,22 @@ def test_a_damaged_runs_index_costs_time_not_correctness(results, monkeypatch):
     assert sorted(inspected) == ["r00", "r01"]
     assert restarted.runs() == first.runs()
     assert restarted.problems == []
+
+
+def test_a_restart_keeps_declared_metrics_and_the_problems_of_bad_ones(results, monkeypatch):
+    declared = {"answer_relevancy": {"label": "answer relevancy", "direction": "higher"}}
+    write_run(results, "decl", [row("q1", answer_relevancy=0.5)], metrics=declared)
+    write_run(results, "hostile", [row("q1")], metrics={'x"; DROP TABLE --': {"direction": 1}})
+    first = ResultsStore(results)
+    assert any(p.run_id == "hostile" for p in first.problems)
+    inspected = []
+    real = store_mod.inspect_run
+    monkeypatch.setattr(
+        store_mod, "inspect_run", lambda loc, rid: inspected.append(rid) or real(loc, rid)
+    )
+    restarted = ResultsStore(results)
+    assert inspected == []
+    assert restarted.runs() == first.runs()
+    assert restarted.problems == first.problems
+    assert restarted.catalogue().declared_names == ("answer_relevancy",)
+    assert runs_overview(restarted).equals(runs_overview(first))
