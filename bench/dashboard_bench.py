@@ -195,10 +195,14 @@ def child_warm(pages: list[int], t: Target, reps: int) -> dict:
 # ---------------------------------------------------------------------------- parent side
 
 
-def _child(args: list[str], results: str) -> dict:
-    env = {**os.environ, "RAGEVAL_RESULTS": results, "PYTHONPATH": str(ROOT)}
+def _child(
+    args: list[str], results: str, script: str = __file__, env: dict[str, str] | None = None
+) -> dict:
+    """Run `script` (this bench by default) with `args` over `results`; its last line's JSON.
+    `env`: more variables (another bench sets where the derived cache lives)."""
+    env = {**os.environ, "RAGEVAL_RESULTS": results, "PYTHONPATH": str(ROOT), **(env or {})}
     proc = subprocess.run(
-        [sys.executable, __file__, *args],
+        [sys.executable, script, *args],
         env=env,
         cwd=ROOT,
         capture_output=True,

@@ -3,7 +3,8 @@
 Each run gets `manifest.json`, `questions.parquet` (the full row schema of
 `results.question_schema()`, texts and lists included) and `summary.json`, all written
 with the helpers of `rageval_core.results`. Rows are built as Arrow arrays straight from
-vectorised numpy (no per-row Python), so a million rows take about a minute here.
+vectorised numpy (no per-row Python) and written in parallel processes (`--workers`): a
+million rows take about 25 s on 2 cores, ten million about 4 minutes.
 Metrics are internally consistent (recall/precision/hit/MRR/nDCG follow from the generated
 ranks; failure types follow SPEC §5's precedence), so queries return meaningful figures.
 
@@ -13,11 +14,14 @@ ranks; failure types follow SPEC §5's precedence), so queries return meaningful
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
+from concurrent.futures import ProcessPoolExecutor
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import duckdb
 import numpy as np
 import pyarrow as pa
 
@@ -232,8 +236,17 @@ def run_table(
     return pa.table(data, schema=question_schema())
 
 
-def write_run(out: Path, i: int, n: int, pools: Pools, seed: int = 0) -> str:
-    """Write run number `i` (manifest, questions.parquet, summary.json); return its id."""
+def write_run(
+    out: Path,
+    i: int,
+    n: int,
+    pools: Pools,
+    seed: int = 0,
+    con: duckdb.DuckDBPyConnection | None = None,
+) -> str:
+    """Write run number `i` (manifest, questions.parquet, summary.json); return its id.
+
+    `con`: a connection to summarise on (a new one per run costs more than the run)."""
     rng = np.random.default_rng(seed * 1_000_003 + i)
     config = CONFIGS[i % len(CONFIGS)]
     created = START + timedelta(hours=i)
@@ -264,10 +277,20 @@ def write_run(out: Path, i: int, n: int, pools: Pools, seed: int = 0) -> str:
         tags=("nightly",) if i % 4 else ("nightly", "release"),
     )
     atomic_write_json(run_dir / MANIFEST, manifest_to_dict(manifest))
-    summary = summarize_run(inspect_run(str(out), run_id))
+    summary = summarize_run(inspect_run(str(out), run_id), con=con)
     summary.pop("problems")
     atomic_write_json(run_dir / SUMMARY, summary)
     return run_id
+
+
+def _write_range(out: str, first: int, stop: int, questions: int, seed: int) -> list[str]:
+    """Runs number `first` … `stop - 1` (one worker process's share)."""
+    pools = Pools(questions, seed)
+    con = duckdb.connect()
+    try:
+        return [write_run(Path(out), i, questions, pools, seed, con) for i in range(first, stop)]
+    finally:
+        con.close()
 
 
 def generate(
@@ -278,19 +301,34 @@ def generate(
     start: int = 0,
     seed: int = 0,
     progress: bool = False,
+    workers: int = 1,
 ) -> list[str]:
-    """Write runs number `start` … `start + runs - 1` into `out`; return their ids."""
+    """Write runs number `start` … `start + runs - 1` into `out`; return their ids.
+
+    `workers` > 1 writes in that many processes, in blocks of 50 runs (every run is
+    seeded by its number, so the files are the same whatever the number of workers).
+    """
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    pools = Pools(questions, seed)
-    ids = []
     t0 = time.perf_counter()
-    for i in range(start, start + runs):
-        ids.append(write_run(out, i, questions, pools, seed))
-        if progress and (i - start + 1) % 50 == 0:
-            print(
-                f"  {i - start + 1}/{runs} runs, {time.perf_counter() - t0:.1f} s", file=sys.stderr
-            )
+    block = 50
+    ranges = [(i, min(i + block, start + runs)) for i in range(start, start + runs, block)]
+    ids: list[str] = []
+
+    def report(done: int) -> None:
+        if progress:
+            print(f"  {done}/{runs} runs, {time.perf_counter() - t0:.1f} s", file=sys.stderr)
+
+    if workers <= 1:
+        for first, stop in ranges:
+            ids += _write_range(str(out), first, stop, questions, seed)
+            report(len(ids))
+        return ids
+    with ProcessPoolExecutor(workers) as pool:
+        futures = [pool.submit(_write_range, str(out), a, b, questions, seed) for a, b in ranges]
+        for f in futures:
+            ids += f.result()
+            report(len(ids))
     return ids
 
 
@@ -301,9 +339,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", required=True)
     p.add_argument("--start", type=int, default=0, help="number of the first run (to append)")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument(
+        "--workers", type=int, default=os.cpu_count() or 1, help="processes (default: cores)"
+    )
     a = p.parse_args(argv)
     t0 = time.perf_counter()
-    generate(a.out, a.runs, a.questions, start=a.start, seed=a.seed, progress=True)
+    generate(
+        a.out, a.runs, a.questions, start=a.start, seed=a.seed, progress=True, workers=a.workers
+    )
     print(
         f"wrote {a.runs} runs × {a.questions} questions to {a.out} "
         f"in {time.perf_counter() - t0:.1f} s"

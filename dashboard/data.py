@@ -4,9 +4,11 @@
 its own cursor, so sessions on different threads never share one). Query results are
 `st.cache_data` keyed by the location, the store's fingerprint and the query's arguments:
 when a run appears or changes, the fingerprint changes and the next call recomputes, so
-a new run shows up without a restart. Nothing here draws anything but how far slow work
-is: the first build of the derived cache (a progress bar with what it does) and a spinner
-with words for a query that takes more than half a second.
+a new run shows up without a restart. The runs overview, which every page reads, is one
+object for all sessions (`st.cache_resource`) rather than a pickled copy per call.
+Nothing here draws anything but how far slow work is: the first build of the derived
+cache (a progress bar with what it does) and a spinner with words for a query that takes
+more than half a second.
 """
 
 from __future__ import annotations
@@ -103,23 +105,34 @@ def _run_query(name: str, location: str, fingerprint: str, args: tuple, kwargs: 
     return _QUERIES[name](_store(location), *args, **dict(kwargs))
 
 
-def _cached(fn: Callable[Concatenate[ResultsStore, P], R], words: str) -> Callable[P, R]:
+@st.cache_resource(ttl=TTL_S, max_entries=16, show_spinner=False)
+def _shared_query(name: str, location: str, fingerprint: str, args: tuple, kwargs: tuple) -> Any:
+    # One object for every session: no pickled copy per call (a 10,000-run overview
+    # costs 0.6 s to unpickle, on every rerun of every page).
+    return _QUERIES[name](_store(location), *args, **dict(kwargs))
+
+
+def _cached(
+    fn: Callable[Concatenate[ResultsStore, P], R], words: str, *, shared: bool = False
+) -> Callable[P, R]:
     """`fn(store, ...)` as `fn(...)` over the current store, memoised by `_run_query`;
-    `words` say what it does when it takes long enough for a spinner (0.5 s)."""
+    `words` say what it does when it takes long enough for a spinner (0.5 s). `shared`:
+    a DataFrame every page reads, held once per server (`_shared_query`) and handed out
+    as a shallow copy (pandas' copy-on-write keeps the shared frame unchanged)."""
     _QUERIES[fn.__name__] = fn
+    run = _shared_query if shared else _run_query
 
     @functools.wraps(fn)
     def call(*args: P.args, **kwargs: P.kwargs) -> R:
         s = store()
         with st.spinner(words):
-            return _run_query(
-                fn.__name__, s.location, s.fingerprint(), args, tuple(sorted(kwargs.items()))
-            )
+            out = run(fn.__name__, s.location, s.fingerprint(), args, tuple(sorted(kwargs.items())))
+        return out.copy(deep=False) if shared else out
 
     return call
 
 
-runs_overview = _cached(query.runs_overview, "Reading every run's figures…")
+runs_overview = _cached(query.runs_overview, "Reading every run's figures…", shared=True)
 metric_trend = _cached(query.metric_trend, "Reading the metric across runs…")
 failure_counts = _cached(query.failure_counts, "Counting failure types…")
 recall_curve = _cached(query.recall_curve, "Reading recall at every k…")

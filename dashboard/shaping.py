@@ -89,9 +89,10 @@ def distinct(values: pd.Series) -> list[str]:
 
 def run_label(runs: pd.DataFrame) -> dict[str, str]:
     """run id -> `run id (status)` for pickers; running and failed runs say so."""
+    # two columns zipped, not itertuples over every column: 10,000 runs in ms, not seconds
     return {
-        r.run_id: r.run_id if r.status == "complete" else f"{r.run_id} ({r.status})"
-        for r in runs.itertuples()
+        rid: rid if status == "complete" else f"{rid} ({status})"
+        for rid, status in zip(runs["run_id"].tolist(), runs["status"].tolist(), strict=True)
     }
 
 

@@ -102,7 +102,7 @@ def not_found(what: str, value: str) -> None:
 
 def pick_run(runs: pd.DataFrame, current: str | None, *, key: str, label: str = "Run") -> str:
     """A run picker defaulting to `current` (from the URL), else the newest run."""
-    ids = list(runs["run_id"])
+    ids = runs["run_id"].tolist()  # not list(): iterating an Arrow column is 100x slower
     if current is not None and current not in ids:
         st.error(f"Run '{current}' not found in {data.location()}; showing the newest run.")
     index = ids.index(current) if current in ids else 0
@@ -119,7 +119,7 @@ def pick_runs(
     label: str = "Runs",
 ) -> list[str]:
     """A multi-run picker defaulting to the URL's runs that exist, else `default`."""
-    ids = list(runs["run_id"])
+    ids = runs["run_id"].tolist()  # not list(): iterating an Arrow column is 100x slower
     missing = [r for r in current if r not in ids]
     if missing:
         st.error("Runs not found, left out: " + ", ".join(f"'{r}'" for r in missing))

@@ -49,7 +49,7 @@ if len(runs) < 2:
     page.publish(state.shared())
     st.stop()
 
-ids = list(runs["run_id"])
+ids = runs["run_id"].tolist()
 wanted = ([state.baseline] if state.baseline else []) + [
     r for r in state.runs if r != state.baseline
 ]
@@ -143,13 +143,14 @@ if changed.empty:
     st.info("No question changed beyond the tolerance.")
 else:
     qids = list(changed["question_id"])
+    kinds = dict(zip(qids, changed["kind"], strict=True))  # one lookup per option, not a frame
     c = st.columns([2, 2])
     qid = c[0].selectbox(
         "Question",
         qids,
         index=qids.index(state.question) if state.question in qids else 0,
         key="compare_diff_question",
-        format_func=lambda q: f"{q} · {changed.set_index('question_id').loc[q, 'kind']}",
+        format_func=lambda q: f"{q} · {kinds[q]}",
     )
     others = [r for r in cmp.run_ids if r != baseline]
     diff_run = c[1].selectbox("Against the baseline, in run", others, key="compare_diff_run")

@@ -9,7 +9,7 @@ from dashboard import data, ui
 from dashboard.diffs import show_answer_diff
 from dashboard.links import ViewState, md_escape
 from dashboard.shaping import answer_marks, evidence_marks, failure_label, fmt
-from rageval_core import charts
+from rageval_core import charts, query
 from rageval_core.errors import NotFoundError
 
 MAX_PICKER = 5000
@@ -135,6 +135,8 @@ if len(note):  # names the config: text from a manifest
         f"Flaky question: {md_escape(note.iloc[0])}; a regression here may be noise.",
         icon=":material/casino:",
     )
+if len(history) >= query.CHART_RUNS:
+    st.caption(f"The newest {query.CHART_RUNS:,} runs that have this question.")
 if len(history) > 1:
     ui.chart(
         charts.question_history(

@@ -18,6 +18,7 @@ from rageval_core import charts
 from rageval_core.origin import origin_label
 
 MAX_BARS = 60  # newest runs in the failure-share chart; more bars stop being readable
+TABLE_RUNS = 1_000  # newest runs in the table (10,000 rows took seconds per rerun)
 
 page = ui.start("runs")
 state = page.state
@@ -88,13 +89,19 @@ if st.button("Diagnose latest run", type="primary", key="runs_diagnose_latest"):
     ui.go("diagnose", ViewState(run=str(latest["run_id"])))
 
 st.subheader(f"All runs ({len(runs)})")
-table = runs[["run_id", "created_at", "status", "config_name", "dataset_version", "tags"]].copy()
-table.insert(4, "origin", runs["config"].map(origin_label))
+shown = runs.head(TABLE_RUNS)  # a selectable table sends every row to the browser
+if len(runs) > TABLE_RUNS:
+    st.caption(
+        f"The newest {TABLE_RUNS:,} of {len(runs):,} runs; filter by tag, config or dataset "
+        "version above to reach older ones."
+    )
+table = shown[["run_id", "created_at", "status", "config_name", "dataset_version", "tags"]].copy()
+table.insert(4, "origin", shown["config"].map(origin_label))
 table["status"] = table["status"].mask(table["run_id"].isin(list(stale)), "stale")
-table.insert(0, "diagnose", run_links(runs["run_id"], "diagnose"))
+table.insert(0, "diagnose", run_links(shown["run_id"], "diagnose"))
 for m, name in KEY_METRICS.items():
-    table[name] = runs[m]
-    table[f"Δ {name}"] = runs[f"{m}_delta"]
+    table[name] = shown[m]
+    table[f"Δ {name}"] = shown[f"{m}_delta"]
 event = st.dataframe(
     table,
     key="runs_table",

@@ -77,6 +77,22 @@ def _links(location: str, base: str) -> list[str]:
     return lines
 
 
+def _build_cache(location: str) -> None:
+    """Bring the derived cache of a local location up to date before the server starts,
+    with a progress bar on the terminal: the first build over 10,000 runs takes minutes,
+    better spent here than behind the first visitor's page. The app's store (read-only,
+    the same cache folder) then only checks it. A bucket is left to the app, which shows
+    its own progress: listing one can take long and needs the server's credentials."""
+    from rageval_core.commands.runs import _progress
+    from rageval_core.query import ResultsStore
+
+    if is_remote(location) or not os.path.isdir(location):
+        return
+    with ResultsStore(location, read_only=True, refresh=False) as store, _progress() as report:
+        store.refresh(report)
+    print(f"rageval dashboard: {len(store.runs()):,} runs ready", file=sys.stderr)
+
+
 def run(args: argparse.Namespace) -> int:
     if not 0 < args.port < 65536:
         raise ConfigError(f"--port must be between 1 and 65535, got {args.port}")
@@ -91,5 +107,6 @@ def run(args: argparse.Namespace) -> int:
     print(f"rageval dashboard: {location} on {base}", file=sys.stderr)
     for line in _links(location, base):
         print(f"rageval dashboard: {line}", file=sys.stderr)
+    _build_cache(location)
     os.execve(cmd[0], cmd, env)
     return 0  # not reached: execve replaces the process

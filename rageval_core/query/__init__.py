@@ -49,6 +49,7 @@ from rageval_core.query.compare import Comparison, compare_runs
 from rageval_core.query.store import ResultsStore, RunProblem, run_catalogue
 from rageval_core.query.summary import QUALITY_METRICS, SUMMARY_KEYS, summarize_run
 from rageval_core.query.views import (
+    CHART_RUNS,
     QUESTION_METRICS,
     SORT_KEYS,
     TAIL_PCT,
@@ -75,6 +76,7 @@ from rageval_core.query.views import (
 )
 
 __all__ = [
+    "CHART_RUNS",
     "QUALITY_METRICS",
     "QUESTION_METRICS",
     "SORT_KEYS",

@@ -8,8 +8,13 @@ are not columns of the cache: both files hold them in one `declared MAP(VARCHAR,
 column (`{name: mean, name_p10: p10}` in a summary row, `{name: value}` in a narrow
 row), read as `declared[$name]` with the name a bound parameter. A finished run does not
 change, so the cache is keyed by run id plus a fingerprint of its files (names, sizes,
-mtimes) and updated run by run: new runs go into a new segment, segments are merged when
-there are too many, and the summary file is swapped in with a rename. Running runs are
+mtimes) and updated run by run (`DerivedCache.update`): new runs go into a new segment
+(at most CHUNK_RUNS runs each, so a first build over 10,000 runs holds one chunk in
+memory at a time and is kept chunk by chunk if stopped), a segment of CHUNK_RUNS runs is
+never merged again, small ones are merged when there are too many, and the summary file
+is swapped in with a rename. `runs_index.parquet` keeps what `inspect_run` found in each
+cached run's folder (its manifest, file names, problems) under the same fingerprint, so
+a restarted process rebuilds its `RunInfo`s without opening 10,000 manifests. Running runs are
 summarised from their journals at every refresh and never cached (`summary_row`,
 `narrow_rows`). `ResultsStore` decides what to add and drop; this module reads and
 writes the files. A damaged run yields its problems, never an exception.
@@ -33,6 +38,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from rageval_core.errors import RagevalError
 from rageval_core.models import DeclaredMetric
 from rageval_core.query import sql
 from rageval_core.query.source import bind, extra_ks, open_run, projection
@@ -51,16 +57,20 @@ from rageval_core.query.summary import (
 )
 from rageval_core.results import (
     DEFAULT_KS,
+    MANIFEST,
     RunInfo,
     check_columns,
+    manifest_from_dict,
+    manifest_to_dict,
     parquet_run_ids,
     question_schema,
     stray_run_ids,
     write_parquet,
 )
 
-CACHE_VERSION = 6  # 6: a run is its folder (rows and manifest naming another run)
-MAX_SEGMENTS = 8  # more than this and the next update merges them into one file
+CACHE_VERSION = 7  # 7: segments of at most CHUNK_RUNS runs, and the runs index
+CHUNK_RUNS = 1024  # runs per segment written by one build step; a full one is never merged
+MAX_SEGMENTS = 8  # more small segments than this and the next update merges the smallest
 SEGMENT_ROW_GROUP = 16_384
 BATCH_RUNS = 64  # finished runs summarised by one DuckDB query (8x faster than one by one)
 
@@ -110,8 +120,31 @@ SUMMARY_SCHEMA = pa.schema(
 """One row per run in `run_summary.parquet` (and the runs overview)."""
 
 
+INDEX_SCHEMA = pa.schema(
+    [
+        ("run_id", pa.string()),
+        ("fingerprint", pa.string()),
+        ("status", pa.string()),
+        ("manifest", pa.string()),  # JSON of the parsed manifest (`manifest_to_dict`)
+        ("parquet_files", pa.list_(pa.string())),  # names in the run folder
+        ("journal_files", pa.list_(pa.string())),
+        ("summary_file", pa.string()),
+        ("problems", pa.list_(pa.string())),  # the folder's own (`RunInfo.problems`)
+    ]
+)
+"""One row per cached run in `runs_index.parquet`: its `RunInfo` at that fingerprint."""
+
 Progress = Callable[[str, int, int], None]
 """`progress(what, done, total)`: how far a refresh is (see `ResultsStore.refresh`)."""
+
+SUMMARISING = "summarising runs into the cache"
+
+
+def _shifted(progress: Progress | None, start: int, total: int) -> Progress | None:
+    """`progress` for one chunk of a build: counts from `start` of `total` runs."""
+    if progress is None:
+        return None
+    return lambda what, done, _: progress(what, start + done, total)
 
 
 def declared_of(info: RunInfo) -> tuple[DeclaredMetric, ...]:
@@ -267,7 +300,7 @@ class DerivedCache:
             for i in range(0, len(items), BATCH_RUNS):
                 batch = items[i : i + BATCH_RUNS]
                 if progress:
-                    progress("summarising runs into the cache", done, len(add))
+                    progress(SUMMARISING, done, len(add))
                 done += len(batch)
                 try:
                     aggs, narrow = self._batch(cur, key, batch)
@@ -286,7 +319,7 @@ class DerivedCache:
                     )
         for n, (info, fp) in enumerate(single):
             if progress and n % 8 == 0:
-                progress("summarising runs into the cache", len(add) - len(single) + n, len(add))
+                progress(SUMMARISING, len(add) - len(single) + n, len(add))
             row = self.summary_row(cur, info)
             tables.append(self.narrow_rows(cur, info))
             rows.append({**row, "fingerprint": fp})
@@ -380,64 +413,228 @@ class DerivedCache:
             return None
         return (st.st_ino, st.st_size, st.st_mtime_ns)
 
-    def write(
+    def index_file(self) -> Path:
+        return self.cache_dir / "runs_index.parquet"
+
+    def _read_index(self) -> pa.Table:
+        """The runs index as written, or an empty one (missing, damaged, older version)."""
+        try:
+            t = pq.read_table(self.index_file())
+            meta = t.schema.metadata or {}
+            if meta.get(b"rageval_cache_version") == str(CACHE_VERSION).encode():
+                return t.cast(INDEX_SCHEMA)
+        except (OSError, pa.ArrowException, ValueError, KeyError):
+            pass
+        return INDEX_SCHEMA.empty_table()
+
+    def run_infos(self, root: str) -> dict[str, tuple[str, RunInfo]]:
+        """(fingerprint, RunInfo) of every run in the runs index, its folder under `root`:
+        what `inspect_run` found there when the run was cached. A row that does not parse
+        is left out (that folder is then inspected)."""
+        t = self._read_index()
+        out = {}
+        # column by column: a row dict per run cost a third of a 10,000-run restart
+        for rid, fp, status, text, parquet, journal, summary, problems in zip(
+            *(t.column(c).to_pylist() for c in INDEX_SCHEMA.names), strict=True
+        ):
+            path = f"{root}/{rid}"
+            try:
+                # validated when cached: its problems then are kept, not found again
+                manifest = manifest_from_dict(json.loads(text), f"{path}/{MANIFEST}", [])
+            except (ValueError, TypeError, RecursionError, RagevalError):
+                continue
+            info = RunInfo(
+                run_id=rid,
+                path=path,
+                status=status,
+                manifest=manifest,
+                parquet_files=[f"{path}/{n}" for n in parquet],
+                journal_files=[f"{path}/{n}" for n in journal],
+                summary_file=f"{path}/{summary}" if summary else None,
+                problems=list(problems),
+            )
+            out[rid] = (fp, info)
+        return out
+
+    def _write_index(
+        self, summary: pa.Table, finished: dict[str, tuple[RunInfo, str]], added: set[str]
+    ) -> None:
+        """The runs index of the runs in `summary`: the rows already there for runs not
+        re-read (`added`), a new row for the others. An optimisation: failures ignored."""
+
+        def name(p: str) -> str:
+            return p.rsplit("/", 1)[-1]
+
+        old = self._read_index()
+        keys = pc.binary_join_element_wise(summary["run_id"], summary["fingerprint"], "\0")
+        old_keys = pc.binary_join_element_wise(old["run_id"], old["fingerprint"], "\0")
+        old = old.filter(
+            pc.and_(
+                pc.is_in(old_keys, keys),
+                pc.invert(pc.is_in(old["run_id"], pa.array(sorted(added), pa.string()))),
+            )
+        )
+        have = set(old.column("run_id").to_pylist())
+        rows = []
+        for rid, fp in zip(
+            summary.column("run_id").to_pylist(),
+            summary.column("fingerprint").to_pylist(),
+            strict=True,
+        ):
+            info, seen = finished.get(rid, (None, None))
+            if rid in have or info is None or info.manifest is None or seen != fp:
+                continue
+            rows.append(
+                {
+                    "run_id": rid,
+                    "fingerprint": fp,
+                    "status": info.status,
+                    "manifest": json.dumps(manifest_to_dict(info.manifest), default=str),
+                    "parquet_files": [name(p) for p in info.parquet_files],
+                    "journal_files": [name(p) for p in info.journal_files],
+                    "summary_file": name(info.summary_file) if info.summary_file else None,
+                    "problems": list(info.problems),
+                }
+            )
+        table = pa.concat_tables([old, pa.Table.from_pylist(rows, schema=INDEX_SCHEMA)])
+        try:
+            write_parquet(self.index_file(), _versioned(table))
+        except OSError:
+            pass
+
+    def update(
         self,
         cur: duckdb.DuckDBPyConnection,
         cached: pa.Table,
-        keep_ids: list[str],
-        drop_ids: list[str],
-        new_rows: list[dict[str, Any]],
-        new_tables: list[pa.Table],
+        finished: dict[str, tuple[RunInfo, str]],
+        progress: Progress | None = None,
     ) -> pa.Table:
+        """Bring the cache to `finished` (run id -> RunInfo, fingerprint); the new summary.
+
+        Runs whose fingerprint changed or that are gone leave the segments holding them;
+        runs new or changed are summarised CHUNK_RUNS at a time, each chunk written as a
+        segment and the summary file swapped in before the next chunk is read.
+        """
+        cached_fp = dict(
+            zip(
+                cached.column("run_id").to_pylist(),
+                cached.column("fingerprint").to_pylist(),
+                strict=True,
+            )
+        )
+        keep = {r for r, fp in cached_fp.items() if r in finished and finished[r][1] == fp}
+        drop = [r for r in cached_fp if r not in keep]
+        add = [v for r, v in finished.items() if r not in keep]
+        summary = cached
+        if drop:
+            summary = self._drop(summary, drop)
+        for start in range(0, len(add), CHUNK_RUNS):
+            chunk = add[start : start + CHUNK_RUNS]
+            rows, tables = self.compute(cur, chunk, _shifted(progress, start, len(add)))
+            summary = self._append(summary, rows, tables)
+        if add or drop or (summary.num_rows and not self.index_file().exists()):
+            self._write_index(summary, finished, {info.run_id for info, _ in add})
+        return summary
+
+    def _segment_dir(self) -> Path:
         seg_dir = self.cache_dir / "metrics"
         seg_dir.mkdir(parents=True, exist_ok=True)
-        kept = [r for r in cached.to_pylist() if r["run_id"] in set(keep_ids)]
-        old_segments = {r["segment"] for r in cached.to_pylist() if r["segment"]}
-        seg_of = {r["run_id"]: r["segment"] for r in kept}
-        # segments holding a dropped run are rewritten without it
-        dirty = {r["segment"] for r in cached.to_pylist() if r["run_id"] in set(drop_ids)}
-        dirty.discard(None)
-        dirty.discard("")
-        live_segments = {s for s in seg_of.values()} - dirty
+        return seg_dir
+
+    def _drop(self, summary: pa.Table, drop: list[str]) -> pa.Table:
+        """`summary` without the runs `drop`; each segment holding one is rewritten
+        without them (on its own: segments stay the size they were)."""
+        seg_dir = self._segment_dir()
+        gone = pa.array(drop, pa.string())
+        dropped = pc.is_in(summary.column("run_id"), gone)
+        dirty = {s for s in summary.filter(dropped).column("segment").to_pylist() if s}
+        kept = summary.filter(pc.invert(dropped))
+        still = set(kept.column("segment").to_pylist())
+        renamed: dict[str, str] = {}
+        try:
+            for seg in sorted(dirty & still):
+                renamed[seg] = f"seg-{uuid.uuid4().hex}.parquet"
+                _merge_segments([seg_dir / seg], seg_dir / renamed[seg], drop)
+            return self._swap(_renamed(kept, renamed), dirty, list(renamed.values()))
+        except BaseException:
+            for name in renamed.values():
+                (seg_dir / name).unlink(missing_ok=True)
+            raise
+
+    def _append(
+        self, summary: pa.Table, rows: list[dict[str, Any]], tables: list[pa.Table]
+    ) -> pa.Table:
+        """`summary` plus `rows`, their narrow rows written as one new segment; then, when
+        there are more than MAX_SEGMENTS segments of fewer than CHUNK_RUNS runs, the
+        smallest of them merged (as many as fit in CHUNK_RUNS runs)."""
+        if not rows:
+            return summary
+        seg_dir = self._segment_dir()
         written: list[str] = []
         try:
-            if dirty & {s for s in seg_of.values()}:
-                name = f"seg-{uuid.uuid4().hex}.parquet"
-                _merge_segments([seg_dir / s for s in sorted(dirty)], seg_dir / name, drop_ids)
-                written.append(name)
-                for rid, s in seg_of.items():
-                    if s in dirty:
-                        seg_of[rid] = name
-                live_segments.add(name)
-            if new_rows:
-                name = f"seg-{uuid.uuid4().hex}.parquet"
-                table = pa.concat_tables([empty_metrics(), *new_tables])
-                _write_segment(seg_dir / name, table)
-                written.append(name)
-                live_segments.add(name)
-                for r in new_rows:
-                    r["segment"] = name
-            if len(live_segments) > MAX_SEGMENTS:
-                name = f"seg-{uuid.uuid4().hex}.parquet"
-                _merge_segments([seg_dir / s for s in sorted(live_segments)], seg_dir / name, [])
-                written.append(name)
-                live_segments = {name}
-                seg_of = dict.fromkeys(seg_of, name)
-                for r in new_rows:
-                    r["segment"] = name
-            for r in kept:
-                r["segment"] = seg_of[r["run_id"]]
-            table = pa.Table.from_pylist(kept + new_rows, schema=SUMMARY_SCHEMA)
-            table = table.replace_schema_metadata({"rageval_cache_version": str(CACHE_VERSION)})
-            write_parquet(self.summary_file(), table)
+            name = f"seg-{uuid.uuid4().hex}.parquet"
+            _write_segment(seg_dir / name, pa.concat_tables([empty_metrics(), *tables]))
+            written.append(name)
+            for r in rows:
+                r["segment"] = name
+            new = pa.Table.from_pylist(rows, schema=SUMMARY_SCHEMA)
+            table = pa.concat_tables([summary.cast(SUMMARY_SCHEMA), new])
+            merge = _to_merge(table.column("segment").to_pylist())
+            if merge:
+                merged = f"seg-{uuid.uuid4().hex}.parquet"
+                _merge_segments([seg_dir / s for s in merge], seg_dir / merged, [])
+                written.append(merged)
+                table = _renamed(table, dict.fromkeys(merge, merged))
+            return self._swap(table, set(merge), written)
         except BaseException:
             for name in written:
                 (seg_dir / name).unlink(missing_ok=True)
             raise
-        # Old segments are no longer referenced; a reader holding the old summary retries.
-        for s in (old_segments | set(written)) - live_segments:
+
+    def _swap(self, table: pa.Table, replaced: set[str], written: list[str]) -> pa.Table:
+        """Write `table` as the summary file, then remove the segments it no longer names
+        (`replaced`, and any of `written` merged away); a reader holding the old summary
+        retries (`views._cache_retry`)."""
+        table = _versioned(table.cast(SUMMARY_SCHEMA))
+        write_parquet(self.summary_file(), table)
+        live = set(table.column("segment").to_pylist())
+        seg_dir = self.cache_dir / "metrics"
+        for s in (replaced | set(written)) - live:
             (seg_dir / s).unlink(missing_ok=True)
         return table
+
+
+def _versioned(table: pa.Table) -> pa.Table:
+    return table.replace_schema_metadata({"rageval_cache_version": str(CACHE_VERSION)})
+
+
+def _renamed(table: pa.Table, names: dict[str, str]) -> pa.Table:
+    """`table` with its `segment` column renamed through `names`."""
+    if not names:
+        return table
+    col = [names.get(s, s) for s in table.column("segment").to_pylist()]
+    i = table.schema.get_field_index("segment")
+    return table.set_column(i, "segment", pa.array(col, pa.string()))
+
+
+def _to_merge(segments: list[str | None]) -> list[str]:
+    """The small segments to merge into one, given each summary row's segment: none
+    while there are at most MAX_SEGMENTS segments of fewer than CHUNK_RUNS runs; else
+    the smallest of them, as many as hold at most CHUNK_RUNS runs together (2 or more)."""
+    counts: dict[str, int] = {}
+    for s in segments:
+        if s:
+            counts[s] = counts.get(s, 0) + 1
+    small = sorted((n, s) for s, n in counts.items() if n < CHUNK_RUNS)
+    if len(small) <= MAX_SEGMENTS:
+        return []
+    picked, total = [], 0
+    for n, s in small:
+        if total + n > CHUNK_RUNS:
+            break
+        picked.append(s)
+        total += n
+    return picked if len(picked) > 1 else []
 
 
 def _metrics_schema() -> pa.Schema:

@@ -50,14 +50,20 @@ WHERE ($status IS NULL OR status = $status)
 ORDER BY created_at DESC, run_id DESC
 """
 
+# The newest $limit runs that match, oldest first (a chart of 10,000 points draws in
+# seconds and shows nothing more than one of 1,000).
 METRIC_TREND = """
-SELECT run_id, created_at, config_name, dataset_name, dataset_version, status,
-       {value} AS value, {p10} AS p10
-FROM {summary}
-WHERE ($config IS NULL OR config_name = $config)
-  AND ($dataset IS NULL OR dataset_name = $dataset)
-  AND ($dataset_version IS NULL OR dataset_version = $dataset_version)
-  AND (len($tags) = 0 OR list_has_all(tags, $tags))
+SELECT * FROM (
+  SELECT run_id, created_at, config_name, dataset_name, dataset_version, status,
+         {value} AS value, {p10} AS p10
+  FROM {summary}
+  WHERE ($config IS NULL OR config_name = $config)
+    AND ($dataset IS NULL OR dataset_name = $dataset)
+    AND ($dataset_version IS NULL OR dataset_version = $dataset_version)
+    AND (len($tags) = 0 OR list_has_all(tags, $tags))
+  ORDER BY created_at DESC, run_id DESC
+  LIMIT $limit
+)
 ORDER BY created_at, run_id
 """
 
@@ -69,15 +75,20 @@ WHERE len($run_ids) = 0 OR list_contains($run_ids, s.run_id)
 ORDER BY s.created_at, s.run_id, k.k
 """
 
+# The runs named, else the newest $limit with a value.
 COST_QUALITY = """
-SELECT run_id, created_at, config_name, dataset_name, dataset_version,
-       {quality} AS quality,
-       total_ms_p95 AS latency_p95_ms,
-       total_cost_per_question AS cost_per_question,
-       retrieval_ms_p95, generation_ms_p95, ttft_ms_p95
-FROM {summary}
-WHERE (len($run_ids) = 0 OR list_contains($run_ids, run_id))
-  AND {quality} IS NOT NULL
+SELECT * FROM (
+  SELECT run_id, created_at, config_name, dataset_name, dataset_version,
+         {quality} AS quality,
+         total_ms_p95 AS latency_p95_ms,
+         total_cost_per_question AS cost_per_question,
+         retrieval_ms_p95, generation_ms_p95, ttft_ms_p95
+  FROM {summary}
+  WHERE (len($run_ids) = 0 OR list_contains($run_ids, run_id))
+    AND {quality} IS NOT NULL
+  ORDER BY created_at DESC, run_id DESC
+  LIMIT CASE WHEN len($run_ids) = 0 THEN $limit END
+)
 ORDER BY quality DESC, run_id
 """
 
@@ -174,13 +185,18 @@ ORDER BY value, question_id
 
 # ---- cross-run, from the narrow cache ----------------------------------------------------
 
+# In the newest $limit runs that have the question, oldest first.
 QUESTION_HISTORY = """
-SELECT m.run_id, s.created_at, s.config_name, s.dataset_name, s.dataset_version, s.status,
-       m.* EXCLUDE (run_id)
-FROM {metrics} m JOIN {summary} s USING (run_id)
-WHERE m.question_id = $question_id
-  AND ($dataset IS NULL OR s.dataset_name = $dataset)
-ORDER BY s.created_at, m.run_id
+SELECT * FROM (
+  SELECT m.run_id, s.created_at, s.config_name, s.dataset_name, s.dataset_version, s.status,
+         m.* EXCLUDE (run_id)
+  FROM {metrics} m JOIN {summary} s USING (run_id)
+  WHERE m.question_id = $question_id
+    AND ($dataset IS NULL OR s.dataset_name = $dataset)
+  ORDER BY s.created_at DESC, m.run_id DESC
+  LIMIT $limit
+)
+ORDER BY created_at, run_id
 """
 
 # Runs of the dataset are numbered in time order first (a few hundred summary rows), so the

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
+import fsspec
 import pyarrow as pa
 import pyarrow.parquet as pq
 
@@ -44,12 +45,14 @@ from rageval_core.results import (
     SCHEMA_VERSION,
     IgnoredFolder,
     RunInfo,
+    describe,
+    display_name,
     filesystem,
+    folder_kind,
     inspect_run,
     is_remote,
     results_location,
     run_folders,
-    scan_runs,
     write_parquet,
 )
 
@@ -74,10 +77,10 @@ class _State:
     problems: tuple[RunProblem, ...]
     refreshed_at: float
     fingerprint: str = ""
-    # local locations only: every run folder's file fingerprint, the RunInfo read for it,
-    # and the cache summary file's stat, so a refresh that finds nothing new costs one
-    # listing and no manifest parsing
-    scan: tuple[tuple[str, str], ...] | None = None
+    # every run folder's file fingerprint, the RunInfo read for it, and the cache summary
+    # file's stat, so a refresh that finds nothing new costs one listing (one `scandir`
+    # per run folder locally, a paginated listing of the bucket) and no manifest parsing
+    scan: tuple[tuple[str, str], ...] = ()
     ignored: tuple[IgnoredFolder, ...] = ()
     infos: dict[str, tuple[str, RunInfo]] = field(default_factory=dict)
     cache_stamp: tuple[int, int, int] | None = None
@@ -268,20 +271,6 @@ class ResultsStore:
 
     # ------------------------------------------------------------------ cache
 
-    def _run_fingerprint(self, info: RunInfo) -> str:
-        if not self.remote:
-            return _local_fingerprint(info.path) or ""
-        try:
-            entries = self.fs.ls(info.path, detail=True)
-        except OSError:
-            return ""
-        parts = []
-        for e in sorted(entries, key=lambda e: e["name"]):
-            name = e["name"].rstrip("/").rsplit("/", 1)[-1]
-            stamp = e.get("mtime") or e.get("LastModified") or e.get("ETag") or ""
-            parts.append(f"{name}:{e.get('size')}:{stamp}")
-        return hashlib.sha256("|".join(parts).encode()).hexdigest()[:20]
-
     def refresh(self, progress: Progress | None = None) -> None:
         """Re-list runs, bring the cache up to date, re-read running runs' journals.
 
@@ -294,34 +283,35 @@ class ResultsStore:
         prev = self._state
         unlisted: list[RunProblem] = []
         try:
-            scan, ignored = (None, []) if self.remote else _scan_local(self.location)
-            if scan is None:
-                runs, ignored = scan_runs(self.location)
+            if self.remote:
+                scan, ignored = _scan_remote(self.fs, self.root)
+            else:
+                scan, ignored = _scan_local(self.location)
         except ResultsError as exc:  # the location itself cannot be listed: no runs
-            scan, runs, ignored = (), [], []
+            scan, ignored = (), []
             unlisted.append(RunProblem("", str(exc)))
         if (
-            scan is not None
-            and prev.refreshed_at
+            prev.refreshed_at
             and (scan, ignored) == (prev.scan, list(prev.ignored))
             and self.cache.stamp() == prev.cache_stamp
         ):
             # Nothing on disk changed (every run folder's names, sizes and mtimes, and the
             # cache, which another process may have rewritten): same state, new time.
             return replace(prev, refreshed_at=time.time())
-        fps: dict[str, str] = {}
-        if scan is not None:
-            # Only folders whose files changed are inspected again (manifest parsing was
-            # most of a refresh at 1,000 runs). A folder deleted since the scan is left out.
-            fps = dict(scan)
-            runs = []
-            for n, (rid, fp) in enumerate(scan):
-                if progress and n % 32 == 0:
-                    progress("reading run folders", n, len(scan))
-                old = prev.infos.get(rid)
-                info = old[1] if old and old[0] == fp else inspect_run(self.location, rid)
-                if info.status != "missing":
-                    runs.append(info)
+        # Only folders whose files changed are inspected again (manifest parsing was most
+        # of a refresh at 1,000 runs, and on a bucket it is a request per run); a new
+        # process starts from the cache's runs index, so a restart over unchanged runs
+        # opens no manifest either. A folder deleted since the scan is left out.
+        fps = dict(scan)
+        known = prev.infos or self.cache.run_infos(self.root)
+        runs: list[RunInfo] = []
+        for n, (rid, fp) in enumerate(scan):
+            if progress and n % 256 == 0:
+                progress("reading run folders", n, len(scan))
+            old = known.get(rid)
+            info = old[1] if old and old[0] == fp else inspect_run(self.location, rid)
+            if info.status != "missing":
+                runs.append(info)
         problems = unlisted + [RunProblem(f.name, f.message) for f in ignored]
         finished: dict[str, tuple[RunInfo, str]] = {}
         running: list[RunInfo] = []
@@ -335,36 +325,15 @@ class ResultsStore:
             if info.status == "running":
                 running.append(info)
             else:
-                fp = fps.get(info.run_id)
-                finished[info.run_id] = (
-                    info,
-                    fp if fp is not None else self._run_fingerprint(info),
-                )
+                finished[info.run_id] = (info, fps[info.run_id])
 
-        live_fps = {
-            info.run_id: fps.get(info.run_id) or self._run_fingerprint(info) for info in running
-        }
+        live_fps = {info.run_id: fps[info.run_id] for info in running}
         h = hashlib.sha256()
         for rid, fp in sorted({**{r: v[1] for r, v in finished.items()}, **live_fps}.items()):
             h.update(f"{rid}:{fp};".encode())
         h.update(";".join(sorted(p.run_id + p.message for p in problems)).encode())
-        cached = self.cache.load()
-        cached_fp = dict(
-            zip(
-                cached.column("run_id").to_pylist(),
-                cached.column("fingerprint").to_pylist(),
-                strict=True,
-            )
-        )
-        keep_ids = [r for r, fp in cached_fp.items() if r in finished and finished[r][1] == fp]
-        drop_ids = [r for r in cached_fp if r not in keep_ids]
-        add = [v for r, v in finished.items() if cached_fp.get(r) != v[1]]
-
         with self.cursor() as cur:
-            new_rows, new_tables = self.cache.compute(cur, add, progress)
-            summary = cached
-            if add or drop_ids:
-                summary = self.cache.write(cur, cached, keep_ids, drop_ids, new_rows, new_tables)
+            summary = self.cache.update(cur, self.cache.load(), finished, progress)
             live_rows, live_tables = [], []
             for info in running:
                 live_rows.append(
@@ -372,7 +341,7 @@ class ResultsStore:
                 )
                 live_tables.append(self.cache.narrow_rows(cur, info))
 
-        for r in summary.to_pylist():
+        for r in summary.select(["run_id", "problems"]).to_pylist():
             problems += [
                 RunProblem(r["run_id"], p)
                 for p in r["problems"] or ()
@@ -399,7 +368,7 @@ class ResultsStore:
             fingerprint=h.hexdigest()[:16],
             scan=scan,
             ignored=tuple(ignored),
-            infos={} if scan is None else {r.run_id: (fps[r.run_id], r) for r in runs},
+            infos={r.run_id: (fps[r.run_id], r) for r in runs},
             cache_stamp=self.cache.stamp(),
             catalogue=catalogue,
             by_id={r.run_id: r for r in runs},
@@ -507,3 +476,34 @@ def _scan_local(location: str) -> tuple[tuple[tuple[str, str], ...], list[Ignore
         if fp is not None:
             out.append((name, fp))
     return tuple(out), ignored
+
+
+def _stamp(entry: dict[str, Any]) -> str:
+    return str(entry.get("mtime") or entry.get("LastModified") or entry.get("ETag") or "")
+
+
+def _scan_remote(
+    fs: fsspec.AbstractFileSystem, root: str
+) -> tuple[tuple[tuple[str, str], ...], list[IgnoredFolder]]:
+    """`_scan_local` for an object store: every object under the location in one listing
+    (`find`: a request per 1,000 objects, not one per run), grouped by run folder into
+    fingerprints of (path in the folder, size, LastModified)."""
+    try:
+        entries = fs.find(root, detail=True)
+    except FileNotFoundError:
+        return (), []
+    except OSError as exc:
+        raise ResultsError(f"{root}: unreadable results location ({describe(exc)})") from exc
+    parts: dict[str, list[str]] = {}
+    prefix = root.rstrip("/") + "/"
+    for path, e in entries.items():
+        folder, _, rest = path.removeprefix(prefix).partition("/")
+        if rest and path.startswith(prefix):  # a file directly under the location is no run
+            parts.setdefault(folder, []).append(f"{rest}:{e.get('size')}:{_stamp(e)}")
+    kinds = {name: folder_kind(name) for name in parts}
+    scan = tuple(
+        (name, hashlib.sha256("|".join(sorted(parts[name])).encode()).hexdigest()[:20])
+        for name in sorted(n for n, k in kinds.items() if k == "run")
+    )
+    ignored = [IgnoredFolder(display_name(n)) for n, k in kinds.items() if k == "invalid"]
+    return scan, sorted(ignored, key=lambda f: f.name)

@@ -45,6 +45,10 @@ from rageval_core.results import (
 QUESTION_METRICS: tuple[str, ...] = BUILTIN.measure_names()
 """Per-question numeric columns a caller may name (ranges, distributions, bottom-X%)."""
 
+CHART_RUNS = 1_000
+"""Newest runs a view over every run returns by default (trend, cost/quality, a question's
+history): at 10,000 runs drawing them all took seconds per rerun and showed no more."""
+
 TREND_METRICS: tuple[str, ...] = tuple(k for k in SUMMARY_KEYS)
 """Run-level figures a trend may plot (`<metric>` mean, `<metric>_p10`, rates, p95s…)."""
 
@@ -185,8 +189,9 @@ def metric_trend(
     dataset: str | None = None,
     dataset_version: str | None = None,
     tags: Iterable[str] | str | None = None,
+    limit: int = CHART_RUNS,
 ) -> pd.DataFrame:
-    """One run-level figure over time, oldest first.
+    """One run-level figure over time, oldest first: the newest `limit` matching runs.
 
     Columns: run_id, created_at, config_name, dataset_name, dataset_version, status,
     value (the figure), p10 (the run's 10th percentile when `metric` is a quality metric).
@@ -204,6 +209,7 @@ def metric_trend(
             "dataset_version": _opt_str(dataset_version),
             "metric": metric,
             "metric_p10": f"{metric}_p10",
+            "limit": int(limit),
         },
         value=_figure_sql(cat, metric, "metric"),
         p10=_figure_sql(cat, f"{metric}_p10", "metric_p10") if has_p10 else "CAST(NULL AS DOUBLE)",
@@ -224,8 +230,10 @@ def cost_quality(
     *,
     quality: str = "answer_correctness",
     run_ids: Iterable[str] | None = None,
+    limit: int = CHART_RUNS,
 ) -> pd.DataFrame:
-    """Quality against p95 latency and cost per question, one row per run, best first.
+    """Quality against p95 latency and cost per question, one row per run, best first:
+    the runs `run_ids` names, else the newest `limit` (domination is pairwise: n²).
 
     `quality` is one of `cost_quality_metrics(store)` (a quality mean or its p10, higher
     is better, declared ones included); anything else is a ConfigError naming it.
@@ -245,7 +253,7 @@ def cost_quality(
     df = _over_summaries(
         store,
         sql.COST_QUALITY,
-        {"run_ids": ids, "quality": quality},
+        {"run_ids": ids, "quality": quality, "limit": int(limit)},
         quality=_figure_sql(store.catalogue(), quality, "quality"),
     )
     # Domination is a pairwise comparison of a few hundred per-run rows, not an aggregate.
@@ -284,9 +292,10 @@ def failure_counts(store: ResultsStore, run_ids: Iterable[str] | None = None) ->
 
 
 def question_history(
-    store: ResultsStore, question_id: str, *, dataset: str | None = None
+    store: ResultsStore, question_id: str, *, dataset: str | None = None, limit: int = CHART_RUNS
 ) -> pd.DataFrame:
-    """One question across every run, oldest first (narrow cache + running runs)."""
+    """One question across runs, oldest first: the newest `limit` runs that have it
+    (narrow cache + running runs)."""
 
     def compute() -> pd.DataFrame:
         with (
@@ -295,7 +304,7 @@ def question_history(
             store.metrics_source(cur) as rows,
         ):
             q = sql.QUESTION_HISTORY.format(summary=runs.sql, metrics=rows.sql)
-            params = {"question_id": str(question_id), "dataset": dataset}
+            params = {"question_id": str(question_id), "dataset": dataset, "limit": int(limit)}
             return _df(cur, q, {**runs.params, **rows.params, **params})
 
     return _expand_declared(_cache_retry(store, compute), store.catalogue().declared_names)
