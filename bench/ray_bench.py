@@ -92,7 +92,7 @@ def config(folder: Path, judge: dict, concurrency: int, delay_ms: float):
 
 def timed_run(cfg, folder: Path, label: str, engine) -> float:
     start = time.perf_counter()
-    # A fresh results folder per run: the judge's reply cache must not answer for the server.
+    # A fresh results folder per run (the judge's reply cache is off: see the judge config).
     result = run(cfg, RunOptions(results=str(folder / label), progress=False, engine=engine))
     took = time.perf_counter() - start
     assert result.status == "complete" and result.totals["n_errors"] == 0, result.totals
@@ -160,6 +160,7 @@ def main() -> None:
             "model": "bench",
             "concurrency": c,
             "max_retries": 0,
+            "cache": False,  # every run pays its calls: the server's time is measured
         }
         (folder / "ray").mkdir()
         cluster = RayCluster(folder / "ray")

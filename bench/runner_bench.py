@@ -95,7 +95,7 @@ def timed_run(folder: Path, dataset: Path, judge: dict, concurrency: int, label:
         folder / f"{label}.yaml",
     )
     start = time.perf_counter()
-    # A fresh results folder per run: the judge's reply cache must not answer for the server.
+    # A fresh results folder per run (the judge's reply cache is off: see the judge config).
     run(config, RunOptions(results=str(folder / label), run_id=label, progress=False))
     return time.perf_counter() - start
 
@@ -160,6 +160,7 @@ def main() -> None:
                     "model": "bench",
                     "concurrency": c,
                     "max_retries": 0,
+                    "cache": False,  # every run pays its calls: the server's time is measured
                 }
                 t = timed_run(folder, http_dataset, judge, c, f"http-c{c}")
                 ideal = http_n * latency / c

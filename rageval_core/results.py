@@ -197,6 +197,14 @@ def results_location(explicit: str | os.PathLike[str] | None = None) -> str:
     return str(explicit or os.environ.get(RESULTS_ENV) or "results")
 
 
+def user_cache_dir() -> Path:
+    """`$XDG_CACHE_HOME/rageval`, else `~/.cache/rageval`: what rageval keeps per user, not
+    per results location (derived caches of read-only locations, the judge's replies).
+    A relative XDG_CACHE_HOME is ignored, as the XDG spec says."""
+    base = os.environ.get("XDG_CACHE_HOME") or ""
+    return (Path(base) if os.path.isabs(base) else Path.home() / ".cache") / "rageval"
+
+
 def positive_env_seconds(name: str, default: float) -> float:
     """A duration in seconds from environment variable `name`; `default` unless it is a
     positive finite number."""

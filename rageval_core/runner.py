@@ -66,8 +66,6 @@ from rageval_core.query.summary import summarize_run
 from rageval_core.redact import Redactor
 from rageval_core.results import MAX_SHARDS, stale_after_s
 
-JUDGE_CACHE = ".rageval/judge-cache"
-
 
 @dataclass(frozen=True)
 class Shard:
@@ -686,7 +684,7 @@ class Runner:
         dataset = load_dataset(self.config.dataset_path)
         run_id = self._run_id()
         folder = _RunFolder(self.options.results, run_id, self.options.shard)
-        judge = make_judge(self.config.judge, cache_dir=Path(self.options.results) / JUDGE_CACHE)
+        judge = make_judge(self.config.judge)
         try:
             with self._sole_writer(folder), self._pipeline() as ask:
                 return self._run(folder, dataset, judge, ask)

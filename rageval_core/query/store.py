@@ -50,6 +50,7 @@ from rageval_core.results import (
     results_location,
     run_folders,
     scan_runs,
+    user_cache_dir,
     write_parquet,
 )
 
@@ -137,8 +138,7 @@ class ResultsStore:
                 pass
         # realpath, not Path.resolve(): it never raises (a symlink loop included)
         key = self.location if self.remote else os.path.realpath(self.root)
-        base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-        path = base / "rageval" / hashlib.sha256(key.encode()).hexdigest()[:16]
+        path = user_cache_dir() / hashlib.sha256(key.encode()).hexdigest()[:16]
         try:
             path.mkdir(parents=True, exist_ok=True)
         except OSError:
@@ -281,6 +281,12 @@ class ResultsStore:
             stamp = e.get("mtime") or e.get("LastModified") or e.get("ETag") or ""
             parts.append(f"{name}:{e.get('size')}:{stamp}")
         return hashlib.sha256("|".join(parts).encode()).hexdigest()[:20]
+
+    def run_fingerprint(self, info: RunInfo) -> str:
+        """The run's file fingerprint as the last refresh saw it (names, sizes, mtimes),
+        else a fresh look: the key of anything derived from one run's files."""
+        held = self._state.infos.get(info.run_id)
+        return held[0] if held else self._run_fingerprint(info)
 
     def refresh(self, progress: Progress | None = None) -> None:
         """Re-list runs, bring the cache up to date, re-read running runs' journals.
