@@ -1,0 +1,379 @@
+"""Human labels against the judges: the Judge page, the Runs/Diagnose columns, the review
+queue and `rageval calibrate` all read these functions, so they show the same figures.
+
+A human's verdict on a claim is compared with the judge's verdict of the same claim text
+(`claim_key`) on the same dataset version and question, in every run of that judge; a
+question's pass/fail with "faithfulness >= faithful_min and the judge did not fail". The
+claims come from the narrow per-run claims cache (`claims_cache.py`); labels are an Arrow
+table registered on the query's cursor; every join runs in DuckDB.
+"""
+
+from __future__ import annotations
+
+import math
+import uuid
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import duckdb
+import numpy as np
+import pyarrow as pa
+
+from rageval_core.errors import ConfigError
+from rageval_core.labels import QUESTION_LABELS, VERDICTS, HumanLabel, LabelSet
+from rageval_core.labels.agreement import Agreement, agreement_from_counts, kappas
+from rageval_core.query import sql
+from rageval_core.query.claims_cache import ClaimsCache
+from rageval_core.query.store import ResultsStore
+from rageval_core.results import RunInfo
+
+DEFAULT_CORRECT_MIN = 0.5  # config `failure_thresholds.correctness_min` when a run has none
+
+
+@dataclass(frozen=True)
+class JudgeId:
+    """A judge as runs record it: kind, model and prompt version (`JudgeRef.version`)."""
+
+    kind: str
+    model: str | None
+    prompt: str | None
+
+    def label(self) -> str:
+        return " · ".join(p for p in (self.kind, self.model, self.prompt) if p)
+
+
+def judge_of(info: RunInfo) -> JudgeId | None:
+    m = info.manifest
+    return None if m is None else JudgeId(m.judge.kind, m.judge.model, m.judge.version)
+
+
+@dataclass(frozen=True)
+class Disagreement:
+    """A label the judge did not agree with; `run_id` is the newest run of the judge
+    that judged this claim so (the link), `runs` how many did."""
+
+    run_id: str
+    question_id: str
+    claim: str | None
+    human: str
+    judge: str
+    reviewer: str
+    note: str
+    runs: int = 1
+
+
+@dataclass(frozen=True)
+class JudgeReport:
+    judge: JudgeId
+    runs: tuple[str, ...]  # every run of this judge
+    claims: Agreement
+    questions: Agreement
+    disagreements: tuple[Disagreement, ...]
+    unmatched: tuple[HumanLabel, ...] = ()  # labels on its datasets no run of it judged
+
+
+@dataclass(frozen=True)
+class RunCoverage:
+    run_id: str
+    claims: int  # claims the judge gave a verdict in the run
+    checked: int  # of those, claims people labelled
+    kappa: float | None  # human x judge on the checked claims (every reviewer's label)
+
+
+@dataclass(frozen=True)
+class QueueItem:
+    question_id: str
+    reason: str
+
+
+def _runs_table(runs: Sequence[RunInfo]) -> pa.Table:
+    rows = []
+    for info in runs:
+        judge = judge_of(info)
+        if judge is not None:
+            rows.append(
+                {
+                    "run_id": info.run_id,
+                    "dataset_sha256": info.manifest.dataset.sha256,  # type: ignore[union-attr]
+                    "judge_kind": judge.kind,
+                    "judge_model": judge.model,
+                    "judge_prompt": judge.prompt,
+                }
+            )
+    names = ("run_id", "dataset_sha256", "judge_kind", "judge_model", "judge_prompt")
+    return pa.Table.from_pylist(rows, schema=pa.schema([(n, pa.string()) for n in names]))
+
+
+@contextmanager
+def _registered(cur: duckdb.DuckDBPyConnection, **tables: Any) -> Iterator[dict[str, str]]:
+    """Register Arrow tables under unique names on this cursor only; yield the names."""
+    names = {k: f"{k}_{uuid.uuid4().hex}" for k in tables}
+    for k, t in tables.items():
+        cur.register(names[k], t)
+    try:
+        yield names
+    finally:
+        for name in names.values():
+            cur.unregister(name)
+
+
+@contextmanager
+def _claims_source(
+    store: ResultsStore,
+    cur: duckdb.DuckDBPyConnection,
+    runs: Sequence[RunInfo],
+    param: str = "claim_files",
+) -> Iterator[tuple[str, dict[str, Any]]]:
+    """FROM text over the claims of `runs` (cached files + live rows) and its params
+    (`param` names the file list, so two sources can share one statement)."""
+    paths, live = ClaimsCache(store).sources(cur, runs)
+    with _registered(cur, live_claims=live) as names:
+        parts = [f"SELECT * FROM {names['live_claims']}"]
+        params: dict[str, Any] = {}
+        if paths:
+            parts.insert(0, f"SELECT * FROM read_parquet(${param})")
+            params[param] = paths
+        yield "(" + " UNION ALL BY NAME ".join(parts) + ")", params
+
+
+def _known(store: ResultsStore, runs: Sequence[str | RunInfo] | None) -> list[RunInfo]:
+    infos = store.runs() if runs is None else [store.run(r) for r in runs]
+    return [i for i in infos if i.manifest is not None and i.readable]
+
+
+def _fetch(cur: duckdb.DuckDBPyConnection, q: str, params: dict[str, Any]) -> list[dict]:
+    rel = cur.execute(q, params)
+    names = [d[0] for d in rel.description]
+    return [dict(zip(names, row, strict=True)) for row in rel.fetchall()]
+
+
+def label_pairs(
+    store: ResultsStore,
+    labels: LabelSet,
+    runs: Sequence[str | RunInfo] | None = None,
+    *,
+    faithful_min: float = 1.0,
+) -> list[dict[str, Any]]:
+    """Rows of human x judge pairs (see sql.LABEL_CLAIM_PAIRS), claims and questions."""
+    infos = _known(store, runs)
+    if not labels.labels or not infos:
+        return []
+    with store.cursor() as cur, _claims_source(store, cur, infos) as (claims, params):
+        with _registered(cur, labels=labels.table, runs=_runs_table(infos)) as t:
+            out = []
+            for q in (sql.LABEL_CLAIM_PAIRS, sql.LABEL_QUESTION_PAIRS):
+                text = q.format(claims=claims, labels=t["labels"], runs=t["runs"])
+                extra = {"faithful_min": float(faithful_min)} if "$faithful_min" in q else {}
+                out += _fetch(cur, text, {**params, **extra})
+    return out
+
+
+def judge_reports(
+    store: ResultsStore,
+    labels: LabelSet,
+    runs: Sequence[str | RunInfo] | None = None,
+    *,
+    faithful_min: float = 1.0,
+    n_boot: int = 1000,
+) -> list[JudgeReport]:
+    """One report per judge seen in `runs` (default: every run of the store), by label."""
+    infos = _known(store, runs)
+    by_judge: dict[JudgeId, list[RunInfo]] = {}
+    for info in infos:
+        by_judge.setdefault(judge_of(info), []).append(info)  # type: ignore[arg-type]
+    pairs = label_pairs(store, labels, infos, faithful_min=faithful_min)
+    reports = []
+    for judge, judged in sorted(by_judge.items(), key=lambda kv: kv[0].label()):
+        mine = [
+            p
+            for p in pairs
+            if (p["judge_kind"], p["judge_model"], p["judge_prompt"])
+            == (judge.kind, judge.model, judge.prompt)
+        ]
+        claim_counts: dict[tuple[str, str], int] = {}
+        question_counts: dict[tuple[str, str], int] = {}
+        for p in mine:
+            target = claim_counts if p["claim_key"] is not None else question_counts
+            target[(p["human"], p["judge"])] = target.get((p["human"], p["judge"]), 0) + 1
+        matched = {
+            (p["reviewer"], p["dataset_sha256"], p["question_id"], p["claim_key"]) for p in mine
+        }
+        shas = {i.manifest.dataset.sha256 for i in judged}  # type: ignore[union-attr]
+        unmatched = tuple(
+            lab
+            for lab in labels.labels
+            if lab.dataset_sha256 in shas
+            and (lab.reviewer, lab.dataset_sha256, lab.question_id, lab.claim_key) not in matched
+        )
+        disagreements = tuple(
+            Disagreement(
+                p["run_id"],
+                p["question_id"],
+                p["claim"],
+                p["human"],
+                p["judge"],
+                p["reviewer"],
+                p["note"] or "",
+                p["runs"],
+            )
+            for p in sorted(
+                mine, key=lambda p: (p["question_id"], p["claim_key"] or "", p["reviewer"])
+            )
+            if p["human"] != p["judge"]
+        )
+        reports.append(
+            JudgeReport(
+                judge=judge,
+                runs=tuple(sorted(i.run_id for i in judged)),
+                claims=agreement_from_counts(claim_counts, VERDICTS, n_boot=n_boot),
+                questions=agreement_from_counts(question_counts, QUESTION_LABELS, n_boot=n_boot),
+                disagreements=disagreements,
+                unmatched=unmatched,
+            )
+        )
+    return reports
+
+
+def reviewer_agreement(labels: LabelSet, *, n_boot: int = 1000) -> Agreement | None:
+    """Agreement between reviewers on claims two or more of them labelled (each pair of
+    reviewers once): the ceiling a judge can be held to. None when no claim has two."""
+    con = duckdb.connect(":memory:")
+    try:
+        with _registered(con, labels=labels.table) as t:
+            q = sql.REVIEWER_PAIRS.format(labels=t["labels"])
+            counts: dict[tuple[str, str], int] = {}
+            for first, second in con.execute(q).fetchall():
+                counts[(first, second)] = counts.get((first, second), 0) + 1
+    finally:
+        con.close()
+    if not counts:
+        return None
+    return agreement_from_counts(counts, VERDICTS, n_boot=n_boot)
+
+
+def run_coverage(store: ResultsStore, labels: LabelSet) -> dict[str, RunCoverage]:
+    """Per run: judged claims, how many people checked, the judge's kappa on those."""
+    infos = _known(store, None)
+    if not infos:
+        return {}
+    with store.cursor() as cur, _claims_source(store, cur, infos) as (claims, params):
+        with _registered(cur, labels=labels.table, runs=_runs_table(infos)) as t:
+            fmt = {"claims": claims, "labels": t["labels"], "runs": t["runs"]}
+            totals = cur.execute(sql.RUN_CLAIM_COVERAGE.format(**fmt), params).fetchall()
+            pairs = cur.execute(sql.RUN_CLAIM_PAIRS.format(**fmt), params).fetchall()
+    index = {v: i for i, v in enumerate(VERDICTS)}
+    matrices: dict[str, np.ndarray] = {}
+    for run_id, human, judge, n in pairs:
+        m = matrices.setdefault(run_id, np.zeros((len(VERDICTS),) * 2, dtype=np.int64))
+        m[index[human], index[judge]] += n
+    out = {}
+    for run_id, n_claims, checked in totals:
+        kappa = float(kappas(matrices[run_id])) if run_id in matrices else math.nan
+        out[run_id] = RunCoverage(
+            run_id, int(n_claims), int(checked), None if math.isnan(kappa) else kappa
+        )
+    return out
+
+
+def _correct_min(info: RunInfo) -> float:
+    config = info.manifest.config if info.manifest else {}
+    thresholds = config.get("failure_thresholds") if isinstance(config, dict) else None
+    value = thresholds.get("correctness_min") if isinstance(thresholds, dict) else None
+    return float(value) if isinstance(value, int | float) else DEFAULT_CORRECT_MIN
+
+
+def review_queue(
+    store: ResultsStore, run: str | RunInfo, labels: LabelSet, size: int, seed: int = 0
+) -> list[QueueItem]:
+    """The questions of `run` whose labels would teach the most about its judge.
+
+    Up to a third of `size` each: claims where a run of another judge on the same dataset
+    version gave another verdict ("judges disagree with run X"), then claims the judge
+    marked unsupported on answers that are correct ("unsupported on a correct answer"),
+    the rest a sample stratified by the question's worst verdict, strata taking turns.
+    Questions anyone labelled already (on this dataset version) are left out, so the same
+    call after a round proposes new ones; pass `LabelSet()` to get the round's list again.
+    The order is a seeded pseudo-random draw: the same inputs, the same queue.
+    """
+    if size < 1:
+        raise ConfigError(f"queue size must be at least 1, got {size}")
+    info = store.run(run)
+    judge = judge_of(info)
+    if judge is None or not info.readable:
+        return []
+    sha = info.manifest.dataset.sha256  # type: ignore[union-attr]
+    others = [
+        o
+        for o in _known(store, None)
+        if o.run_id != info.run_id and judge_of(o) != judge and o.manifest.dataset.sha256 == sha  # type: ignore[union-attr]
+    ]
+    done = pa.table(
+        {
+            "question_id": sorted(
+                {lab.question_id for lab in labels.labels if lab.dataset_sha256 == sha}
+            )
+        },
+        schema=pa.schema([("question_id", pa.string())]),
+    )
+    with store.cursor() as cur:
+        with (
+            _claims_source(store, cur, [info]) as (mine, mine_params),
+            _claims_source(store, cur, others, "other_files") as (theirs, their_params),
+        ):
+            with _registered(cur, done=done) as t:
+                q = sql.REVIEW_CANDIDATES.format(mine=mine, others=theirs, done=t["done"])
+                params = {
+                    **mine_params,
+                    **their_params,
+                    "correct_min": _correct_min(info),
+                    "seed": int(seed),
+                }
+                rows = cur.execute(q, params).fetchall()
+    return _fill_queue(rows, size)
+
+
+def _fill_queue(rows: list[tuple], size: int) -> list[QueueItem]:
+    """Pick from candidate rows (question_id, worst, flagged_correct, other run)."""
+    share = math.ceil(size / 3)
+    picked: dict[str, str] = {}
+
+    def take(reason_of: Any, limit: int) -> None:
+        for qid, worst, flagged, other in rows:
+            if len(picked) >= size or limit <= 0:
+                return
+            reason = reason_of(worst, flagged, other)
+            if reason and qid not in picked:
+                picked[qid] = reason
+                limit -= 1
+
+    take(lambda w, f, o: o and f"judges disagree with run {o}", share)
+    take(lambda w, f, o: f and "unsupported on a correct answer", share)
+    strata: dict[int, list[str]] = {}
+    for qid, worst, _, _ in rows:
+        if qid not in picked:
+            strata.setdefault(worst, []).append(qid)
+    queues = [strata[w] for w in sorted(strata, reverse=True)]
+    while len(picked) < size and any(queues):
+        for qs in queues:
+            if qs and len(picked) < size:
+                worst = next(w for w in strata if strata[w] is qs)
+                picked[qs.pop(0)] = (
+                    f"stratified: {('supported', 'unsupported', 'contradicted')[worst]}"
+                )
+    return [QueueItem(q, r) for q, r in picked.items()]
+
+
+__all__ = [
+    "Disagreement",
+    "JudgeId",
+    "JudgeReport",
+    "QueueItem",
+    "RunCoverage",
+    "judge_reports",
+    "label_pairs",
+    "review_queue",
+    "reviewer_agreement",
+    "run_coverage",
+]
