@@ -18,7 +18,10 @@ import pandas as pd
 from dashboard.links import ViewState, md_escape, relative_url
 from rageval_core.catalogue import Catalogue
 from rageval_core.errors import one_line
+from rageval_core.labels import QUESTION_LABELS, VERDICTS, HumanLabel
+from rageval_core.labels.agreement import Agreement
 from rageval_core.models import FAILURE_TYPES, Claim
+from rageval_core.query.labels import Disagreement, RunCoverage
 from rageval_core.results import RUN_ID_RE, RunInfo
 
 FAILURE_GROUPS: dict[str, str] = {
@@ -343,3 +346,129 @@ def split_question_changes(qc: pd.DataFrame, width: int = 80) -> dict[str, pd.Da
     short = {q: shorten(q, width) for q in out["question"].unique()}
     out["question"] = out["question"].map(short)
     return {kind: out[out["kind"] == kind].reset_index(drop=True) for kind in QUESTION_CHANGE_TABS}
+
+
+# ---------------------------------------------------------------------------- labels
+
+JUDGE_IS_RIGHT = "judge is right"
+CLAIM_CHOICES = (JUDGE_IS_RIGHT, *VERDICTS)
+QUESTION_CHOICES = QUESTION_LABELS
+TOO_FEW = 30
+"""Labels below which an agreement figure is flagged as too few to trust: its 95%
+interval is then typically wider than the gap between "fair" and "good" agreement."""
+
+
+def chosen_verdict(choice: str, judge: str | None) -> str:
+    """The verdict a claim form's choice stands for ("judge is right" = the judge's)."""
+    if choice == JUDGE_IS_RIGHT:
+        if judge not in VERDICTS:
+            raise ValueError(f"the judge gave no verdict to agree with ({judge!r})")
+        return str(judge)
+    return choice
+
+
+def question_verdict(faithfulness: float | None, judge_error: str | None) -> str | None:
+    """The judge's pass/fail of a whole answer, as the Judge page compares it: fail when
+    the judge failed or any claim is not supported (faithfulness below 1); None when it
+    judged nothing (a refusal, no claims)."""
+    if judge_error:
+        return "fail"
+    if faithfulness is None or pd.isna(faithfulness):
+        return None
+    return "pass" if faithfulness >= 1.0 else "fail"
+
+
+def label_lines(labels: Iterable[HumanLabel]) -> list[str]:
+    """One plain-text line per label, newest first: who, what, against which judge
+    verdict, and the note. Plain text: the caller escapes it (`ui.safe_text`)."""
+    out = []
+    for lab in sorted(labels, key=lambda x: x.created_at, reverse=True):
+        what = lab.verdict if lab.claim is not None else lab.question_label
+        judge = f" (judge: {lab.judge})" if lab.judge and lab.judge != what else ""
+        note = f" — {lab.note}" if lab.note else ""
+        lines = f"{lab.reviewer}: {what}{judge}{note} · {lab.created_at[:10]}"
+        out.append(" ".join(lines.split()))  # a note's line breaks stay inside its line
+    return out
+
+
+def human_summary(labels: Iterable[HumanLabel]) -> str:
+    """`people: supported ×2, unsupported` — the verdicts people gave, for a heading."""
+    counts: dict[str, int] = {}
+    for lab in labels:
+        what = str(lab.verdict if lab.claim is not None else lab.question_label)
+        counts[what] = counts.get(what, 0) + 1
+    parts = [f"{v} ×{n}" if n > 1 else v for v, n in counts.items()]
+    return f"people: {', '.join(parts)}" if parts else ""
+
+
+def reviewed_count(queue: Sequence[str], labelled: Iterable[str]) -> int:
+    """How many questions of the queue carry at least one human label."""
+    done = set(labelled)
+    return sum(q in done for q in queue)
+
+
+def kappa_text(a: Agreement) -> str:
+    """`0.62 (0.41–0.80)`: kappa with its bootstrap 95% interval, `–` when undefined."""
+    if a.kappa is None:
+        return "–"
+    if a.kappa_low is None or a.kappa_high is None:
+        return f"{a.kappa:.2f}"
+    return f"{a.kappa:.2f} ({a.kappa_low:.2f}–{a.kappa_high:.2f})"
+
+
+def agreement_figures(a: Agreement) -> dict[str, str]:
+    """The figures of one agreement, formatted, each with the n behind it."""
+    out = {
+        "Cohen's kappa (95% CI)": kappa_text(a),
+        "raw agreement": fmt(a.raw, "{:.0%}") or "–",
+        "labels": f"{a.n:,}",
+    }
+    if a.unsupported_precision is not None or a.unsupported_recall is not None:
+        out["“unsupported” precision"] = fmt(a.unsupported_precision, "{:.0%}") or "–"
+        out["“unsupported” recall"] = fmt(a.unsupported_recall, "{:.0%}") or "–"
+    return out
+
+
+def too_few_note(a: Agreement, min_n: int = TOO_FEW) -> str | None:
+    """A warning when `a` rests on too few labels to trust, else None."""
+    if a.n == 0:
+        return "No labels yet: label claims on the Question or Review page."
+    if a.n < min_n:
+        return (
+            f"Only {a.n} label{'s' if a.n != 1 else ''}: too few to trust. Below {min_n} the "
+            "95% interval is wide; label more before acting on these figures."
+        )
+    return None
+
+
+def disagreement_rows(disagreements: Sequence[Disagreement]) -> pd.DataFrame:
+    """One row per disagreement (run, question, claim, human, judge, reviewer, note)."""
+    return pd.DataFrame(
+        [
+            {
+                "run_id": d.run_id,
+                "question_id": d.question_id,
+                "claim": shorten(d.claim) if d.claim is not None else "(whole answer)",
+                "human": d.human,
+                "judge": d.judge,
+                "reviewer": d.reviewer,
+                "note": shorten(d.note),
+            }
+            for d in disagreements
+        ],
+        columns=["run_id", "question_id", "claim", "human", "judge", "reviewer", "note"],
+    )
+
+
+def coverage_columns(run_ids: Iterable[str], coverage: Mapping[str, RunCoverage]) -> pd.DataFrame:
+    """Per run, "claims checked" (`12 of 240`) and the judge's kappa on those claims."""
+    rows = []
+    for r in run_ids:
+        c = coverage.get(r)
+        rows.append(
+            {
+                "claims checked": f"{c.checked:,} of {c.claims:,}" if c and c.claims else "–",
+                "judge κ": c.kappa if c else None,
+            }
+        )
+    return pd.DataFrame(rows, columns=["claims checked", "judge κ"])

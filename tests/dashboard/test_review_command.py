@@ -32,9 +32,7 @@ def test_labels_default_to_a_folder_beside_the_results(execs, tmp_path, monkeypa
     assert f"labels in {tmp_path / 'out' / 'labels'}\n" in capsys.readouterr().err
 
 
-def test_labels_option_wins_over_the_environment_and_is_made_absolute(
-    execs, tmp_path, monkeypatch
-):
+def test_labels_option_wins_over_the_environment_and_is_made_absolute(execs, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv(LABELS_ENV, "/elsewhere")
     assert main(["dashboard", "--labels", "mine"]) == 0

@@ -1,0 +1,82 @@
+"""Judge: how far each judge seen in the runs agrees with the human labels — kappa with
+its 95% interval, raw agreement, the confusion matrix, precision and recall of
+"unsupported", the labels behind each figure, every disagreement — and how far reviewers
+agree with each other (the ceiling a judge can be held to)."""
+
+import streamlit as st
+
+from dashboard import data, ui
+from dashboard.links import md_escape
+from dashboard.shaping import agreement_figures, disagreement_rows, too_few_note
+from rageval_core import charts
+from rageval_core.labels.agreement import Agreement
+
+MAX_DISAGREEMENTS = 500
+PROBLEMS_SHOWN = 5
+RUNS_NAMED = 5
+
+
+def show(a: Agreement, title: str, key: str, rows: str = "human", cols: str = "judge") -> None:
+    """One agreement: its figures (n included), a too-few note, the confusion heatmap."""
+    st.markdown(f"**{title}**")
+    figures = agreement_figures(a)
+    for col, (name, value) in zip(st.columns(len(figures)), figures.items(), strict=True):
+        col.metric(name, value)
+    note = too_few_note(a)
+    if note:
+        st.warning(note, icon=":material/warning:")
+    if a.n:
+        ui.chart(charts.confusion(a.categories, a.confusion, title, rows, cols), key=key)
+
+
+page = ui.start("judge")
+ui.require_runs()
+page.publish(page.state.shared())
+
+labels = data.labels()
+st.caption(
+    f"{len(labels.labels):,} human labels in `{data.labels_location()}` (the newest per "
+    "reviewer, question and claim). How to run a review round: docs/review.md."
+)
+if labels.problems:
+    st.warning(
+        f"{len(labels.problems)} label line(s) could not be read and are left out: "
+        + "; ".join(md_escape(p) for p in labels.problems[:PROBLEMS_SHOWN])
+        + (" …" if len(labels.problems) > PROBLEMS_SHOWN else ""),
+        icon=":material/warning:",
+    )
+
+reports = data.judge_reports()
+if not reports:
+    st.info("No judge has verdicts on a labelled question yet.")
+for i, report in enumerate(reports):
+    st.header(f"Judge: {md_escape(report.judge.label())}")  # from run manifests
+    named = ", ".join(f"`{r}`" for r in report.runs[:RUNS_NAMED])
+    more = f" and {len(report.runs) - RUNS_NAMED:,} more" if len(report.runs) > RUNS_NAMED else ""
+    st.caption(f"Verdicts from {len(report.runs):,} run(s): {named}{more}")
+    left, right = st.columns(2)
+    with left:
+        show(report.claims, "Claims", key=f"judge_{i}_claims")
+    with right:
+        show(report.questions, "Questions (pass / fail)", key=f"judge_{i}_questions")
+    st.subheader(f"Disagreements ({len(report.disagreements)})")
+    if report.disagreements:
+        ui.question_table(
+            disagreement_rows(report.disagreements),
+            ["run_id", "question_id", "claim", "human", "judge", "reviewer", "note"],
+            key=f"judge_{i}_disagreements",
+            limit=MAX_DISAGREEMENTS,
+        )
+    else:
+        st.caption("None: wherever people labelled, they agreed with this judge.")
+
+st.header("Reviewers with each other")
+between = data.reviewer_agreement()
+if between is None or not between.n:
+    st.caption(
+        "No claim has been labelled by two reviewers yet. When two people label the same "
+        "claims, their agreement is the most any judge can be expected to reach."
+    )
+else:
+    title = "Claims labelled by two or more reviewers"
+    show(between, title, "judge_reviewers", "reviewer", "another reviewer")

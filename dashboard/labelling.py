@@ -1,0 +1,192 @@
+"""The labelling controls the Question and Review pages share (SPEC §10).
+
+Per claim: the human labels it already carries (any run on the same dataset version),
+then a small form — the judge is right, or the verdict should be supported / unsupported /
+contradicted, with an optional note. Per question: pass or fail. A save writes one new
+labels file through `data.save_labels` and reruns, so it shows at once. When labels may
+not be written (read-only, an unwritable location) the labels are shown, the forms are
+not, and the page says why. Nothing here reads files or builds HTML itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import streamlit as st
+
+from dashboard import auth, data, ui
+from dashboard.links import md_escape
+from dashboard.shaping import (
+    CLAIM_CHOICES,
+    JUDGE_IS_RIGHT,
+    QUESTION_CHOICES,
+    chosen_verdict,
+    human_summary,
+    label_lines,
+    question_verdict,
+)
+from rageval_core.errors import ConfigError
+from rageval_core.labels import VERDICTS, HumanLabel, claim_key, utc_stamp
+from rageval_core.models import Claim, DatasetRef
+from rageval_core.query import QuestionDetail
+
+Labels = Mapping[str | None, tuple[HumanLabel, ...]]
+VERDICT_ICONS = {
+    "supported": ":material/check_circle:",
+    "unsupported": ":material/help:",
+    "contradicted": ":material/cancel:",
+}
+
+
+def claims_section(d: QuestionDetail, *, key: str) -> None:
+    """Every claim with the judge's verdict, evidence and reason, the human labels beside
+    them and (when this session may write) a form per claim and one for the question."""
+    dataset = data.run_dataset(d.run_id)
+    labels = data.question_labels(dataset.sha256, d.question_id) if dataset else {}
+    st.subheader(f"Claims ({len(d.claims)})")
+    if dataset is None:
+        st.info("Labels need the run's dataset, and its manifest could not be read.")
+        reviewer = None
+    else:
+        reviewer = may_label()
+    if not d.claims:
+        st.caption("No claims: the judge found nothing to check (a refusal has none).")
+    for i, c in enumerate(d.claims, start=1):
+        people = human_summary(labels.get(claim_key(c.text), ()))
+        with st.expander(
+            f"Claim {i}: {c.verdict}" + (f" · {people}" if people else ""),
+            icon=VERDICT_ICONS.get(c.verdict, ":material/error:"),
+            expanded=c.verdict != "supported",
+        ):
+            ui.safe_text(c.text)
+            st.caption("Evidence chunk")
+            st.code(c.evidence_chunk_id or "none", language=None)
+            st.caption("Evidence sentence")
+            ui.safe_text(c.evidence or "none")
+            st.caption("Judge's reason")
+            ui.safe_text(c.reason or "none given")
+            existing(labels, claim_key(c.text))
+            if reviewer and dataset and c.verdict in VERDICTS:
+                claim_form(c, d, dataset, labels, reviewer, key=f"{key}_claim_{i}")
+    st.subheader("The answer as a whole")
+    existing(labels, None)
+    if reviewer and dataset:
+        question_form(d, dataset, labels, reviewer, key=f"{key}_question")
+
+
+def may_label() -> str | None:
+    """The reviewer's name when this session may save labels, else None (and says why).
+
+    Without OIDC, asks for a name once per session; a bad name is shown and asked again.
+    """
+    ok, why = data.can_label()
+    if not ok:
+        st.info(why, icon=":material/lock:")
+        return None
+    name = auth.reviewer()
+    if name:
+        st.caption(f"Labelling as {md_escape(name)}.")  # a typed name: shown as text
+        return name
+    with st.form("label_reviewer"):
+        typed = st.text_input(
+            "Your name, saved with each label you give",
+            max_chars=120,
+            key="label_reviewer_name",
+        )
+        if st.form_submit_button("Start labelling"):
+            try:
+                auth.set_reviewer(typed)
+                st.rerun()
+            except ConfigError as exc:
+                st.error(md_escape(str(exc)))
+    return None
+
+
+def existing(labels: Labels, key: str | None) -> None:
+    """The human labels of one claim (`key`) or of the question (None), as plain text."""
+    lines = label_lines(labels.get(key, ()))
+    if lines:
+        st.caption("Human labels")
+        ui.safe_text("\n".join(lines))
+
+
+def _save(label: HumanLabel) -> None:
+    data.save_labels([label])
+    st.rerun()
+
+
+def _mine(labels: Labels, key: str | None, reviewer: str) -> HumanLabel | None:
+    return next((lab for lab in labels.get(key, ()) if lab.reviewer == reviewer), None)
+
+
+def claim_form(
+    claim: Claim,
+    detail: QuestionDetail,
+    dataset: DatasetRef,
+    labels: Labels,
+    reviewer: str,
+    *,
+    key: str,
+) -> None:
+    """A form correcting (or confirming) the judge's verdict of one claim."""
+    mine = _mine(labels, claim_key(claim.text), reviewer)
+    current = mine.verdict if mine and mine.verdict != claim.verdict else JUDGE_IS_RIGHT
+    with st.form(key):
+        choice = st.radio(
+            "Your verdict",
+            CLAIM_CHOICES,
+            index=CLAIM_CHOICES.index(current),
+            horizontal=True,
+            key=f"{key}_choice",
+        )
+        note = st.text_input("Note (optional)", value=mine.note if mine else "", key=f"{key}_note")
+        if st.form_submit_button("Save claim label"):
+            _save(
+                HumanLabel(
+                    dataset=dataset.name,
+                    dataset_sha256=dataset.sha256,
+                    question_id=detail.question_id,
+                    claim=claim.text,
+                    verdict=chosen_verdict(choice, claim.verdict),
+                    question_label=None,
+                    reviewer=reviewer,
+                    created_at=utc_stamp(),
+                    note=note.strip(),
+                    run_id=detail.run_id,
+                    judge=claim.verdict,
+                )
+            )
+
+
+def question_form(
+    detail: QuestionDetail, dataset: DatasetRef, labels: Labels, reviewer: str, *, key: str
+) -> None:
+    """A form marking the whole answer pass or fail."""
+    mine = _mine(labels, None, reviewer)
+    judged = question_verdict(detail.metrics.get("faithfulness"), detail.judge_error)
+    current = mine.question_label if mine else judged or QUESTION_CHOICES[0]
+    with st.form(key):
+        choice = st.radio(
+            f"The answer as a whole (the judge: {judged or 'no verdict'})",
+            QUESTION_CHOICES,
+            index=QUESTION_CHOICES.index(current),
+            horizontal=True,
+            key=f"{key}_choice",
+        )
+        note = st.text_input("Note (optional)", value=mine.note if mine else "", key=f"{key}_note")
+        if st.form_submit_button("Save question label"):
+            _save(
+                HumanLabel(
+                    dataset=dataset.name,
+                    dataset_sha256=dataset.sha256,
+                    question_id=detail.question_id,
+                    claim=None,
+                    verdict=None,
+                    question_label=choice,
+                    reviewer=reviewer,
+                    created_at=utc_stamp(),
+                    note=note.strip(),
+                    run_id=detail.run_id,
+                    judge=judged,
+                )
+            )
