@@ -105,6 +105,18 @@ class LabelSet:
         )
 
 
+def _order(lab: HumanLabel) -> tuple:
+    """Labels in a stable order: by dataset version, question, question label first."""
+    return (
+        lab.dataset,
+        lab.dataset_sha256,
+        lab.question_id,
+        lab.claim_key or "",
+        lab.claim is not None,
+        lab.reviewer,
+    )
+
+
 def newest(found: Sequence[tuple[HumanLabel, tuple]], problems: Sequence[str]) -> LabelSet:
     """A LabelSet of the newest label per key; `found` holds (label, order) where order
     is (created_at, file, line): a tie in time goes to the later file and line."""
@@ -114,14 +126,16 @@ def newest(found: Sequence[tuple[HumanLabel, tuple]], problems: Sequence[str]) -
         held = best.get(k)
         if held is None or order > held[1]:
             best[k] = (label, order)
-    kept = sorted((v[0] for v in best.values()), key=lambda lab: (*lab.key()[1:], lab.reviewer))
+    kept = sorted((v[0] for v in best.values()), key=_order)
     return LabelSet(tuple(kept), tuple(problems))
 
 
 def parse_lines(text: str, where: str) -> tuple[list[tuple[HumanLabel, int]], list[str]]:
     """The labels of one JSONL file's text and its problems ("file:line: why")."""
     labels, problems = [], []
-    for n, line in enumerate(text.splitlines(), start=1):
+    # split on "\n" only: JSON escapes it inside strings, but not U+2028 or U+0085, which
+    # `str.splitlines` would cut a note at
+    for n, line in enumerate(text.split("\n"), start=1):
         if not line.strip():
             continue
         if len(line) > _MAX_LINE:
