@@ -299,10 +299,13 @@ def manifest_to_dict(m: RunManifest) -> dict[str, Any]:
     d["tags"] = list(m.tags)
     d["config"] = dict(m.config)
     d["totals"] = dict(m.totals)
-    # only a run with declarations has the key: other manifests stay as they were written
+    # only a run with declarations has `metrics`, only a rescored run `source_run`: other
+    # manifests stay as they were written
     d.pop("metrics")
     if m.metrics:
         d["metrics"] = {x.name: declared_to_spec(x) for x in m.metrics}
+    if m.source_run is None:
+        d.pop("source_run")
     return d
 
 
@@ -367,6 +370,7 @@ def manifest_from_dict(
             totals=dict(d.get("totals") or {}),
             shards=shards,
             metrics=declared,
+            source_run=_opt_str(d.get("source_run"), "source_run"),
         )
     except ResultsError:
         raise

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import argparse
 import os
+from collections.abc import Callable
+from typing import Any
 
 
 def add_results_option(parser: argparse.ArgumentParser) -> None:
@@ -56,3 +58,19 @@ def dashboard_link(page: str, run_id: str | None = None, base: str | None = None
 
     base = base or os.environ.get(DASHBOARD_URL_ENV) or DEFAULT_DASHBOARD_URL
     return absolute_url(base, page, ViewState(run=run_id))
+
+
+def write_run_to(location: str, write: Callable[[str, Any], Any]) -> tuple[Any, str]:
+    """`write(folder, remote)` a run into a results location; its `RunResult` and where the
+    run now is. Object stores cannot append a journal, so for an `s3://…` location the
+    runner writes a local staging folder that is uploaded at the end (`runner.Remote`)."""
+    from rageval_core.results import is_remote
+
+    if not is_remote(location):
+        result = write(location, None)
+        return result, str(result.path)
+    from rageval_core.storage import staged
+
+    with staged(location) as stage:
+        result = write(str(stage.local_root), stage)
+    return result, f"{location.rstrip('/')}/{result.run_id}"

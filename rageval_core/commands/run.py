@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import argparse
 
-from rageval_core.commands import add_results_option, dashboard_link
+from rageval_core.commands import add_results_option, dashboard_link, write_run_to
 from rageval_core.errors import ConfigError
-from rageval_core.results import is_remote, results_location
+from rageval_core.results import results_location
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -67,7 +67,7 @@ def _run(args: argparse.Namespace) -> int:
     location = results_location(args.results)
     engine = _engine(args)
 
-    def _go(folder: str, remote=None):
+    def _go(folder: str, remote):
         return run(
             config,
             RunOptions(
@@ -82,17 +82,7 @@ def _run(args: argparse.Namespace) -> int:
             ),
         )
 
-    if is_remote(location):
-        # Object stores cannot append a journal: the runner writes a local folder and
-        # uploads it (runner.Remote).
-        from rageval_core.storage import staged
-
-        with staged(location) as stage:
-            result = _go(str(stage.local_root), stage)
-        where = f"{location.rstrip('/')}/{result.run_id}"
-    else:
-        result = _go(location)
-        where = str(result.path)
+    result, where = write_run_to(location, _go)
     t = result.totals
     part = f"shard {result.shard.label} of " if result.shard else ""
     counts = (
