@@ -15,7 +15,7 @@ from collections.abc import Mapping
 import streamlit as st
 
 from dashboard import auth, data, ui
-from dashboard.links import md_escape
+from dashboard.links import escape_word
 from dashboard.shaping import (
     CLAIM_CHOICES,
     JUDGE_IS_RIGHT,
@@ -81,11 +81,11 @@ def may_label() -> str | None:
     """
     ok, why = data.can_label()
     if not ok:
-        st.info(why, icon=":material/lock:")
+        st.info(escape_word(why), icon=":material/lock:")  # names a location, an OS error
         return None
     name = auth.reviewer()
     if name:
-        st.caption(f"Labelling as {md_escape(name)}.")  # a typed name: shown as text
+        st.caption(f"Labelling as {escape_word(name)}.")  # a typed name: shown as text
         return name
     with st.form("label_reviewer"):
         typed = st.text_input(
@@ -98,7 +98,7 @@ def may_label() -> str | None:
                 auth.set_reviewer(typed)
                 st.rerun()
             except ConfigError as exc:
-                st.error(md_escape(str(exc)))
+                st.error(escape_word(str(exc)))
     return None
 
 

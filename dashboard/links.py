@@ -189,6 +189,19 @@ def md_escape(text: str) -> str:
     return _MD_ACTIVE.sub(r"\\\1", text)
 
 
+# Markdown decodes character references to plain text: `<`, `>` and `&` as references are
+# shown as typed and never start a tag, even where a renderer would allow HTML.
+_REFS = {"\\<": "&lt;", "\\>": "&gt;", "\\&": "&amp;"}
+
+
+def escape_word(text: str) -> str:
+    """`text` inert in markdown: markdown-active characters escaped, `<>&` as references."""
+    out = md_escape(text)
+    for escaped, ref in _REFS.items():
+        out = out.replace(escaped, ref)
+    return out
+
+
 def _short(value: str) -> str:
     """A URL value, cut and quoted, safe to show in a markdown-rendered message."""
     return md_escape(repr(value[:60] + ("…" if len(value) > 60 else "")))

@@ -6,7 +6,7 @@ agree with each other (the ceiling a judge can be held to)."""
 import streamlit as st
 
 from dashboard import data, ui
-from dashboard.links import md_escape
+from dashboard.links import escape_word
 from dashboard.shaping import agreement_figures, disagreement_rows, too_few_note
 from rageval_core import charts
 from rageval_core.labels.agreement import Agreement
@@ -35,13 +35,13 @@ page.publish(page.state.shared())
 
 labels = data.labels()
 st.caption(
-    f"{len(labels.labels):,} human labels in `{data.labels_location()}` (the newest per "
+    f"{len(labels.labels):,} human labels in {escape_word(data.labels_location())} (the newest per "
     "reviewer, question and claim). How to run a review round: docs/review.md."
 )
 if labels.problems:
     st.warning(
         f"{len(labels.problems)} label line(s) could not be read and are left out: "
-        + "; ".join(md_escape(p) for p in labels.problems[:PROBLEMS_SHOWN])
+        + "; ".join(escape_word(p) for p in labels.problems[:PROBLEMS_SHOWN])
         + (" …" if len(labels.problems) > PROBLEMS_SHOWN else ""),
         icon=":material/warning:",
     )
@@ -50,7 +50,7 @@ reports = data.judge_reports()
 if not reports:
     st.info("No judge has verdicts on a labelled question yet.")
 for i, report in enumerate(reports):
-    st.header(f"Judge: {md_escape(report.judge.label())}")  # from run manifests
+    st.header(f"Judge: {escape_word(report.judge.label())}")  # from run manifests
     named = ", ".join(f"`{r}`" for r in report.runs[:RUNS_NAMED])
     more = f" and {len(report.runs) - RUNS_NAMED:,} more" if len(report.runs) > RUNS_NAMED else ""
     st.caption(f"Verdicts from {len(report.runs):,} run(s): {named}{more}")

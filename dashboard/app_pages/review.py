@@ -6,7 +6,7 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import data, labelling, ui
-from dashboard.links import REVIEW_SIZES, ViewState, md_escape
+from dashboard.links import REVIEW_SIZES, ViewState, escape_word
 from dashboard.shaping import answer_marks, reviewed_count
 from rageval_core.errors import NotFoundError
 
@@ -53,7 +53,7 @@ for col, text, target, enabled in (
 
 item = queue[pos]
 st.subheader(f"{pos + 1} of {len(queue)}: {item.question_id}")
-st.caption(f"Why this question: {md_escape(item.reason)}")  # may name a run: a manifest's text
+st.caption(f"Why this question: {escape_word(item.reason)}")  # may name a run: a manifest's text
 ui.link("question", "Open the full Question view", ViewState(run=run, question=item.question_id))
 try:
     d = data.question_detail(run, item.question_id)
