@@ -212,7 +212,7 @@ class LabelStore:
             self.fs.pipe_file(path, data)  # one PUT: readers see all of it or nothing
             return self.fs.unstrip_protocol(path)
         path = Path(self.root, rel)
-        _write_new(path, data)
+        write_new(path, data)
         return str(path)
 
     def _files(self, dataset: str | None) -> dict[str, int]:
@@ -263,7 +263,7 @@ class LabelStore:
         return newest(found, problems)
 
 
-def _write_new(path: Path, data: bytes) -> None:
+def write_new(path: Path, data: bytes) -> None:
     """Create `path` with `data`, durably, failing rather than replacing a file: written
     under a hidden name, then hard-linked into place (link never overwrites)."""
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -170,6 +170,14 @@ def label_pairs(
     return out
 
 
+def check_faithful_min(value: float, name: str = "faithful_min") -> float:
+    """`value` if it is a faithfulness (0..1); ConfigError otherwise (NaN included): out
+    of range every question would count as pass (or fail), a silent, useless kappa."""
+    if not 0.0 <= value <= 1.0:  # written so NaN fails too
+        raise ConfigError(f"{name} must be between 0 and 1, got {value}")
+    return value
+
+
 def judge_reports(
     store: ResultsStore,
     labels: LabelSet,
@@ -179,6 +187,7 @@ def judge_reports(
     n_boot: int = 1000,
 ) -> list[JudgeReport]:
     """One report per judge seen in `runs` (default: every run of the store), by label."""
+    check_faithful_min(faithful_min)
     infos = _known(store, runs)
     by_judge: dict[JudgeId, list[RunInfo]] = {}
     for info in infos:
