@@ -90,7 +90,7 @@ def read_source(location: str, run_id: str) -> Source:
             f"run {run_id} is {info.status}, not complete: rescore a finished run "
             "(or finish this one with --resume first)"
         )
-    table, problems = results.read_run_rows(info)
+    table, problems = results.read_run_rows(info, results.filesystem(location)[0])
     if problems:
         raise ResultsError(f"run {run_id} cannot be read", problems)
     rows = {r["question_id"]: r for r in table.to_pylist()}

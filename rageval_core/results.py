@@ -934,14 +934,17 @@ def parquet_run_ids(pf: pq.ParquetFile) -> list[object]:
     return seen
 
 
-def read_run_rows(info: RunInfo) -> tuple[pa.Table, list[str]]:
+def read_run_rows(
+    info: RunInfo, fs: fsspec.AbstractFileSystem | None = None
+) -> tuple[pa.Table, list[str]]:
     """All rows of a run: the union of its Parquet shards, or its journal(s) while running.
 
-    Problems (a corrupt Parquet file, a torn journal line, a column of the wrong type) are
-    returned, not raised; a shard whose Parquet is unreadable falls back to its journal
-    when one is there.
+    `fs` is the filesystem of the run's location (`filesystem(location)`; an object
+    store's `RunInfo.path` has no protocol), default the local one. Problems (a corrupt
+    Parquet file, a torn journal line, a column of the wrong type) are returned, not
+    raised; a shard whose Parquet is unreadable falls back to its journal when one is there.
     """
-    fs, _ = filesystem(info.path if is_remote(info.path) else "file://")
+    fs = fs or filesystem(info.path if is_remote(info.path) else "file://")[0]
     declared = info.manifest.metrics if info.manifest else ()
     tables, problems = [], []
     done_shards = set()
