@@ -7,11 +7,12 @@ label that exists is a label that can be written and read back. This module does
 
 from __future__ import annotations
 
+import functools
 import json
 import unicodedata
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rageval_core.errors import ConfigError
 from rageval_core.metrics.generation import normalize_answer
@@ -19,16 +20,16 @@ from rageval_core.models import VERDICTS
 
 QUESTION_LABELS: tuple[str, ...] = ("pass", "fail")
 MAX_REVIEWER = 120
-FIELDS: tuple[str, ...] = (
+FIELDS: tuple[str, ...] = (  # a line's keys, in the order they are written
     "dataset",
     "dataset_sha256",
     "question_id",
     "claim",
     "verdict",
     "question_label",
-    "note",
     "reviewer",
     "created_at",
+    "note",
     "run_id",
     "judge",
 )
@@ -44,11 +45,8 @@ def _has_control(text: str) -> bool:
     return any(unicodedata.category(c) in ("Cc", "Cf", "Zl", "Zp") for c in text)
 
 
-def check_reviewer(name: object) -> str:
-    """`name` stripped, if it can name a reviewer: it becomes a folder of the labels
-    location and is shown on every page, so it is short, non-empty, one plain line."""
-    if not isinstance(name, str):
-        raise ConfigError("reviewer name must be text")
+@functools.lru_cache(maxsize=4096)
+def _checked_reviewer(name: str) -> str:
     name = name.strip()
     if not name:
         raise ConfigError("reviewer name is empty")
@@ -57,6 +55,14 @@ def check_reviewer(name: object) -> str:
     if _has_control(name):
         raise ConfigError("reviewer name contains control characters")
     return name
+
+
+def check_reviewer(name: object) -> str:
+    """`name` stripped, if it can name a reviewer: it becomes a folder of the labels
+    location and is shown on every page, so it is short, non-empty, one plain line."""
+    if not isinstance(name, str):
+        raise ConfigError("reviewer name must be text")
+    return _checked_reviewer(name)  # a few reviewers sign thousands of labels
 
 
 def utc_stamp(now: datetime | None = None) -> str:
@@ -108,13 +114,15 @@ class HumanLabel:
         _text(self.dataset, "dataset")
         _text(self.dataset_sha256, "dataset_sha256")
         _text(self.question_id, "question_id")
-        _text(self.note, "note", optional=True)
         _text(self.run_id, "run_id", optional=True)
         _text(self.judge, "judge", optional=True)
-        if self.note is None:
+        if not isinstance(self.note, str):
             raise ConfigError("note must be text")
         object.__setattr__(self, "reviewer", check_reviewer(self.reviewer))
-        parse_time(self.created_at)
+        # derived once (not fields: neither compared nor written); loads sort and index
+        # tens of thousands of labels by them
+        object.__setattr__(self, "at", parse_time(self.created_at))
+        object.__setattr__(self, "claim_key", claim_key(self.claim))
         if self.claim is not None:
             _text(self.claim, "claim")
             if self.verdict not in VERDICTS:
@@ -135,22 +143,16 @@ class HumanLabel:
         """The human's answer: the verdict of a claim, pass/fail of a question."""
         return self.verdict if self.claim is not None else self.question_label  # type: ignore[return-value]
 
-    @property
-    def claim_key(self) -> str | None:
-        return claim_key(self.claim)
+    if TYPE_CHECKING:
+        at: datetime  # created_at, parsed
+        claim_key: str | None  # claim_key(claim)
 
     def key(self) -> tuple:
         """What a newer label of the same reviewer replaces (SPEC §10)."""
-        return (
-            self.reviewer,
-            self.dataset,
-            self.dataset_sha256,
-            self.question_id,
-            claim_key(self.claim),
-        )
+        return (self.reviewer, self.dataset, self.dataset_sha256, self.question_id, self.claim_key)
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        return {name: getattr(self, name) for name in FIELDS}
 
     def to_line(self) -> str:
         """One JSONL line (no newline); non-ASCII kept as written."""

@@ -26,7 +26,7 @@ import pyarrow as pa
 
 from rageval_core import results
 from rageval_core.errors import ConfigError, RagevalError, one_line
-from rageval_core.labels.model import FIELDS, HumanLabel, claim_key, parse_time, utc_stamp
+from rageval_core.labels.model import FIELDS, HumanLabel, utc_stamp
 from rageval_core.redact import scrub_value
 
 LABELS_ENV = "RAGEVAL_LABELS"
@@ -76,7 +76,7 @@ class LabelSet:
         index: dict[tuple[str, str], dict[str | None, list[HumanLabel]]] = {}
         for label in self.labels:
             q = index.setdefault((label.dataset_sha256, label.question_id), {})
-            q.setdefault(claim_key(label.claim), []).append(label)
+            q.setdefault(label.claim_key, []).append(label)
         return {k: {c: tuple(v) for c, v in q.items()} for k, q in index.items()}
 
     @cached_property
@@ -100,7 +100,7 @@ class LabelSet:
     def merged(self, other: LabelSet) -> LabelSet:
         """Both sets, newest per key again (the labels location plus an older YAML)."""
         return newest(
-            [(lab, (parse_time(lab.created_at), "", 0)) for lab in self.labels + other.labels],
+            [(lab, (lab.at, "", 0)) for lab in self.labels + other.labels],
             self.problems + other.problems,
         )
 
@@ -259,7 +259,7 @@ class LabelStore:
             name = p.rsplit("/", 1)[-1]
             for label, line in entry.labels:
                 if dataset is None or label.dataset == dataset:
-                    found.append((label, (parse_time(label.created_at), name, line)))
+                    found.append((label, (label.at, name, line)))
         return newest(found, problems)
 
 

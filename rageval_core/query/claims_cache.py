@@ -16,8 +16,11 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable
+import uuid
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import duckdb
 import pyarrow as pa
@@ -30,6 +33,10 @@ from rageval_core.query.store import ResultsStore
 from rageval_core.results import RunInfo, write_parquet
 
 CLAIMS_VERSION = 1
+OUR_SQL = (duckdb.ParserException, duckdb.BinderException, duckdb.CatalogException)
+"""Errors of the SQL written here, not of the files `open_run` projected: bugs, raised.
+A batch read fails with these on files that differ, and is retried run by run."""
+BATCH_RUNS = 64  # runs read by one query when their files allow it (as the derived cache)
 CLAIMS_SCHEMA = pa.schema(
     [
         ("run_id", pa.string()),
@@ -47,50 +54,75 @@ _READ = ("question_id", "answer", "claims", "faithfulness", "judge_error", "answ
 _FILE = re.compile(r"^(?P<run>.+)-(?P<fp>[0-9a-f]{1,64})-v(?P<v>\d+)\.parquet$")
 
 
-def claims_rows(run_id: str, rows: pa.Table) -> pa.Table:
-    """The narrow claims table of one run from its rows (`_READ` columns): the flattening
-    and the claim keys happen in Arrow, one `claim_key` call per distinct text."""
+def claims_rows(rows: pa.Table) -> pa.Table:
+    """The narrow claims table of runs' rows (run_id, question_id, claims [text, verdict],
+    faithfulness, judge_failed, answer_correctness, answer_key): flattened in Arrow, one
+    `claim_key` call per distinct claim text."""
+    rows = rows.combine_chunks()
     n = rows.num_rows
-    qids = rows.column("question_id").combine_chunks()
-    claims = rows.column("claims").combine_chunks()
+    col = {
+        name: rows.column(name).chunk(0) if n else rows.column(name) for name in rows.column_names
+    }
+    claims = col["claims"]
     parents = pc.list_parent_indices(claims)
     flat = pc.list_flatten(claims)
     texts = flat.field("text") if len(flat) else pa.array([], pa.string())
-    verdicts = flat.field("verdict") if len(flat) else pa.array([], pa.string())
+    keep = pc.is_valid(texts)  # a claim without text has nothing to match on
+    parents, texts = parents.filter(keep), texts.filter(keep)
+    verdicts = (flat.field("verdict") if len(flat) else pa.array([], pa.string())).filter(keep)
     distinct = pc.unique(texts)
     keys = pa.array([claim_key(t) for t in distinct.to_pylist()], pa.string())
-    claim_keys = keys.take(pc.index_in(texts, value_set=distinct))
-    m = len(flat)
-    judge_failed = pc.is_valid(rows.column("judge_error")).combine_chunks()
+    m = len(texts)
     per_question = pa.table(
         {
-            "run_id": pa.array([run_id] * n, pa.string()),
-            "question_id": qids,
+            "run_id": col["run_id"],
+            "question_id": col["question_id"],
             "claim": pa.nulls(n, pa.string()),
             "claim_key": pa.nulls(n, pa.string()),
             "verdict": pa.nulls(n, pa.string()),
-            "faithfulness": rows.column("faithfulness").combine_chunks(),
-            "judge_failed": judge_failed,
-            "answer_correctness": rows.column("answer_correctness").combine_chunks(),
-            "answer_key": rows.column("answer_key").combine_chunks(),
+            "faithfulness": col["faithfulness"],
+            "judge_failed": col["judge_failed"],
+            "answer_correctness": col["answer_correctness"],
+            "answer_key": col["answer_key"],
         },
         schema=CLAIMS_SCHEMA,
     )
     per_claim = pa.table(
         {
-            "run_id": pa.array([run_id] * m, pa.string()),
-            "question_id": qids.take(parents),
+            "run_id": col["run_id"].take(parents),
+            "question_id": col["question_id"].take(parents),
             "claim": texts,
-            "claim_key": claim_keys,
+            "claim_key": keys.take(pc.index_in(texts, value_set=distinct)),
             "verdict": verdicts,
             "faithfulness": pa.nulls(m, pa.float64()),
-            "judge_failed": judge_failed.take(parents),
+            "judge_failed": col["judge_failed"].take(parents),
             "answer_correctness": pa.nulls(m, pa.float64()),
             "answer_key": pa.nulls(m, pa.string()),
         },
         schema=CLAIMS_SCHEMA,
     )
     return pa.concat_tables([per_question, per_claim])
+
+
+@contextmanager
+def registered(cur: duckdb.DuckDBPyConnection, **tables: Any) -> Iterator[dict[str, str]]:
+    """Register Arrow tables under unique names on this cursor only (sessions querying at
+    once never see each other's); yield the names, unregister on the way out."""
+    names = {k: f"{k}_{uuid.uuid4().hex}" for k in tables}
+    for k, t in tables.items():
+        cur.register(names[k], t)
+    try:
+        yield names
+    finally:
+        for name in names.values():
+            cur.unregister(name)
+
+
+def _parquet_only(info: RunInfo) -> bool:
+    """True when the run's Parquet files are all of its rows (no shard only journalled)."""
+    stems = {p.rsplit("/", 1)[-1].rsplit(".", 1)[0] for p in info.parquet_files}
+    journals = {j.rsplit("/", 1)[-1].rsplit(".", 1)[0] for j in info.journal_files}
+    return bool(stems) and journals <= stems
 
 
 class ClaimsCache:
@@ -104,14 +136,48 @@ class ClaimsCache:
         return self.folder / f"{run_id}-{fingerprint}-v{CLAIMS_VERSION}.parquet"
 
     def _read_run(self, cur: duckdb.DuckDBPyConnection, info: RunInfo) -> pa.Table:
+        """One run through `open_run` (journals, missing columns, damaged shards)."""
         s = self.store
         with open_run(cur, info, fs=s.fs, to_url=s.to_url, columns=_READ) as src:
+            q = sql.CLAIMS_READ.format(src=src.sql)
             try:
-                rows = cur.sql(sql.CLAIMS_READ.format(src=src.sql), params=src.params)
+                rows = cur.sql(q, params={**src.params, "run_id": info.run_id})
                 table = rows.to_arrow_table()
-            except duckdb.Error:
+            except OUR_SQL:
+                raise
+            except duckdb.Error:  # a damaged file: the store's refresh reports it
                 return CLAIMS_SCHEMA.empty_table()
-        return claims_rows(info.run_id, table)
+        return claims_rows(table)
+
+    def _read_batch(self, cur: duckdb.DuckDBPyConnection, batch: list[RunInfo]) -> pa.Table:
+        """Runs whose Parquet files are all their rows, in one query (a query per run cost
+        more than its reading); duckdb.Error when their files do not fit one projection."""
+        paths, owners = [], []
+        for info in batch:
+            for p in info.parquet_files:
+                paths.append(self.store.to_url(p))
+                owners.append(info.run_id)
+        with registered(cur, files=pa.table({"filename": paths, "owner": owners})) as t:
+            q = sql.CLAIMS_BATCH.format(files=t["files"])
+            return claims_rows(cur.sql(q, params={"paths": paths}).to_arrow_table())
+
+    def _build(self, cur: duckdb.DuckDBPyConnection, todo: list[tuple[RunInfo, Path]]) -> None:
+        """Write the claims file of each (run, path), BATCH_RUNS runs per query where the
+        files allow it, else run by run."""
+        batchable = [t for t in todo if _parquet_only(t[0])]
+        single = [t for t in todo if not _parquet_only(t[0])]
+        for i in range(0, len(batchable), BATCH_RUNS):
+            batch = batchable[i : i + BATCH_RUNS]
+            try:
+                table = self._read_batch(cur, [info for info, _ in batch])
+            except (duckdb.Error, pa.ArrowException):  # files that differ: run by run
+                single += batch
+                continue
+            by_run = table.column("run_id")
+            for info, path in batch:
+                write_parquet(path, table.filter(pc.equal(by_run, info.run_id)))
+        for info, path in single:
+            write_parquet(path, self._read_run(cur, info))
 
     def sources(
         self, cur: duckdb.DuckDBPyConnection, runs: Iterable[RunInfo]
@@ -122,17 +188,20 @@ class ClaimsCache:
         have = self._existing()
         paths: list[str] = []
         live: list[pa.Table] = [CLAIMS_SCHEMA.empty_table()]
+        todo: list[tuple[RunInfo, Path]] = []
         for info in runs:
             if info.status == "running":
                 live.append(self._read_run(cur, info))
                 continue
-            fp = self.store.run_fingerprint(info)
-            path = self._path(info.run_id, fp)
+            path = self._path(info.run_id, self.store.run_fingerprint(info))
             if path.name not in have.get(info.run_id, ()):
-                write_parquet(path, self._read_run(cur, info))
-                for old in have.get(info.run_id, ()):
-                    (self.folder / old).unlink(missing_ok=True)
+                todo.append((info, path))
             paths.append(str(path))
+        self._build(cur, todo)
+        for info, path in todo:
+            for old in have.get(info.run_id, ()):
+                if old != path.name:
+                    (self.folder / old).unlink(missing_ok=True)
         return paths, pa.concat_tables(live)
 
     def _existing(self) -> dict[str, list[str]]:

@@ -11,7 +11,6 @@ table registered on the query's cursor; every join runs in DuckDB.
 from __future__ import annotations
 
 import math
-import uuid
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -25,7 +24,7 @@ from rageval_core.errors import ConfigError
 from rageval_core.labels import QUESTION_LABELS, VERDICTS, HumanLabel, LabelSet
 from rageval_core.labels.agreement import Agreement, agreement_from_counts, kappas
 from rageval_core.query import sql
-from rageval_core.query.claims_cache import ClaimsCache
+from rageval_core.query.claims_cache import ClaimsCache, registered
 from rageval_core.query.store import ResultsStore
 from rageval_core.results import RunInfo
 
@@ -107,19 +106,6 @@ def _runs_table(runs: Sequence[RunInfo]) -> pa.Table:
 
 
 @contextmanager
-def _registered(cur: duckdb.DuckDBPyConnection, **tables: Any) -> Iterator[dict[str, str]]:
-    """Register Arrow tables under unique names on this cursor only; yield the names."""
-    names = {k: f"{k}_{uuid.uuid4().hex}" for k in tables}
-    for k, t in tables.items():
-        cur.register(names[k], t)
-    try:
-        yield names
-    finally:
-        for name in names.values():
-            cur.unregister(name)
-
-
-@contextmanager
 def _claims_source(
     store: ResultsStore,
     cur: duckdb.DuckDBPyConnection,
@@ -129,7 +115,7 @@ def _claims_source(
     """FROM text over the claims of `runs` (cached files + live rows) and its params
     (`param` names the file list, so two sources can share one statement)."""
     paths, live = ClaimsCache(store).sources(cur, runs)
-    with _registered(cur, live_claims=live) as names:
+    with registered(cur, live_claims=live) as names:
         parts = [f"SELECT * FROM {names['live_claims']}"]
         params: dict[str, Any] = {}
         if paths:
@@ -161,7 +147,7 @@ def label_pairs(
     if not labels.labels or not infos:
         return []
     with store.cursor() as cur, _claims_source(store, cur, infos) as (claims, params):
-        with _registered(cur, labels=labels.table, runs=_runs_table(infos)) as t:
+        with registered(cur, labels=labels.table, runs=_runs_table(infos)) as t:
             out = []
             for q in (sql.LABEL_CLAIM_PAIRS, sql.LABEL_QUESTION_PAIRS):
                 text = q.format(claims=claims, labels=t["labels"], runs=t["runs"])
@@ -250,7 +236,7 @@ def reviewer_agreement(labels: LabelSet, *, n_boot: int = 1000) -> Agreement | N
     reviewers once): the ceiling a judge can be held to. None when no claim has two."""
     con = duckdb.connect(":memory:")
     try:
-        with _registered(con, labels=labels.table) as t:
+        with registered(con, labels=labels.table) as t:
             q = sql.REVIEWER_PAIRS.format(labels=t["labels"])
             counts: dict[tuple[str, str], int] = {}
             for first, second in con.execute(q).fetchall():
@@ -268,7 +254,7 @@ def run_coverage(store: ResultsStore, labels: LabelSet) -> dict[str, RunCoverage
     if not infos:
         return {}
     with store.cursor() as cur, _claims_source(store, cur, infos) as (claims, params):
-        with _registered(cur, labels=labels.table, runs=_runs_table(infos)) as t:
+        with registered(cur, labels=labels.table, runs=_runs_table(infos)) as t:
             fmt = {"claims": claims, "labels": t["labels"], "runs": t["runs"]}
             totals = cur.execute(sql.RUN_CLAIM_COVERAGE.format(**fmt), params).fetchall()
             pairs = cur.execute(sql.RUN_CLAIM_PAIRS.format(**fmt), params).fetchall()
@@ -331,7 +317,7 @@ def review_queue(
             _claims_source(store, cur, [info]) as (mine, mine_params),
             _claims_source(store, cur, others, "other_files") as (theirs, their_params),
         ):
-            with _registered(cur, done=done) as t:
+            with registered(cur, done=done) as t:
                 q = sql.REVIEW_CANDIDATES.format(mine=mine, others=theirs, done=t["done"])
                 params = {
                     **mine_params,

@@ -321,11 +321,28 @@ ORDER BY list_position($kinds, kind),
 # {claims}: the narrow claims rows (claims_cache: cached files UNION ALL BY NAME live rows);
 # {labels}: the LabelSet as registered Arrow; {runs}: run id -> dataset version and judge.
 
-# What one run's claims cache file is made of.
+# What a run's claims cache file is made of: one run ({src}, `open_run`), or the Parquet
+# files of many ({files} maps each file to its run) read at once.
 CLAIMS_READ = """
-SELECT question_id, claims, faithfulness, judge_error, answer_correctness,
+SELECT $run_id::VARCHAR AS run_id, question_id,
+       list_transform(claims, lambda c: struct_pack(text := c.text, verdict := c.verdict))
+         AS claims,
+       faithfulness, judge_error IS NOT NULL AS judge_failed, answer_correctness,
        md5(coalesce(answer, '')) AS answer_key
 FROM {src}
+"""
+
+CLAIMS_BATCH = """
+SELECT f.owner AS run_id, r.question_id::VARCHAR AS question_id,
+       list_transform(
+         r.claims, lambda c: struct_pack(text := c.text::VARCHAR, verdict := c.verdict::VARCHAR)
+       ) AS claims,
+       TRY_CAST(r.faithfulness AS DOUBLE) AS faithfulness,
+       r.judge_error IS NOT NULL AS judge_failed,
+       TRY_CAST(r.answer_correctness AS DOUBLE) AS answer_correctness,
+       md5(coalesce(r.answer::VARCHAR, '')) AS answer_key
+FROM read_parquet($paths, union_by_name=true, filename=true) r
+JOIN {files} f ON r.filename = f.filename
 """
 
 # Human vs judge, one row per (judge, label, judge's value): the same claim judged the same
