@@ -60,6 +60,35 @@ def dashboard_link(page: str, run_id: str | None = None, base: str | None = None
     return absolute_url(base, page, ViewState(run=run_id))
 
 
+def add_run_flags(parser: argparse.ArgumentParser, what: str, defaults: tuple[str, str]) -> None:
+    """`--run-id`, `--concurrency`, `--resume` and `--no-progress`, which `run_options`
+    reads; `what` names the work (`run`), `defaults` say the id's and the concurrency's."""
+    parser.add_argument("--run-id", metavar="ID", help=f"run id (default: {defaults[0]})")
+    parser.add_argument(
+        "--concurrency", metavar="N", type=int, help=f"questions in flight ({defaults[1]})"
+    )
+    parser.add_argument(
+        "--resume", metavar="ID", help=f"finish an interrupted {what}: skip questions already done"
+    )
+    parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+
+
+def run_options(args: argparse.Namespace, folder: str, remote: Any, **more: Any) -> Any:
+    """The `RunOptions` of the flags `run` and `rescore` share (`--run-id`, `--resume`,
+    `--concurrency`, `--no-progress`) for a run written into `folder` (`write_run_to`)."""
+    from rageval_core.runner import RunOptions
+
+    return RunOptions(
+        results=folder,
+        run_id=args.run_id,
+        resume=args.resume,
+        concurrency=args.concurrency,
+        progress=not args.no_progress,
+        remote=remote,
+        **more,
+    )
+
+
 def write_run_to(location: str, write: Callable[[str, Any], Any]) -> tuple[Any, str]:
     """`write(folder, remote)` a run into a results location; its `RunResult` and where the
     run now is. Object stores cannot append a journal, so for an `s3://…` location the

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from rageval_core.commands import add_results_option, write_run_to
+from rageval_core.commands import add_results_option, add_run_flags, run_options, write_run_to
 from rageval_core.results import results_location
 
 
@@ -34,38 +34,20 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="DIR|URL",
         help="results location the new run is written to (default: where RUN is)",
     )
-    p.add_argument(
-        "--run-id", metavar="ID", help="id of the new run (default: <UTC time>-<name>-rescore)"
-    )
-    p.add_argument(
-        "--resume", metavar="ID", help="finish an interrupted rescore: skip questions already done"
-    )
-    p.add_argument(
-        "--concurrency", metavar="N", type=int, help="questions in flight (default: the run's)"
-    )
-    p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    add_run_flags(p, "rescore", ("<UTC time>-<config name>-rescore", "default: the run's"))
     p.set_defaults(func=_rescore)
 
 
 def _rescore(args: argparse.Namespace) -> int:
     # Imported here so `rageval --help` does not load the judges and the query layer.
     from rageval_core.rescore import Rescorer, load_judge_config, read_source
-    from rageval_core.runner import RunOptions
 
     judge = load_judge_config(args.judge)
     source_location = results_location(args.results)
     source = read_source(source_location, args.run)
 
     def _go(folder: str, remote):
-        options = RunOptions(
-            results=folder,
-            run_id=args.run_id,
-            resume=args.resume,
-            concurrency=args.concurrency,
-            progress=not args.no_progress,
-            remote=remote,
-        )
-        return Rescorer(source, judge, Path(args.judge), options).run()
+        return Rescorer(source, judge, Path(args.judge), run_options(args, folder, remote)).run()
 
     result, where = write_run_to(args.out or source_location, _go)
     t = result.totals

@@ -1,4 +1,4 @@
-"""Fixtures for `rageval rescore`: demo runs, a cache home per test, a scripted judge."""
+"""Fixtures for `rageval rescore`: demo runs, a folder and cache home per test, a judge."""
 
 from __future__ import annotations
 
@@ -9,43 +9,36 @@ from pathlib import Path
 
 import pytest
 
-from rageval_core.demo import write_demo
+from rageval_core.cli import main
 from tests.core.judges.chat_server import ChatServer
 from tests.core.rescore.helpers import SOURCE, reply
 
 
-# Not tmp_path: pytest keeps only the newest three session folders of a user, so parallel
-# sessions on a shared machine delete each other's folders mid-run.
 @pytest.fixture(scope="session")
 def demo_runs() -> Iterator[Path]:
-    """The demo runs (`rageval demo`), written once per session; copy before changing."""
+    """`rageval demo --results DIR`, once per session; copy a run before changing it.
+    (Not tmp_path: pytest keeps only a user's newest three session folders, so parallel
+    sessions on a shared machine delete each other's folders mid-run.)"""
     with tempfile.TemporaryDirectory(prefix="rageval-rescore-demo-") as d:
-        write_demo(d, progress=False)
+        assert main(["demo", "--results", d]) == 0
         yield Path(d)
 
 
-@pytest.fixture
-def scratch() -> Iterator[Path]:
+@pytest.fixture(autouse=True)
+def scratch(monkeypatch) -> Iterator[Path]:
+    """A folder of this test's own, holding its cache home: `XDG_CACHE_HOME` points inside
+    it (subprocesses inherit it), so the judge's replies of one test never answer for
+    another's server, and nothing lands in the real ~/.cache."""
     with tempfile.TemporaryDirectory(prefix="rageval-rescore-") as d:
+        monkeypatch.setenv("XDG_CACHE_HOME", str(Path(d) / "xdg-cache"))
         yield Path(d)
 
 
 @pytest.fixture
 def results(demo_runs, scratch) -> Path:
     """A results folder of this test's own holding the source run (the first demo run)."""
-    out = scratch / "results"
-    out.mkdir()
-    shutil.copytree(demo_runs / SOURCE, out / SOURCE)
-    return out
-
-
-@pytest.fixture(autouse=True)
-def own_cache_home(scratch, monkeypatch) -> Path:
-    """A cache home per test (subprocesses inherit it): the judge's replies of one test
-    never answer for another's server, and nothing lands in the real ~/.cache."""
-    home = scratch / "xdg-cache"
-    monkeypatch.setenv("XDG_CACHE_HOME", str(home))
-    return home
+    shutil.copytree(demo_runs / SOURCE, scratch / "results" / SOURCE)
+    return scratch / "results"
 
 
 @pytest.fixture
