@@ -22,6 +22,16 @@ def add_results_option(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def add_labels_option(parser: argparse.ArgumentParser) -> None:
+    """The `--labels DIR|URL` option of every command that reads human labels."""
+    parser.add_argument(
+        "--labels",
+        metavar="DIR|URL",
+        help="labels location, a folder or s3://bucket/prefix "
+        "(default: $RAGEVAL_LABELS, else labels/ beside the results)",
+    )
+
+
 def import_formats(subparsers: argparse._SubParsersAction) -> argparse._SubParsersAction:
     """The formats of `rageval import` (`squad`, `ragas`, …), made by whichever of the
     modules that add one registers first, so each format lives in its own module."""

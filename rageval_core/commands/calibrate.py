@@ -8,21 +8,11 @@ import sys
 from collections.abc import Iterable
 
 from rageval_core.calibration import format_report, labels_from_yaml
-from rageval_core.commands import add_results_option
+from rageval_core.commands import add_labels_option, add_results_option
 from rageval_core.labels import LabelSet, LabelStore, labels_location
 from rageval_core.query.labels import check_faithful_min, judge_of, judge_reports
 from rageval_core.query.store import ResultsStore, require_readable
 from rageval_core.results import inspect_run
-
-
-def add_labels_option(parser: argparse.ArgumentParser) -> None:
-    """`--labels DIR|URL`, as every command that reads human labels spells it."""
-    parser.add_argument(
-        "--labels",
-        metavar="DIR|URL",
-        help="labels location, a folder or s3://bucket/prefix "
-        "(default: $RAGEVAL_LABELS, else labels/ beside the results)",
-    )
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

@@ -6,8 +6,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from rageval_core.commands import add_results_option
-from rageval_core.commands.calibrate import add_labels_option, warn_all
+from rageval_core.commands import add_labels_option, add_results_option
+from rageval_core.commands.calibrate import warn_all
 from rageval_core.labels import LabelStore, labels_location
 from rageval_core.labels.export import to_csv, to_yaml
 from rageval_core.results import atomic_write_bytes

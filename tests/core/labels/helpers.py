@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import json
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 from rageval_core.labels import HumanLabel
-from rageval_core.models import DatasetRef, JudgeRef, RunManifest
-from rageval_core.results import atomic_write_json, manifest_to_dict, rows_to_table, write_parquet
+from rageval_core.models import JudgeRef
+from rageval_core.results import atomic_write_json
 from tests.core.query.conftest import row
+from tests.core.query.conftest import write_run as query_run
 
 SHA = "a" * 64
 OFFLINE = JudgeRef("offline", "overlap>=0.6", "offline-1")
@@ -40,24 +43,10 @@ def write_run(
     sha: str = SHA,
     status: str = "complete",
 ) -> Path:
-    d = root / run_id
-    d.mkdir(parents=True, exist_ok=True)
-    rows = [{**r, "run_id": run_id} for r in rows]
-    m = RunManifest(
-        run_id=run_id,
-        status=status,
-        created_at="2026-01-01T00:00:00Z",
-        config={"name": "t"},
-        dataset=DatasetRef("qa", "1", sha, len(rows)),
-        judge=judge,
-    )
-    atomic_write_json(d / "manifest.json", manifest_to_dict(m))
-    if status == "running":
-        import json
-
-        (d / "questions.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
-    else:
-        write_parquet(d / "questions.parquet", rows_to_table(rows))
+    """A run folder (tests/core/query's) whose manifest names `judge`."""
+    d = query_run(root, run_id, rows, status=status, dataset=("qa", "1", sha))
+    manifest = json.loads((d / "manifest.json").read_text())
+    atomic_write_json(d / "manifest.json", {**manifest, "judge": asdict(judge)})
     return d
 
 
