@@ -27,7 +27,7 @@ from rageval_core.cli import main
 from rageval_core.demo import DEMO_RUNS, demo_run_id
 from rageval_core.results import RESULTS_ENV
 from rageval_core.writer import RunWriter
-from tests.core.judges.chat_server import ChatServer
+from tests.core.judges.chat_server import ChatServer, Step
 from tests.core.rescore.helpers import SOURCE, judge_yaml, reply, verdict_of
 
 ENTRY = Path(__file__).resolve().parents[3] / "dashboard" / "streamlit_app.py"
@@ -302,3 +302,36 @@ def test_a_running_run_is_refused_and_resume_refuses_another_judge(results, scra
     )
     assert rescore(SOURCE, "--judge", str(other), "--results", str(results), "--resume", "r1") == 2
     assert "run r1 was started with other settings" in capsys.readouterr().err
+
+
+def test_the_judges_key_never_reaches_a_file_of_the_rescore(results, scratch, monkeypatch):
+    """The key is sent, and echoed back by a hostile endpoint in its error, yet it is in
+    no row, manifest, journal or cache file of the rescore, nor in its output."""
+    secret, env = "sk-test-RESCORE-9e8d7c6b5a", "RAGEVAL_TEST_RESCORE_KEY"
+    monkeypatch.setenv(env, secret)
+
+    def echo(n, request):
+        if n % 2:  # every other question: an error body quoting the Authorization header
+            return Step(status=401, raw=json.dumps({"error": request.headers["Authorization"]}))
+        return reply(n, request)
+
+    with ChatServer(echo) as srv:
+        judge = str(judge_yaml(scratch, srv, api_key_env=env))
+        done = subprocess.run(
+            [sys.executable, "-m", "rageval_core.cli", "rescore", SOURCE, "--judge", judge]
+            + ["--results", str(results), "--run-id", "keyed", "--no-progress"],
+            capture_output=True,
+            text=True,
+            timeout=180,
+        )
+        assert done.returncode == 0, done.stderr
+        assert {r.headers["Authorization"] for r in srv.requests} == {f"Bearer {secret}"}
+    new = rows(results, "keyed")
+    assert any(r["judge_error"] and "401" in r["judge_error"] for r in new.values())
+    assert any(r["claims"] for r in new.values())
+    assert secret not in done.stdout + done.stderr
+    written = [p for p in scratch.rglob("*") if p.is_file()]
+    assert any("xdg-cache" in str(p) for p in written)  # the cache was written and searched
+    for path in written:
+        assert secret.encode() not in path.read_bytes(), path
+    assert manifest(results, "keyed")["config"]["judge"]["api_key_env"] == env
