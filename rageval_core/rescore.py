@@ -113,8 +113,14 @@ def _unjudgeable(row: Mapping[str, Any]) -> str | None:
     if row.get("answer") is None:
         return "has no answer"
     ids, texts = row.get("retrieved_ids") or [], row.get("retrieved_texts") or []
-    if len(ids) != len(texts) or (ids and not any(texts)):
+    if len(ids) != len(texts):  # a writer's texts whose ids are unknown
+        return "has retrieved chunks without ids"
+    if ids and not any(texts):
         return "has no texts for its retrieved chunks"
+    if not ids and row.get("answerable") is not False and row.get("mrr") is None:
+        # Nothing retrieved scores 0 on an answerable question; NULL means not known, and
+        # a judge shown no chunks would call every claim unsupported.
+        return "kept no retrieved chunks (its retrieval is unknown)"
     return None
 
 

@@ -270,6 +270,8 @@ def _writer_run(results: Path, run_id: str, **fields) -> None:
     [
         ({"retrieved": ["c1"]}, "question 'q1' has no answer"),
         ({"answer": "There.", "retrieved": ["c1", "c2"]}, "has no texts for its retrieved chunks"),
+        ({"answer": "There."}, "kept no retrieved chunks (its retrieval is unknown)"),
+        ({"answer": "There.", "retrieved": [{"text": "x"}]}, "has retrieved chunks without ids"),
     ],
 )
 def test_a_run_without_answers_or_chunk_texts_cannot_be_rescored(
