@@ -121,3 +121,41 @@ def test_an_unwritable_cache_costs_calls_never_a_verdict(chat, sample_input, tmp
     assert all(r.error is None and r.faithfulness == 1.0 for r in results)
     warnings = [r for r in caplog.records if "not writable" in r.getMessage()]
     assert len(warnings) == 1  # said once, not once per question
+
+
+def _reference_answers(question: str) -> dict:
+    """A pipeline for `rageval_core.evaluate`: the reference answer, the gold chunks."""
+    q = _EXAMPLE[question]
+    return {
+        "answer": q.reference_answer or "I don't know.",
+        "retrieved": [{"id": g, "text": f"text of {g}"} for g in q.gold_chunk_ids],
+    }
+
+
+def _example_questions() -> dict:
+    from rageval_core.dataset import example_dataset_path, load_dataset
+
+    return {q.question: q for q in load_dataset(example_dataset_path()).questions}
+
+
+_EXAMPLE = _example_questions()
+
+
+def test_a_run_into_another_results_folder_pays_no_call_again(chat, tmp_path):
+    """Issue 12: a run into a new folder used to pay for every call again."""
+    import rageval_core
+    from rageval_core.dataset import example_dataset_path
+
+    unsourced = {**GOOD, "claims": [{**GOOD["claims"][0], "evidence_chunk_id": None}]}
+    with chat.ChatServer([chat.Step(content=unsourced)]) as srv:
+        for folder in ("here", "there"):
+            run = rageval_core.evaluate(
+                _reference_answers,
+                example_dataset_path(),
+                judge={"kind": "openai", "base_url": srv.base_url, "model": "m"},
+                results=tmp_path / folder,
+                run_id="r",
+                progress=False,
+            )
+            assert run.status == "complete" and run.rows["judge_error"].isna().all()
+        assert srv.calls == len(_EXAMPLE)  # the second run, elsewhere, made none
