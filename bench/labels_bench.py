@@ -87,9 +87,10 @@ def _warm(fn, repeat: int) -> float:
 
 
 def bench(results: str, labels_dir: str, repeat: int) -> list[str]:
+    import pyarrow as pa
+
     from rageval_core.labels import LabelStore
     from rageval_core.query.labels import (
-        _runs_table,
         judge_reports,
         label_pairs,
         review_queue,
@@ -98,23 +99,29 @@ def bench(results: str, labels_dir: str, repeat: int) -> list[str]:
     )
     from rageval_core.query.store import ResultsStore
 
-    lines = []
-    labels, ms = _timed(lambda: LabelStore(labels_dir).load())
-    lines.append(
-        f"labels: {len(labels.labels):,} newest of {len(list(Path(labels_dir).rglob('*.jsonl')))} "
-        f"files, first load {ms:,.0f} ms, "
-        f"reload (no new file) {_warm(lambda: LabelStore(labels_dir).load(), 1):,.0f} ms"
+    lines: list[str] = []
+
+    def say(line: str) -> None:
+        print(line, flush=True)  # as it comes: the whole run takes minutes
+        lines.append(line)
+
+    label_store = LabelStore(labels_dir)
+    labels, ms = _timed(label_store.load)
+    files = len(list(Path(labels_dir).rglob("*.jsonl")))
+    say(
+        f"labels: {len(labels.labels):,} newest of {files} files, first load {ms:,.0f} ms, "
+        f"reload with no new file {_warm(label_store.load, repeat):,.0f} ms"
     )
     with tempfile.TemporaryDirectory() as cache:
         store, ms = _timed(lambda: ResultsStore(results, read_only=True, cache_dir=cache))
-        lines.append(f"store refresh (derived cache build, every page pays it): {ms:,.0f} ms")
+        say(f"store refresh (derived cache build, every page pays it): {ms:,.0f} ms")
         runs = store.runs()
         newest = runs[-1].run_id
 
         reports, first = _timed(lambda: judge_reports(store, labels))
         warm = _warm(lambda: judge_reports(store, labels), repeat)
         claims = reports[0].claims
-        lines.append(
+        say(
             f"judge_reports: first view {first:,.0f} ms (builds the claims cache of "
             f"{len(runs):,} runs), warm {warm:,.0f} ms; n {claims.n:,} pairs, kappa "
             f"{claims.kappa:.3f} [{claims.kappa_low:.3f}, {claims.kappa_high:.3f}], "
@@ -122,25 +129,34 @@ def bench(results: str, labels_dir: str, repeat: int) -> list[str]:
         )
         restarted = ResultsStore(results, read_only=True, cache_dir=cache)
         _, again = _timed(lambda: judge_reports(restarted, labels))
-        lines.append(f"judge_reports in a new process over the same cache: {again:,.0f} ms")
+        say(f"judge_reports in a new process over the same cache: {again:,.0f} ms")
         _, cov_first = _timed(lambda: run_coverage(store, labels))
         cov_warm = _warm(lambda: run_coverage(store, labels), repeat)
-        lines.append(f"run_coverage (all runs): {cov_first:,.0f} ms, warm {cov_warm:,.0f} ms")
+        say(f"run_coverage (all runs): {cov_first:,.0f} ms, warm {cov_warm:,.0f} ms")
         rev = _warm(lambda: reviewer_agreement(labels), repeat)
-        lines.append(f"reviewer_agreement: {rev:,.0f} ms")
+        say(f"reviewer_agreement: {rev:,.0f} ms")
         q = _warm(lambda: review_queue(store, newest, labels, 40), repeat)
-        lines.append(f"review_queue (40 of one run): {q:,.0f} ms")
+        say(f"review_queue (40 of one run): {q:,.0f} ms")
 
         paths = [p for r in runs for p in r.parquet_files]
         with store.cursor() as cur:
             cur.register("labels", labels.table)
-            cur.register("runs", _runs_table(runs))
+            cur.register(
+                "runs",
+                pa.table(
+                    {
+                        "run_id": [r.run_id for r in runs],
+                        "dataset_sha256": [r.manifest.dataset.sha256 for r in runs],
+                        "judge_kind": [r.manifest.judge.kind for r in runs],
+                    }
+                ),
+            )
             rows, naive = _timed(lambda: cur.execute(NAIVE, {"paths": paths}).fetchall())
         total = sum(n for *_, n in rows)
-        cached = sum(p["runs"] for p in label_pairs(store, labels) if p["claim_key"])
+        cached = sum(p.runs for p in label_pairs(store, labels) if p.label.claim is not None)
         if total != cached:
             raise SystemExit(f"naive query found {total:,} run-level pairs, the cache {cached:,}")
-        lines.append(
+        say(
             f"naive (unnest every run's claims on each view): {naive:,.0f} ms, {total:,} "
             f"run-level pairs (the same as the cache's); {naive / first:.1f}× the first view, "
             f"{naive / warm:.0f}× warm"
@@ -169,8 +185,7 @@ def main(argv: list[str] | None = None) -> int:
             make_labels(results, labels, a.n_labels)
     else:
         results, labels = a.results, a.labels
-    for line in bench(results, labels, a.repeat):
-        print(line)
+    bench(results, labels, a.repeat)
     return 0
 
 

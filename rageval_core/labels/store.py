@@ -60,7 +60,8 @@ def safe_name(text: str) -> str:
 
 
 LABELS_SCHEMA = pa.schema(
-    [(name, pa.string()) for name in FIELDS] + [("claim_key", pa.string()), ("value", pa.string())]
+    [(name, pa.string()) for name in FIELDS]
+    + [("claim_key", pa.string()), ("value", pa.string()), ("idx", pa.int64())]
 )
 
 
@@ -81,12 +82,12 @@ class LabelSet:
 
     @cached_property
     def table(self) -> pa.Table:
-        """The labels as Arrow, for joins in DuckDB: every field plus `claim_key` and
-        `value` (the verdict or the pass/fail)."""
+        """The labels as Arrow, for joins in DuckDB: every field plus `claim_key`, `value`
+        (the verdict or the pass/fail) and `idx`, the label's place in `labels`."""
         return pa.Table.from_pylist(
             [
-                {**lab.to_dict(), "claim_key": lab.claim_key, "value": lab.value}
-                for lab in self.labels
+                {**lab.to_dict(), "claim_key": lab.claim_key, "value": lab.value, "idx": i}
+                for i, lab in enumerate(self.labels)
             ],
             schema=LABELS_SCHEMA,
         )

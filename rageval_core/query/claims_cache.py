@@ -32,7 +32,7 @@ from rageval_core.query.source import open_run
 from rageval_core.query.store import ResultsStore
 from rageval_core.results import RunInfo, write_parquet
 
-CLAIMS_VERSION = 1
+CLAIMS_VERSION = 2  # 2: the dataset version in every row
 OUR_SQL = (duckdb.ParserException, duckdb.BinderException, duckdb.CatalogException)
 """Errors of the SQL written here, not of the files `open_run` projected: bugs, raised.
 A batch read fails with these on files that differ, and is retried run by run."""
@@ -40,6 +40,7 @@ BATCH_RUNS = 64  # runs read by one query when their files allow it (as the deri
 CLAIMS_SCHEMA = pa.schema(
     [
         ("run_id", pa.string()),
+        ("dataset_sha256", pa.string()),  # the run's dataset version: labels join on it
         ("question_id", pa.string()),
         ("claim", pa.string()),  # NULL on the question's own row
         ("claim_key", pa.string()),
@@ -55,7 +56,8 @@ _FILE = re.compile(r"^(?P<run>.+)-(?P<fp>[0-9a-f]{1,64})-v(?P<v>\d+)\.parquet$")
 
 
 def claims_rows(rows: pa.Table) -> pa.Table:
-    """The narrow claims table of runs' rows (run_id, question_id, claims [text, verdict],
+    """The narrow claims table of runs' rows (run_id, dataset_sha256, question_id, claims
+    [text, verdict],
     faithfulness, judge_failed, answer_correctness, answer_key): flattened in Arrow, one
     `claim_key` call per distinct claim text."""
     rows = rows.combine_chunks()
@@ -76,6 +78,7 @@ def claims_rows(rows: pa.Table) -> pa.Table:
     per_question = pa.table(
         {
             "run_id": col["run_id"],
+            "dataset_sha256": col["dataset_sha256"],
             "question_id": col["question_id"],
             "claim": pa.nulls(n, pa.string()),
             "claim_key": pa.nulls(n, pa.string()),
@@ -90,6 +93,7 @@ def claims_rows(rows: pa.Table) -> pa.Table:
     per_claim = pa.table(
         {
             "run_id": col["run_id"].take(parents),
+            "dataset_sha256": col["dataset_sha256"].take(parents),
             "question_id": col["question_id"].take(parents),
             "claim": texts,
             "claim_key": keys.take(pc.index_in(texts, value_set=distinct)),
@@ -118,6 +122,10 @@ def registered(cur: duckdb.DuckDBPyConnection, **tables: Any) -> Iterator[dict[s
             cur.unregister(name)
 
 
+def _sha(info: RunInfo) -> str | None:
+    return info.manifest.dataset.sha256 if info.manifest else None
+
+
 def _parquet_only(info: RunInfo) -> bool:
     """True when the run's Parquet files are all of its rows (no shard only journalled)."""
     stems = {p.rsplit("/", 1)[-1].rsplit(".", 1)[0] for p in info.parquet_files}
@@ -141,7 +149,8 @@ class ClaimsCache:
         with open_run(cur, info, fs=s.fs, to_url=s.to_url, columns=_READ) as src:
             q = sql.CLAIMS_READ.format(src=src.sql)
             try:
-                rows = cur.sql(q, params={**src.params, "run_id": info.run_id})
+                params = {**src.params, "run_id": info.run_id, "sha": _sha(info)}
+                rows = cur.sql(q, params=params)
                 table = rows.to_arrow_table()
             except OUR_SQL:
                 raise
@@ -152,12 +161,14 @@ class ClaimsCache:
     def _read_batch(self, cur: duckdb.DuckDBPyConnection, batch: list[RunInfo]) -> pa.Table:
         """Runs whose Parquet files are all their rows, in one query (a query per run cost
         more than its reading); duckdb.Error when their files do not fit one projection."""
-        paths, owners = [], []
+        paths, owners, shas = [], [], []
         for info in batch:
             for p in info.parquet_files:
                 paths.append(self.store.to_url(p))
                 owners.append(info.run_id)
-        with registered(cur, files=pa.table({"filename": paths, "owner": owners})) as t:
+                shas.append(_sha(info))
+        files = pa.table({"filename": paths, "owner": owners, "sha": shas})
+        with registered(cur, files=files) as t:
             q = sql.CLAIMS_BATCH.format(files=t["files"])
             return claims_rows(cur.sql(q, params={"paths": paths}).to_arrow_table())
 

@@ -11,6 +11,7 @@ table registered on the query's cursor; every join runs in DuckDB.
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -129,10 +130,16 @@ def _known(store: ResultsStore, runs: Sequence[str | RunInfo] | None) -> list[Ru
     return [i for i in infos if i.manifest is not None and i.readable]
 
 
-def _fetch(cur: duckdb.DuckDBPyConnection, q: str, params: dict[str, Any]) -> list[dict]:
-    rel = cur.execute(q, params)
-    names = [d[0] for d in rel.description]
-    return [dict(zip(names, row, strict=True)) for row in rel.fetchall()]
+@dataclass(frozen=True)
+class Pair:
+    """A human label and one value a judge gave its claim (or answer): `runs` runs of
+    the judge gave it, `run_id` is the newest of them."""
+
+    judge: JudgeId
+    label: HumanLabel
+    value: str
+    run_id: str
+    runs: int
 
 
 def label_pairs(
@@ -141,18 +148,22 @@ def label_pairs(
     runs: Sequence[str | RunInfo] | None = None,
     *,
     faithful_min: float = 1.0,
-) -> list[dict[str, Any]]:
-    """Rows of human x judge pairs (see sql.LABEL_CLAIM_PAIRS), claims and questions."""
+) -> list[Pair]:
+    """Every (label, judge value) pair in `runs` (default: all), claims then questions."""
     infos = _known(store, runs)
     if not labels.labels or not infos:
         return []
+    out = []
     with store.cursor() as cur, _claims_source(store, cur, infos) as (claims, params):
         with registered(cur, labels=labels.table, runs=_runs_table(infos)) as t:
-            out = []
             for q in (sql.LABEL_CLAIM_PAIRS, sql.LABEL_QUESTION_PAIRS):
                 text = q.format(claims=claims, labels=t["labels"], runs=t["runs"])
                 extra = {"faithful_min": float(faithful_min)} if "$faithful_min" in q else {}
-                out += _fetch(cur, text, {**params, **extra})
+                for kind, model, prompt, idx, value, run_id, n in cur.execute(
+                    text, {**params, **extra}
+                ).fetchall():
+                    judge = JudgeId(kind, model, prompt)
+                    out.append(Pair(judge, labels.labels[idx], value, run_id, n))
     return out
 
 
@@ -181,42 +192,30 @@ def judge_reports(
     pairs = label_pairs(store, labels, infos, faithful_min=faithful_min)
     reports = []
     for judge, judged in sorted(by_judge.items(), key=lambda kv: kv[0].label()):
-        mine = [
-            p
-            for p in pairs
-            if (p["judge_kind"], p["judge_model"], p["judge_prompt"])
-            == (judge.kind, judge.model, judge.prompt)
-        ]
-        claim_counts: dict[tuple[str, str], int] = {}
-        question_counts: dict[tuple[str, str], int] = {}
+        mine = [p for p in pairs if p.judge == judge]
+        claim_counts: Counter[tuple[str, str]] = Counter()
+        question_counts: Counter[tuple[str, str]] = Counter()
         for p in mine:
-            target = claim_counts if p["claim_key"] is not None else question_counts
-            target[(p["human"], p["judge"])] = target.get((p["human"], p["judge"]), 0) + 1
-        matched = {
-            (p["reviewer"], p["dataset_sha256"], p["question_id"], p["claim_key"]) for p in mine
-        }
+            target = claim_counts if p.label.claim is not None else question_counts
+            target[(p.label.value, p.value)] += 1
+        matched = {p.label for p in mine}
         shas = {i.manifest.dataset.sha256 for i in judged}  # type: ignore[union-attr]
         unmatched = tuple(
-            lab
-            for lab in labels.labels
-            if lab.dataset_sha256 in shas
-            and (lab.reviewer, lab.dataset_sha256, lab.question_id, lab.claim_key) not in matched
+            lab for lab in labels.labels if lab.dataset_sha256 in shas and lab not in matched
         )
         disagreements = tuple(
             Disagreement(
-                p["run_id"],
-                p["question_id"],
-                p["claim"],
-                p["human"],
-                p["judge"],
-                p["reviewer"],
-                p["note"] or "",
-                p["runs"],
+                p.run_id,
+                p.label.question_id,
+                p.label.claim,
+                p.label.value,
+                p.value,
+                p.label.reviewer,
+                p.label.note,
+                p.runs,
             )
-            for p in sorted(
-                mine, key=lambda p: (p["question_id"], p["claim_key"] or "", p["reviewer"])
-            )
-            if p["human"] != p["judge"]
+            for p in mine
+            if p.label.value != p.value
         )
         reports.append(
             JudgeReport(
@@ -224,11 +223,15 @@ def judge_reports(
                 runs=tuple(sorted(i.run_id for i in judged)),
                 claims=agreement_from_counts(claim_counts, VERDICTS, n_boot=n_boot),
                 questions=agreement_from_counts(question_counts, QUESTION_LABELS, n_boot=n_boot),
-                disagreements=disagreements,
+                disagreements=tuple(sorted(disagreements, key=_disagreement_order)),
                 unmatched=unmatched,
             )
         )
     return reports
+
+
+def _disagreement_order(d: Disagreement) -> tuple:
+    return (d.question_id, d.claim is not None, d.claim or "", d.reviewer, d.judge)
 
 
 def reviewer_agreement(labels: LabelSet, *, n_boot: int = 1000) -> Agreement | None:
@@ -254,8 +257,8 @@ def run_coverage(store: ResultsStore, labels: LabelSet) -> dict[str, RunCoverage
     if not infos:
         return {}
     with store.cursor() as cur, _claims_source(store, cur, infos) as (claims, params):
-        with registered(cur, labels=labels.table, runs=_runs_table(infos)) as t:
-            fmt = {"claims": claims, "labels": t["labels"], "runs": t["runs"]}
+        with registered(cur, labels=labels.table) as t:
+            fmt = {"claims": claims, "labels": t["labels"]}
             totals = cur.execute(sql.RUN_CLAIM_COVERAGE.format(**fmt), params).fetchall()
             pairs = cur.execute(sql.RUN_CLAIM_PAIRS.format(**fmt), params).fetchall()
     index = {v: i for i, v in enumerate(VERDICTS)}
@@ -367,6 +370,7 @@ __all__ = [
     "QueueItem",
     "RunCoverage",
     "judge_reports",
+    "Pair",
     "label_pairs",
     "review_queue",
     "reviewer_agreement",

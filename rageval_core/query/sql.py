@@ -324,7 +324,7 @@ ORDER BY list_position($kinds, kind),
 # What a run's claims cache file is made of: one run ({src}, `open_run`), or the Parquet
 # files of many ({files} maps each file to its run) read at once.
 CLAIMS_READ = """
-SELECT $run_id::VARCHAR AS run_id, question_id,
+SELECT $run_id::VARCHAR AS run_id, $sha::VARCHAR AS dataset_sha256, question_id,
        list_transform(claims, lambda c: struct_pack(text := c.text, verdict := c.verdict))
          AS claims,
        faithfulness, judge_error IS NOT NULL AS judge_failed, answer_correctness,
@@ -333,7 +333,7 @@ FROM {src}
 """
 
 CLAIMS_BATCH = """
-SELECT f.owner AS run_id, r.question_id::VARCHAR AS question_id,
+SELECT f.owner AS run_id, f.sha AS dataset_sha256, r.question_id::VARCHAR AS question_id,
        list_transform(
          r.claims, lambda c: struct_pack(text := c.text::VARCHAR, verdict := c.verdict::VARCHAR)
        ) AS claims,
@@ -347,24 +347,25 @@ JOIN {files} f ON r.filename = f.filename
 
 # Human vs judge, one row per (judge, label, judge's value): the same claim judged the same
 # way in several runs of one judge is one observation (`runs` counts the copies; `run_id`
-# is the newest, for a link). Claims first: verdict against verdict on the claim key.
+# is the newest, for a link). A label is its row number in {labels} (`idx`): the caller
+# holds the labels. Claims meet labels on their own columns (dataset version, question,
+# claim key), and only then the small runs table for the judge: labels joined to runs
+# first would pair every label with every run of its dataset. Only short columns are read.
 LABEL_CLAIM_PAIRS = """
-WITH lab AS (SELECT * FROM {labels} WHERE claim_key IS NOT NULL),
-c AS (
-  SELECT run_id, question_id, claim_key, verdict FROM {claims}
-  WHERE claim IS NOT NULL AND verdict IN ('supported', 'unsupported', 'contradicted')
-    AND question_id IN (SELECT question_id FROM lab)
+WITH lab AS (
+  SELECT idx, dataset_sha256, question_id, claim_key FROM {labels} WHERE claim_key IS NOT NULL
+),
+m AS (
+  SELECT c.run_id, c.verdict, l.idx
+  FROM {claims} c
+  JOIN lab l ON l.dataset_sha256 = c.dataset_sha256 AND l.question_id = c.question_id
+            AND l.claim_key = c.claim_key
+  WHERE c.claim_key IS NOT NULL AND c.verdict IN ('supported', 'unsupported', 'contradicted')
 )
-SELECT r.judge_kind, r.judge_model, r.judge_prompt, max(c.run_id) AS run_id,
-       count(*) AS runs, l.reviewer, l.dataset_sha256, l.question_id, l.claim_key,
-       any_value(l.claim) AS claim, l.value AS human, c.verdict AS judge,
-       any_value(l.note) AS note
-FROM c
-JOIN {runs} r ON r.run_id = c.run_id
-JOIN lab l ON l.dataset_sha256 = r.dataset_sha256 AND l.question_id = c.question_id
-          AND l.claim_key = c.claim_key
-GROUP BY r.judge_kind, r.judge_model, r.judge_prompt, l.reviewer, l.dataset_sha256,
-         l.question_id, l.claim_key, l.value, c.verdict
+SELECT r.judge_kind, r.judge_model, r.judge_prompt, m.idx, m.verdict AS judge,
+       max(m.run_id) AS run_id, count(*) AS runs
+FROM m JOIN {runs} r ON r.run_id = m.run_id
+GROUP BY r.judge_kind, r.judge_model, r.judge_prompt, m.idx, m.verdict
 """
 
 # Question labels: pass/fail against "faithfulness >= $faithful_min and the judge did not
@@ -372,32 +373,32 @@ GROUP BY r.judge_kind, r.judge_model, r.judge_prompt, l.reviewer, l.dataset_sha2
 # A question label is about an answer: it pairs with the runs that gave the same answer
 # as the run it was made on (its copies, rescored runs); one without a run with every run.
 LABEL_QUESTION_PAIRS = """
-WITH q AS (
-  SELECT run_id, question_id, answer_key,
+WITH lab AS (
+  SELECT idx, dataset_sha256, question_id, run_id FROM {labels} WHERE claim_key IS NULL
+),
+q AS (
+  SELECT run_id, dataset_sha256, question_id, answer_key,
          CASE WHEN judge_failed OR faithfulness < $faithful_min THEN 'fail' ELSE 'pass' END
            AS verdict,
          judge_failed OR faithfulness IS NOT NULL AS judged
   FROM {claims}
-  WHERE claim IS NULL
-    AND question_id IN (SELECT question_id FROM {labels} WHERE claim_key IS NULL)
+  WHERE claim_key IS NULL AND question_id IN (SELECT question_id FROM lab)
 ),
-lab AS (
+la AS (
   SELECT l.*, q.answer_key
-  FROM {labels} l
-  LEFT JOIN q ON q.run_id = l.run_id AND q.question_id = l.question_id
-  WHERE l.claim_key IS NULL
+  FROM lab l LEFT JOIN q ON q.run_id = l.run_id AND q.question_id = l.question_id
 ),
-c AS (SELECT * FROM q WHERE judged)
-SELECT r.judge_kind, r.judge_model, r.judge_prompt, max(c.run_id) AS run_id,
-       count(*) AS runs, l.reviewer, l.dataset_sha256, l.question_id,
-       NULL::VARCHAR AS claim_key, NULL::VARCHAR AS claim, l.value AS human,
-       c.verdict AS judge, any_value(l.note) AS note
-FROM c
-JOIN {runs} r ON r.run_id = c.run_id
-JOIN lab l ON l.dataset_sha256 = r.dataset_sha256 AND l.question_id = c.question_id
-          AND (l.run_id IS NULL OR l.answer_key = c.answer_key)
-GROUP BY r.judge_kind, r.judge_model, r.judge_prompt, l.reviewer, l.dataset_sha256,
-         l.question_id, l.value, c.verdict
+m AS (
+  SELECT q.run_id, q.verdict, l.idx
+  FROM q
+  JOIN la l ON l.dataset_sha256 = q.dataset_sha256 AND l.question_id = q.question_id
+           AND (l.run_id IS NULL OR l.answer_key = q.answer_key)
+  WHERE q.judged
+)
+SELECT r.judge_kind, r.judge_model, r.judge_prompt, m.idx, m.verdict AS judge,
+       max(m.run_id) AS run_id, count(*) AS runs
+FROM m JOIN {runs} r ON r.run_id = m.run_id
+GROUP BY r.judge_kind, r.judge_model, r.judge_prompt, m.idx, m.verdict
 """
 
 # Per run: its judged claims, how many of them carry a human label, and the human x judge
@@ -409,21 +410,18 @@ WITH lk AS (
 )
 SELECT c.run_id, count(*) AS claims, count(lk.claim_key) AS checked
 FROM {claims} c
-JOIN {runs} r ON r.run_id = c.run_id
-LEFT JOIN lk ON lk.dataset_sha256 = r.dataset_sha256 AND lk.question_id = c.question_id
+LEFT JOIN lk ON lk.dataset_sha256 = c.dataset_sha256 AND lk.question_id = c.question_id
             AND lk.claim_key = c.claim_key
-WHERE c.claim IS NOT NULL
+WHERE c.claim_key IS NOT NULL
 GROUP BY c.run_id
 """
 
 RUN_CLAIM_PAIRS = """
-WITH lab AS (SELECT * FROM {labels} WHERE claim_key IS NOT NULL)
 SELECT c.run_id, l.value AS human, c.verdict AS judge, count(*) AS n
 FROM {claims} c
-JOIN {runs} r ON r.run_id = c.run_id
-JOIN lab l ON l.dataset_sha256 = r.dataset_sha256 AND l.question_id = c.question_id
-          AND l.claim_key = c.claim_key
-WHERE c.claim IS NOT NULL AND c.verdict IN ('supported', 'unsupported', 'contradicted')
+JOIN {labels} l ON l.dataset_sha256 = c.dataset_sha256 AND l.question_id = c.question_id
+               AND l.claim_key = c.claim_key
+WHERE c.claim_key IS NOT NULL AND c.verdict IN ('supported', 'unsupported', 'contradicted')
 GROUP BY ALL
 """
 
@@ -441,12 +439,12 @@ WHERE a.claim_key IS NOT NULL
 # seeded pseudo-random order: the question's worst verdict (its stratum), whether the
 # judge flagged a claim of a correct answer, and a run whose judge disagrees on a claim.
 REVIEW_CANDIDATES = """
-WITH cl AS (SELECT question_id, claim_key, verdict FROM {mine} WHERE claim IS NOT NULL),
-corr AS (SELECT question_id, answer_correctness FROM {mine} WHERE claim IS NULL),
+WITH cl AS (SELECT question_id, claim_key, verdict FROM {mine} WHERE claim_key IS NOT NULL),
+corr AS (SELECT question_id, answer_correctness FROM {mine} WHERE claim_key IS NULL),
 dis AS (
   SELECT cl.question_id, min(o.run_id) AS other
   FROM cl JOIN {others} o ON o.question_id = cl.question_id AND o.claim_key = cl.claim_key
-  WHERE o.claim IS NOT NULL AND o.verdict <> cl.verdict
+  WHERE o.claim_key IS NOT NULL AND o.verdict <> cl.verdict
   GROUP BY cl.question_id
 ),
 worst AS (
