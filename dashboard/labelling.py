@@ -67,11 +67,11 @@ def claims_section(d: QuestionDetail, *, key: str) -> None:
             ui.safe_text(c.reason or "none given")
             existing(labels, claim_key(c.text))
             if reviewer and dataset and c.verdict in VERDICTS:
-                claim_form(c, d, dataset, labels, reviewer, key=f"{key}_claim_{i}")
+                label_form(d, c, dataset, labels, reviewer, key=f"{key}_claim_{i}")
     st.subheader("The answer as a whole")
     existing(labels, None)
     if reviewer and dataset:
-        question_form(d, dataset, labels, reviewer, key=f"{key}_question")
+        label_form(d, None, dataset, labels, reviewer, key=f"{key}_question")
 
 
 def may_label() -> str | None:
@@ -110,83 +110,50 @@ def existing(labels: Labels, key: str | None) -> None:
         ui.safe_text("\n".join(lines))
 
 
-def _save(label: HumanLabel) -> None:
-    data.save_labels([label])
-    st.rerun()
-
-
 def _mine(labels: Labels, key: str | None, reviewer: str) -> HumanLabel | None:
     return next((lab for lab in labels.get(key, ()) if lab.reviewer == reviewer), None)
 
 
-def claim_form(
-    claim: Claim,
+def label_form(
     detail: QuestionDetail,
+    claim: Claim | None,
     dataset: DatasetRef,
     labels: Labels,
     reviewer: str,
     *,
     key: str,
 ) -> None:
-    """A form correcting (or confirming) the judge's verdict of one claim."""
-    mine = _mine(labels, claim_key(claim.text), reviewer)
-    current = mine.verdict if mine and mine.verdict != claim.verdict else JUDGE_IS_RIGHT
+    """A form correcting (or confirming) the judge on one claim, or with `claim` None
+    marking the whole answer pass or fail; it starts from this reviewer's own label."""
+    mine = _mine(labels, claim_key(claim.text) if claim else None, reviewer)
+    if claim is not None:
+        judged = claim.verdict
+        choices, title, save = CLAIM_CHOICES, "Your verdict", "Save claim label"
+        current = mine.verdict if mine and mine.verdict != judged else JUDGE_IS_RIGHT
+    else:
+        judged = question_verdict(detail.metrics.get("faithfulness"), detail.judge_error)
+        choices, save = QUESTION_CHOICES, "Save question label"
+        title = f"The answer as a whole (the judge: {judged or 'no verdict'})"
+        current = mine.question_label if mine else judged or choices[0]
     with st.form(key):
         choice = st.radio(
-            "Your verdict",
-            CLAIM_CHOICES,
-            index=CLAIM_CHOICES.index(current),
-            horizontal=True,
-            key=f"{key}_choice",
+            title, choices, index=choices.index(current), horizontal=True, key=f"{key}_choice"
         )
         note = st.text_input("Note (optional)", value=mine.note if mine else "", key=f"{key}_note")
-        if st.form_submit_button("Save claim label"):
-            _save(
-                HumanLabel(
-                    dataset=dataset.name,
-                    dataset_sha256=dataset.sha256,
-                    question_id=detail.question_id,
-                    claim=claim.text,
-                    verdict=chosen_verdict(choice, claim.verdict),
-                    question_label=None,
-                    reviewer=reviewer,
-                    created_at=utc_stamp(),
-                    note=note.strip(),
-                    run_id=detail.run_id,
-                    judge=claim.verdict,
-                )
+        if st.form_submit_button(save):
+            value = chosen_verdict(choice, judged) if claim else choice
+            label = HumanLabel(
+                dataset=dataset.name,
+                dataset_sha256=dataset.sha256,
+                question_id=detail.question_id,
+                claim=claim.text if claim else None,
+                verdict=value if claim else None,
+                question_label=None if claim else value,
+                reviewer=reviewer,
+                created_at=utc_stamp(),
+                note=note.strip(),
+                run_id=detail.run_id,
+                judge=judged,
             )
-
-
-def question_form(
-    detail: QuestionDetail, dataset: DatasetRef, labels: Labels, reviewer: str, *, key: str
-) -> None:
-    """A form marking the whole answer pass or fail."""
-    mine = _mine(labels, None, reviewer)
-    judged = question_verdict(detail.metrics.get("faithfulness"), detail.judge_error)
-    current = mine.question_label if mine else judged or QUESTION_CHOICES[0]
-    with st.form(key):
-        choice = st.radio(
-            f"The answer as a whole (the judge: {judged or 'no verdict'})",
-            QUESTION_CHOICES,
-            index=QUESTION_CHOICES.index(current),
-            horizontal=True,
-            key=f"{key}_choice",
-        )
-        note = st.text_input("Note (optional)", value=mine.note if mine else "", key=f"{key}_note")
-        if st.form_submit_button("Save question label"):
-            _save(
-                HumanLabel(
-                    dataset=dataset.name,
-                    dataset_sha256=dataset.sha256,
-                    question_id=detail.question_id,
-                    claim=None,
-                    verdict=None,
-                    question_label=choice,
-                    reviewer=reviewer,
-                    created_at=utc_stamp(),
-                    note=note.strip(),
-                    run_id=detail.run_id,
-                    judge=judged,
-                )
-            )
+            data.save_labels([label])
+            st.rerun()  # drawn again with the new label beside the judge's
