@@ -167,6 +167,7 @@ class LabelStore:
         self.fs, self.root = results.filesystem(self.location)
         self.remote = results.is_remote(self.location)
         self._parsed: dict[str, _Parsed] = {}
+        self._last: dict[str | None, tuple[dict[str, int], LabelSet]] = {}
         self._lock = threading.Lock()
         self._writable: tuple[bool, str] | None = None
 
@@ -231,6 +232,9 @@ class LabelStore:
     def load(self, dataset: str | None = None) -> LabelSet:
         """Every label of the location (of `dataset` only, when given), newest per key."""
         files = self._files(dataset)
+        last = self._last.get(dataset)
+        if last is not None and last[0] == files:
+            return last[1]  # no file added or grown: the same set, not merged again
         todo = [p for p, size in files.items() if self._parsed.get(p, _Parsed(-1)).size != size]
         texts: dict[str, bytes | Exception] = {}
         if todo:
@@ -261,7 +265,10 @@ class LabelStore:
             for label, line in entry.labels:
                 if dataset is None or label.dataset == dataset:
                     found.append((label, (label.at, name, line)))
-        return newest(found, problems)
+        result = newest(found, problems)
+        with self._lock:
+            self._last[dataset] = (files, result)
+        return result
 
 
 def write_new(path: Path, data: bytes) -> None:

@@ -133,6 +133,7 @@ def test_reload_reads_only_new_files(tmp_path, monkeypatch):
     store.save([label("q2", "D.", "supported")])
     assert len(store.load().labels) == 2
     assert [len(p) for p in opened] == [1]
+    assert store.load() is store.load()  # nothing new: the same set, not merged again
 
 
 @pytest.mark.parametrize(
