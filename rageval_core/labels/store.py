@@ -17,7 +17,7 @@ import os
 import re
 import secrets
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
@@ -100,10 +100,8 @@ class LabelSet:
 
     def merged(self, other: LabelSet) -> LabelSet:
         """Both sets, newest per key again (the labels location plus an older YAML)."""
-        return newest(
-            [(lab, (lab.at, "", 0)) for lab in self.labels + other.labels],
-            self.problems + other.problems,
-        )
+        found = [(lab, (lab.at, "", 0)) for lab in self.labels + other.labels]
+        return as_set(keep_newest({}, found), self.problems + other.problems)
 
 
 def _order(lab: HumanLabel) -> tuple:
@@ -118,17 +116,23 @@ def _order(lab: HumanLabel) -> tuple:
     )
 
 
-def newest(found: Sequence[tuple[HumanLabel, tuple]], problems: Sequence[str]) -> LabelSet:
-    """A LabelSet of the newest label per key; `found` holds (label, order) where order
-    is (created_at, file, line): a tie in time goes to the later file and line."""
-    best: dict[tuple, tuple[HumanLabel, tuple]] = {}
+Best = dict[tuple, tuple[HumanLabel, tuple]]
+"""key -> (the newest label of that key so far, its order)."""
+
+
+def keep_newest(best: Best, found: Iterable[tuple[HumanLabel, tuple]]) -> Best:
+    """`best` updated with `found` (label, order), order = (created_at, file, line): the
+    newest per key wins, a tie in time goes to the later file and line."""
     for label, order in found:
         k = label.key()
         held = best.get(k)
         if held is None or order > held[1]:
             best[k] = (label, order)
-    kept = sorted((v[0] for v in best.values()), key=_order)
-    return LabelSet(tuple(kept), tuple(problems))
+    return best
+
+
+def as_set(best: Best, problems: Sequence[str]) -> LabelSet:
+    return LabelSet(tuple(sorted((v[0] for v in best.values()), key=_order)), tuple(problems))
 
 
 def parse_lines(text: str, where: str) -> tuple[list[tuple[HumanLabel, int]], list[str]]:
@@ -152,6 +156,16 @@ def parse_lines(text: str, where: str) -> tuple[list[tuple[HumanLabel, int]], li
 
 
 @dataclass
+class _Merged:
+    """What a load found: the files (path -> size), the newest per key, the result."""
+
+    files: dict[str, int]
+    best: Best
+    problems: list[str]
+    result: LabelSet
+
+
+@dataclass
 class _Parsed:
     size: int
     labels: list[tuple[HumanLabel, int]] = field(default_factory=list)
@@ -167,7 +181,7 @@ class LabelStore:
         self.fs, self.root = results.filesystem(self.location)
         self.remote = results.is_remote(self.location)
         self._parsed: dict[str, _Parsed] = {}
-        self._last: dict[str | None, tuple[dict[str, int], LabelSet]] = {}
+        self._last: dict[str | None, _Merged] = {}
         self._lock = threading.Lock()
         self._writable: tuple[bool, str] | None = None
 
@@ -218,57 +232,104 @@ class LabelStore:
         return str(path)
 
     def _files(self, dataset: str | None) -> dict[str, int]:
+        """Every label file (path -> size) under the location or one dataset's folder."""
         base = f"{self.root}/{safe_name(dataset)}" if dataset else self.root
+        if not self.remote:
+            return _local_files(base)
         try:
             found = self.fs.find(base, detail=True)
         except (FileNotFoundError, NotADirectoryError):
             return {}
-        return {
-            p: int(info.get("size") or 0)
-            for p, info in found.items()
-            if p.endswith(".jsonl") and not p.rsplit("/", 1)[-1].startswith(".")
-        }
+        return {p: int(info.get("size") or 0) for p, info in found.items() if _is_label_file(p)}
+
+    def _read(self, paths: list[str]) -> dict[str, bytes | Exception]:
+        """The bytes of each file (an exception where it could not be read): one request
+        for all of them on an object store (fsspec fetches them concurrently)."""
+        if not self.remote:
+            return {p: _read_local(p) for p in paths}
+        try:
+            got = self.fs.cat(paths, on_error="return")
+        except OSError as exc:  # the whole listing vanished meanwhile
+            return dict.fromkeys(paths, exc)
+        return got if isinstance(got, dict) else {paths[0]: got}
 
     def load(self, dataset: str | None = None) -> LabelSet:
         """Every label of the location (of `dataset` only, when given), newest per key."""
         files = self._files(dataset)
         last = self._last.get(dataset)
-        if last is not None and last[0] == files:
-            return last[1]  # no file added or grown: the same set, not merged again
+        if last is not None and last.files == files:
+            return last.result  # nothing added or grown: the same set
         todo = [p for p, size in files.items() if self._parsed.get(p, _Parsed(-1)).size != size]
-        texts: dict[str, bytes | Exception] = {}
-        if todo:
-            try:
-                got = self.fs.cat(todo, on_error="return")
-            except OSError as exc:  # the whole listing vanished meanwhile
-                got = dict.fromkeys(todo, exc)
-            texts = got if isinstance(got, dict) else {todo[0]: got}
+        texts = self._read(todo) if todo else {}
         with self._lock:
             for p in todo:
-                where = self.fs.unstrip_protocol(p) if self.remote else p
-                data = texts.get(p)
-                if isinstance(data, Exception) or data is None:
-                    self._parsed[p] = _Parsed(files[p], [], [f"{where}: unreadable ({data})"])
-                    continue
-                try:
-                    text = data.decode("utf-8")
-                except UnicodeDecodeError as exc:
-                    self._parsed[p] = _Parsed(files[p], [], [f"{where}: not UTF-8 ({exc.reason})"])
-                    continue
-                labels, problems = parse_lines(text, where)
-                self._parsed[p] = _Parsed(files[p], labels, problems)
-            parsed = [(p, self._parsed[p]) for p in sorted(files)]
-        found, problems = [], []
+                self._parsed[p] = self._parse(p, files[p], texts.get(p))
+            # Files are only ever added: merge the new ones into the last result. A file
+            # gone or changed (removed by hand, a save cut short) means a full merge.
+            grown = last is not None and all(files.get(p) == n for p, n in last.files.items())
+            best, problems = (dict(last.best), list(last.problems)) if grown else ({}, [])
+            new = sorted(p for p in files if not grown or p not in last.files)
+            parsed = [(p, self._parsed[p]) for p in new]
         for p, entry in parsed:
             problems += entry.problems
             name = p.rsplit("/", 1)[-1]
-            for label, line in entry.labels:
-                if dataset is None or label.dataset == dataset:
-                    found.append((label, (label.at, name, line)))
-        result = newest(found, problems)
+            keep_newest(
+                best,
+                (
+                    (label, (label.at, name, line))
+                    for label, line in entry.labels
+                    if dataset is None or label.dataset == dataset
+                ),
+            )
+        result = as_set(best, problems)
         with self._lock:
-            self._last[dataset] = (files, result)
+            self._last[dataset] = _Merged(files, best, problems, result)
         return result
+
+    def _parse(self, path: str, size: int, data: bytes | Exception | None) -> _Parsed:
+        where = self.fs.unstrip_protocol(path) if self.remote else path
+        if isinstance(data, Exception) or data is None:
+            return _Parsed(size, [], [f"{where}: unreadable ({data})"])
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            return _Parsed(size, [], [f"{where}: not UTF-8 ({exc.reason})"])
+        labels, problems = parse_lines(text, where)
+        return _Parsed(size, labels, problems)
+
+
+def _is_label_file(path: str) -> bool:
+    return path.endswith(".jsonl") and not path.rsplit("/", 1)[-1].startswith(".")
+
+
+def _local_files(base: str) -> dict[str, int]:
+    """Label files under a local folder with their sizes, from the directory entries
+    (one `scandir` per folder: 50,000 files list in a fraction of fsspec's `find`)."""
+    out: dict[str, int] = {}
+    stack = [base]
+    while stack:
+        folder = stack.pop()
+        try:
+            with os.scandir(folder) as it:
+                for entry in it:
+                    if entry.is_dir(follow_symlinks=False):
+                        stack.append(entry.path)
+                    elif _is_label_file(entry.path) and entry.is_file():
+                        try:
+                            out[entry.path] = entry.stat().st_size
+                        except OSError:
+                            continue  # removed since it was listed
+        except OSError:  # no such folder (no labels yet), or not a folder
+            continue
+    return out
+
+
+def _read_local(path: str) -> bytes | Exception:
+    try:
+        with open(path, "rb") as fh:
+            return fh.read()
+    except OSError as exc:
+        return exc
 
 
 def write_new(path: Path, data: bytes) -> None:

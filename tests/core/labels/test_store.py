@@ -10,6 +10,7 @@ import pytest
 
 from rageval_core.errors import ConfigError
 from rageval_core.labels import HumanLabel, LabelSet, LabelStore, labels_location
+from rageval_core.labels import store as label_store
 from rageval_core.labels.store import LABELS_ENV
 from tests.core.labels.helpers import label
 
@@ -126,13 +127,11 @@ def test_reload_reads_only_new_files(tmp_path, monkeypatch):
     store.save([label("q1", "C.", "supported")])
     store.load()
     opened = []
-    real = store.fs.cat
-    monkeypatch.setattr(
-        store.fs, "cat", lambda paths, **kw: opened.append(paths) or real(paths, **kw)
-    )
-    store.save([label("q2", "D.", "supported")])
+    real = label_store._read_local
+    monkeypatch.setattr(label_store, "_read_local", lambda p: opened.append(p) or real(p))
+    second = store.save([label("q2", "D.", "supported")])
     assert len(store.load().labels) == 2
-    assert [len(p) for p in opened] == [1]
+    assert opened == [second]
     assert store.load() is store.load()  # nothing new: the same set, not merged again
 
 
@@ -151,3 +150,18 @@ def test_invalid_labels_cannot_be_built(change, message):
     base = label("q1", "C.", "supported").to_dict()
     with pytest.raises(ConfigError, match=message):
         HumanLabel(**{**base, **change})
+
+
+def test_a_reload_merges_new_files_and_a_removed_file_takes_its_labels_along(tmp_path):
+    store = LabelStore(str(tmp_path))
+    first = store.save([label("q1", "C.", "supported"), label("q2", "D.", "supported")])
+    assert len(store.load().labels) == 2
+    store.save([label("q1", "C.", "contradicted", at="2026-03-01T00:00:00Z")])
+    assert {lab.value for lab in store.load().labels} == {"contradicted", "supported"}
+    store.save([label("q1", "C.", "unsupported", at="2025-01-01T00:00:00Z")])  # older
+    assert {(lab.question_id, lab.value) for lab in store.load().labels} == {
+        ("q1", "contradicted"),
+        ("q2", "supported"),
+    }
+    Path(first).unlink()
+    assert {(lab.question_id, lab.value) for lab in store.load().labels} == {("q1", "contradicted")}
