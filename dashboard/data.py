@@ -11,7 +11,8 @@ with words for a query that takes more than half a second.
 Human labels (SPEC §10) have their own location and `LabelStore`. The labels read are
 held per (location, generation): a save in this process bumps the generation, so the
 saver and every other session see it on their next rerun; labels other processes wrote
-appear within REFRESH_S. Queries over runs and labels are memoised by both.
+(another replica, the CLI) appear within LABELS_REFRESH_S. Queries over runs and labels
+are memoised by both.
 """
 
 from __future__ import annotations
@@ -46,6 +47,9 @@ P = ParamSpec("P")
 R = TypeVar("R")
 
 REFRESH_S = 15.0  # how stale the run list may be; a refresh re-lists the run folders
+# How stale other processes' labels may be: a re-read lists every labels file and picks the
+# newest per key again (about 1 s at 50,000 labels), so not on every REFRESH_S.
+LABELS_REFRESH_S = 60.0
 TTL_S = 600
 MAX_ENTRIES = 512
 
@@ -217,7 +221,7 @@ class _Loaded:
     token: str  # what the labels are, cheaply: keys the queries that use them
 
 
-@st.cache_resource(show_spinner=False, max_entries=16, ttl=REFRESH_S)
+@st.cache_resource(show_spinner=False, max_entries=16, ttl=LABELS_REFRESH_S)
 def _load_labels(location: str, read_only: bool, generation: int) -> _Loaded:
     # cache_resource, not cache_data: 50,000 labels would be pickled on every hit.
     ls = _label_store(location, read_only).load()
@@ -243,7 +247,7 @@ def save_labels(items: Sequence[HumanLabel]) -> None:
     _generations().bump(labels_location())
 
 
-@st.cache_data(ttl=TTL_S, max_entries=MAX_ENTRIES, show_spinner=False)
+@st.cache_resource(ttl=TTL_S, max_entries=MAX_ENTRIES, show_spinner=False)
 def _run_label_query(
     name: str,
     location: str,
@@ -253,6 +257,8 @@ def _run_label_query(
     args: tuple,
 ) -> Any:
     # `fingerprint` and `token` are only part of the key: new runs or labels, new entries.
+    # cache_resource: the results are frozen dataclasses, shared without a copy (pickling
+    # 40,000 disagreements on every rerun took 270 ms).
     return _QUERIES[name](_store(location), _load_labels(*labels_key).labels, *args)
 
 

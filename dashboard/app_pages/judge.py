@@ -61,11 +61,12 @@ for i, report in enumerate(reports):
         show(report.questions, "Questions (pass / fail)", key=f"judge_{i}_questions")
     st.subheader(f"Disagreements ({len(report.disagreements)})")
     if report.disagreements:
+        if len(report.disagreements) > MAX_DISAGREEMENTS:  # shaped only as far as shown
+            st.caption(f"The first {MAX_DISAGREEMENTS:,} are shown, by question.")
         ui.question_table(
-            disagreement_rows(report.disagreements),
+            disagreement_rows(report.disagreements[:MAX_DISAGREEMENTS]),
             ["run_id", "question_id", "claim", "human", "judge", "reviewer", "note"],
             key=f"judge_{i}_disagreements",
-            limit=MAX_DISAGREEMENTS,
         )
     else:
         st.caption("None: wherever people labelled, they agreed with this judge.")
