@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -277,8 +277,8 @@ def run_coverage(store: ResultsStore, labels: LabelSet) -> dict[str, RunCoverage
 
 def _correct_min(info: RunInfo) -> float:
     config = info.manifest.config if info.manifest else {}
-    thresholds = config.get("failure_thresholds") if isinstance(config, dict) else None
-    value = thresholds.get("correctness_min") if isinstance(thresholds, dict) else None
+    thresholds = config.get("failure_thresholds") if isinstance(config, Mapping) else None
+    value = thresholds.get("correctness_min") if isinstance(thresholds, Mapping) else None
     return float(value) if isinstance(value, int | float) else DEFAULT_CORRECT_MIN
 
 
@@ -332,12 +332,17 @@ def review_queue(
     return _fill_queue(rows, size)
 
 
+_WORST = ("supported", "unsupported", "contradicted")  # REVIEW_CANDIDATES' `worst` 0, 1, 2
+
+
 def _fill_queue(rows: list[tuple], size: int) -> list[QueueItem]:
-    """Pick from candidate rows (question_id, worst, flagged_correct, other run)."""
+    """Pick from candidate rows (question_id, worst, flagged_correct, other run), in
+    their (seeded) order: up to a third each of disagreements and flagged correct
+    answers, then the strata take turns, worst verdict first."""
     share = math.ceil(size / 3)
     picked: dict[str, str] = {}
 
-    def take(reason_of: Any, limit: int) -> None:
+    def take(reason_of: Callable[[int, bool, str | None], str | None], limit: int) -> None:
         for qid, worst, flagged, other in rows:
             if len(picked) >= size or limit <= 0:
                 return
@@ -347,19 +352,16 @@ def _fill_queue(rows: list[tuple], size: int) -> list[QueueItem]:
                 limit -= 1
 
     take(lambda w, f, o: o and f"judges disagree with run {o}", share)
-    take(lambda w, f, o: f and "unsupported on a correct answer", share)
+    take(lambda w, f, o: "unsupported on a correct answer" if f else None, share)
     strata: dict[int, list[str]] = {}
     for qid, worst, _, _ in rows:
         if qid not in picked:
             strata.setdefault(worst, []).append(qid)
-    queues = [strata[w] for w in sorted(strata, reverse=True)]
-    while len(picked) < size and any(queues):
-        for qs in queues:
+    turns = [(w, strata[w]) for w in sorted(strata, reverse=True)]
+    while len(picked) < size and any(qs for _, qs in turns):
+        for worst, qs in turns:
             if qs and len(picked) < size:
-                worst = next(w for w in strata if strata[w] is qs)
-                picked[qs.pop(0)] = (
-                    f"stratified: {('supported', 'unsupported', 'contradicted')[worst]}"
-                )
+                picked[qs.pop(0)] = f"stratified: {_WORST[worst]}"
     return [QueueItem(q, r) for q, r in picked.items()]
 
 
@@ -369,8 +371,8 @@ __all__ = [
     "JudgeReport",
     "QueueItem",
     "RunCoverage",
-    "judge_reports",
     "Pair",
+    "judge_reports",
     "label_pairs",
     "review_queue",
     "reviewer_agreement",

@@ -110,3 +110,30 @@ def test_review_queue_is_seeded_and_skips_labelled_questions(store):
     assert reasons["q2"] == "unsupported on a correct answer"
     assert reasons["q3"] == "stratified: supported"
     assert [i.question_id for i in review_queue(store, R1, LABELS, size=3)] == ["q3"]
+
+
+def test_review_queue_size_bounds(store):
+    from rageval_core.errors import ConfigError
+
+    assert len(review_queue(store, R1, LabelSet(), size=10)) == 3  # every question with claims
+    with pytest.raises(ConfigError, match="at least 1"):
+        review_queue(store, R1, LabelSet(), size=0)
+
+
+def test_strata_take_turns_worst_verdict_first(tmp_path):
+    rows = [judged_row(f"s{i}", [(f"Fine {i}.", "supported")]) for i in range(6)]
+    rows += [
+        judged_row(f"u{i}", [(f"Odd {i}.", "unsupported")], answer_correctness=0.1)
+        for i in range(6)
+    ]
+    rows += [
+        judged_row(f"c{i}", [(f"Wrong {i}.", "contradicted")], answer_correctness=0.1)
+        for i in range(6)
+    ]
+    write_run(tmp_path / "results", R1, rows)
+    with ResultsStore(str(tmp_path / "results"), cache_dir=tmp_path / "cache") as s:
+        queue = review_queue(s, R1, LabelSet(), size=6, seed=3)
+    assert [i.reason for i in queue] == [
+        f"stratified: {v}" for v in ("contradicted", "unsupported", "supported") * 2
+    ]
+    assert [i.question_id[0] for i in queue] == list("cuscus")
