@@ -14,22 +14,26 @@ from typing import Any
 
 def add_results_option(parser: argparse.ArgumentParser) -> None:
     """The `--results DIR|URL` option every command that reads or writes runs takes."""
-    parser.add_argument(
+    _location_option(
+        parser,
         "--results",
-        metavar="DIR|URL",
-        help="results folder or object-store URL such as s3://bucket/prefix "
+        "results folder or object-store URL such as s3://bucket/prefix "
         "(default: $RAGEVAL_RESULTS, else results/)",
     )
 
 
 def add_labels_option(parser: argparse.ArgumentParser) -> None:
     """The `--labels DIR|URL` option of every command that reads human labels."""
-    parser.add_argument(
+    _location_option(
+        parser,
         "--labels",
-        metavar="DIR|URL",
-        help="labels location, a folder or s3://bucket/prefix "
+        "labels location, a folder or s3://bucket/prefix "
         "(default: $RAGEVAL_LABELS, else labels/ beside the results)",
     )
+
+
+def _location_option(parser: argparse.ArgumentParser, flag: str, help: str) -> None:
+    parser.add_argument(flag, metavar="DIR|URL", help=help)
 
 
 def import_formats(subparsers: argparse._SubParsersAction) -> argparse._SubParsersAction:

@@ -351,7 +351,16 @@ JOIN {files} f ON r.filename = f.filename
 # holds the labels. Claims meet labels on their own columns (dataset version, question,
 # claim key), and only then the small runs table for the judge: labels joined to runs
 # first would pair every label with every run of its dataset. Only short columns are read.
-LABEL_CLAIM_PAIRS = """
+# The end of both pair queries: their matches `m` (run, judge's value, label) per judge.
+_PAIRS_BY_JUDGE = """
+SELECT r.judge_kind, r.judge_model, r.judge_prompt, m.idx, m.verdict AS judge,
+       max(m.run_id) AS run_id, count(*) AS runs
+FROM m JOIN {runs} r ON r.run_id = m.run_id
+GROUP BY r.judge_kind, r.judge_model, r.judge_prompt, m.idx, m.verdict
+"""
+
+LABEL_CLAIM_PAIRS = (
+    """
 WITH lab AS (
   SELECT idx, dataset_sha256, question_id, claim_key FROM {labels} WHERE claim_key IS NOT NULL
 ),
@@ -362,17 +371,16 @@ m AS (
             AND l.claim_key = c.claim_key
   WHERE c.claim_key IS NOT NULL AND c.verdict IN ('supported', 'unsupported', 'contradicted')
 )
-SELECT r.judge_kind, r.judge_model, r.judge_prompt, m.idx, m.verdict AS judge,
-       max(m.run_id) AS run_id, count(*) AS runs
-FROM m JOIN {runs} r ON r.run_id = m.run_id
-GROUP BY r.judge_kind, r.judge_model, r.judge_prompt, m.idx, m.verdict
 """
+    + _PAIRS_BY_JUDGE
+)
 
 # Question labels: pass/fail against "faithfulness >= $faithful_min and the judge did not
 # fail"; a question the judge gave no faithfulness (refusal, no claims) pairs with nothing.
 # A question label is about an answer: it pairs with the runs that gave the same answer
 # as the run it was made on (its copies, rescored runs); one without a run with every run.
-LABEL_QUESTION_PAIRS = """
+LABEL_QUESTION_PAIRS = (
+    """
 WITH lab AS (
   SELECT idx, dataset_sha256, question_id, run_id FROM {labels} WHERE claim_key IS NULL
 ),
@@ -395,11 +403,9 @@ m AS (
            AND (l.run_id IS NULL OR l.answer_key = q.answer_key)
   WHERE q.judged
 )
-SELECT r.judge_kind, r.judge_model, r.judge_prompt, m.idx, m.verdict AS judge,
-       max(m.run_id) AS run_id, count(*) AS runs
-FROM m JOIN {runs} r ON r.run_id = m.run_id
-GROUP BY r.judge_kind, r.judge_model, r.judge_prompt, m.idx, m.verdict
 """
+    + _PAIRS_BY_JUDGE
+)
 
 # Per run: its judged claims, how many of them carry a human label, and the human x judge
 # counts behind the run's kappa (every reviewer's label is a pair).
