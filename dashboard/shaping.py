@@ -407,26 +407,32 @@ def reviewed_count(queue: Sequence[str], labelled: Iterable[str]) -> int:
     return sum(q in done for q in queue)
 
 
-def kappa_text(a: Agreement) -> str:
-    """`0.62 (0.41–0.80)`: kappa with its bootstrap 95% interval, `–` when undefined."""
-    if a.kappa is None:
-        return "–"
-    if a.kappa_low is None or a.kappa_high is None:
-        return f"{a.kappa:.2f}"
-    return f"{a.kappa:.2f} ({a.kappa_low:.2f}–{a.kappa_high:.2f})"
+KAPPA = "Cohen's kappa"
 
 
-def agreement_figures(a: Agreement) -> dict[str, str]:
-    """The figures of one agreement, formatted, each with the n behind it."""
-    out = {
-        "Cohen's kappa (95% CI)": kappa_text(a),
-        "raw agreement": fmt(a.raw, "{:.0%}") or "–",
-        "labels": f"{a.n:,}",
-    }
-    if a.unsupported_precision is not None or a.unsupported_recall is not None:
-        out["“unsupported” precision"] = fmt(a.unsupported_precision, "{:.0%}") or "–"
-        out["“unsupported” recall"] = fmt(a.unsupported_recall, "{:.0%}") or "–"
-    return out
+def _share(x: float | None) -> str:
+    return fmt(x, "{:.0%}") or "–"
+
+
+def agreement_table(agreements: Mapping[str, Agreement]) -> pd.DataFrame:
+    """The figures of each agreement (a column per title), formatted, with the number of
+    labels behind them; "unsupported" precision and recall where they are defined."""
+    rows: dict[str, dict[str, str]] = {}
+    for title, a in agreements.items():
+        ci = (
+            f"{a.kappa_low:.2f} to {a.kappa_high:.2f}"
+            if a.kappa_low is not None and a.kappa_high is not None
+            else "–"
+        )
+        rows[title] = {
+            KAPPA: fmt(a.kappa, "{:.2f}") or "–",
+            "95% interval (bootstrap)": ci,
+            "raw agreement": _share(a.raw),
+            "labels behind these figures": f"{a.n:,}",
+            "“unsupported” precision": _share(a.unsupported_precision),
+            "“unsupported” recall": _share(a.unsupported_recall),
+        }
+    return pd.DataFrame(rows)
 
 
 def too_few_note(a: Agreement, min_n: int = TOO_FEW) -> str | None:

@@ -7,7 +7,7 @@ import streamlit as st
 
 from dashboard import data, ui
 from dashboard.links import escape_word
-from dashboard.shaping import agreement_figures, disagreement_rows, too_few_note
+from dashboard.shaping import agreement_table, disagreement_rows, too_few_note
 from rageval_core import charts
 from rageval_core.labels.agreement import Agreement
 
@@ -16,17 +16,20 @@ PROBLEMS_SHOWN = 5
 RUNS_NAMED = 5
 
 
-def show(a: Agreement, title: str, key: str, rows: str = "human", cols: str = "judge") -> None:
-    """One agreement: its figures (n included), a too-few note, the confusion heatmap."""
-    st.markdown(f"**{title}**")
-    figures = agreement_figures(a)
-    for col, (name, value) in zip(st.columns(len(figures)), figures.items(), strict=True):
-        col.metric(name, value)
-    note = too_few_note(a)
-    if note:
-        st.warning(note, icon=":material/warning:")
-    if a.n:
-        ui.chart(charts.confusion(a.categories, a.confusion, title, rows, cols), key=key)
+def show(agreements: dict[str, Agreement], key: str, rows: str = "human", cols: str = "judge"):
+    """Agreements side by side: their figures (n included) in one table, a too-few note
+    and the confusion heatmap of each."""
+    st.table(agreement_table(agreements))
+    for col, (title, a) in zip(st.columns(len(agreements)), agreements.items(), strict=True):
+        with col:
+            note = too_few_note(a)
+            if note:
+                st.warning(f"{title.capitalize()}: {note}", icon=":material/warning:")
+            if a.n:
+                ui.chart(
+                    charts.confusion(a.categories, a.confusion, title.capitalize(), rows, cols),
+                    key=f"{key}_{title}",
+                )
 
 
 page = ui.start("judge")
@@ -54,11 +57,7 @@ for i, report in enumerate(reports):
     named = ", ".join(f"`{r}`" for r in report.runs[:RUNS_NAMED])
     more = f" and {len(report.runs) - RUNS_NAMED:,} more" if len(report.runs) > RUNS_NAMED else ""
     st.caption(f"Verdicts from {len(report.runs):,} run(s): {named}{more}")
-    left, right = st.columns(2)
-    with left:
-        show(report.claims, "Claims", key=f"judge_{i}_claims")
-    with right:
-        show(report.questions, "Questions (pass / fail)", key=f"judge_{i}_questions")
+    show({"claims": report.claims, "whole answers (pass / fail)": report.questions}, f"judge_{i}")
     st.subheader(f"Disagreements ({len(report.disagreements)})")
     if report.disagreements:
         if len(report.disagreements) > MAX_DISAGREEMENTS:  # shaped only as far as shown
@@ -79,5 +78,4 @@ if between is None or not between.n:
         "claims, their agreement is the most any judge can be expected to reach."
     )
 else:
-    title = "Claims labelled by two or more reviewers"
-    show(between, title, "judge_reviewers", "reviewer", "another reviewer")
+    show({"claims two reviewers labelled": between}, "judge_reviewers", "reviewer", "another")

@@ -242,15 +242,19 @@ def test_judge_page_shows_what_the_query_layer_computes(app, results, labels, st
     s.save([human(results, claims[0].text, "unsupported", "bo")])
     [report] = [r for r in judge_reports(store, s.load()) if LATEST in r.runs]
     at = open_page(app, results, "judge")
-    metrics = {m.label: m.value for m in at.metric}
-    kappa = report.claims.kappa
-    assert f"{report.claims.n:,}" in [m.value for m in at.metric if m.label == "labels"]
-    shown = [m.value for m in at.metric if m.label == "Cohen's kappa (95% CI)"]
-    assert (f"{kappa:.2f}" if kappa is not None else "–") in [v.split(" ")[0] for v in shown]
+    figures, reviewers = (t.value for t in at.table)
+    claims, answers = figures["claims"], figures["whole answers (pass / fail)"]
+    a = report.claims
+    assert claims["Cohen's kappa"] == (f"{a.kappa:.2f}" if a.kappa is not None else "–")
+    assert claims["95% interval (bootstrap)"] == f"{a.kappa_low:.2f} to {a.kappa_high:.2f}"
+    assert claims["labels behind these figures"] == f"{a.n:,}" and a.n >= 3
+    assert claims["raw agreement"] == f"{a.raw:.0%}"
+    assert answers["labels behind these figures"] == "0"
     assert "too few to trust" in texts(at, "warning")
-    assert at.get("plotly_chart"), metrics
+    assert len(at.get("plotly_chart")) == 2  # claims, and ann against bo (no answer labels)
     assert f"Disagreements ({len(report.disagreements)})" in texts(at, "subheader")
-    assert "Claims labelled by two or more reviewers" in texts(at, "markdown")
+    # ann and bo labelled claim 1 differently: one pair, and no agreement beyond chance
+    assert reviewers["claims two reviewers labelled"]["labels behind these figures"] == "1"
 
 
 def test_judge_page_without_labels_says_how_to_get_some(app, results, labels):

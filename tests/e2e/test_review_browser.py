@@ -24,13 +24,13 @@ from playwright.sync_api import Locator, Page, expect
 
 from rageval_core.commands.dashboard import READ_ONLY_ENV
 from rageval_core.labels import LABELS_ENV
-from tests.e2e.conftest import ROOT, VIEWPORT, Server, _serve
-from tests.e2e.test_dashboard_browser import EXCEPTION, LATEST, url, wait_rendered
+from tests.e2e.conftest import ROOT, VIEWPORT, Server, _serve, screenshot
+from tests.e2e.test_dashboard_browser import DRAWN_CHART, EXCEPTION, LATEST, url, wait_rendered
 
 pytestmark = pytest.mark.e2e
 
 QUESTION = "q001"  # in the latest demo run: claim 1 supported, claim 2 unsupported
-KAPPA = "Cohen's kappa (95% CI)"
+KAPPA = "Cohen's kappa"
 
 
 @pytest.fixture
@@ -111,8 +111,8 @@ def judge_kappa(pg: Page, server: Server) -> str:
     """The claims kappa the Judge page shows for the latest run's judge (first section)."""
     pg.goto(url(server, "judge"))
     wait_rendered(pg, "Judge")
-    metric = pg.locator('[data-testid="stMetric"]').filter(has_text=KAPPA).first
-    return metric.locator('[data-testid="stMetricValue"]').inner_text().strip()
+    row = pg.locator('[data-testid="stTable"] tr').filter(has_text=KAPPA).first
+    return row.locator("td").first.inner_text().strip()  # the claims column
 
 
 def calibrate_kappa(results: Path, labels: Path) -> str:
@@ -157,10 +157,21 @@ def test_labels_survive_reload_page_change_and_restart_and_move_the_judges_kappa
     with serving(results, labels) as server:  # a new process: nothing held in memory
         open_question(page, server)
         expect_labels(page)
+        screenshot(page, "question-labels")
         assert judge_kappa(page, server) == after
+        expect(page.locator(DRAWN_CHART).first).to_be_visible()  # the confusion heatmap
+        screenshot(page, "judge")
+        # The Review queue: its progress, the question it opens on, the way to the rest.
+        page.goto(url(server, "review", run=LATEST, size="10"))
+        wait_rendered(page, "Review")
+        expect(page.locator('[data-testid="stMain"]')).to_contain_text(" of 10 reviewed")
+        page.get_by_role("button", name="Next").click()
+        expect(page.get_by_role("heading", name=re.compile("^2 of 10: "))).to_be_visible()
+        assert "pos=1" in page.url
+        screenshot(page, "review")
 
     assert after != "–"
-    assert after.split(" ")[0] == f"{float(calibrate_kappa(results, labels)):.2f}"
+    assert after == f"{float(calibrate_kappa(results, labels)):.2f}"
     lines = [json.loads(x) for f in labels.rglob("*.jsonl") for x in f.read_text().splitlines()]
     assert {(d["claim"] is None, d["verdict"] or d["question_label"]) for d in lines} == {
         (False, "contradicted"),
