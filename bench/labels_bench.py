@@ -129,7 +129,7 @@ def bench(results: str, labels_dir: str, repeat: int) -> list[str]:
         )
         restarted = ResultsStore(results, read_only=True, cache_dir=cache)
         _, again = _timed(lambda: judge_reports(restarted, labels))
-        say(f"judge_reports in a new process over the same cache: {again:,.0f} ms")
+        say(f"judge_reports on a new store over the same cache files (a restart): {again:,.0f} ms")
         _, cov_first = _timed(lambda: run_coverage(store, labels))
         cov_warm = _warm(lambda: run_coverage(store, labels), repeat)
         say(f"run_coverage (all runs): {cov_first:,.0f} ms, warm {cov_warm:,.0f} ms")
