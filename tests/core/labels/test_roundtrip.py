@@ -51,3 +51,33 @@ def test_save_then_load_gives_back_what_was_saved(claims, note, who):
         store.save(saved)
         want = {replace(lab, note=scrub_value(lab.note)) for lab in saved}
         assert set(LabelStore(d).load().labels) == want
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["ann", "bob"]),
+            st.sampled_from(["Claim A.", "claim a", "Claim B."]),
+            st.sampled_from(("supported", "unsupported", "contradicted")),
+        ),
+        min_size=1,
+        max_size=12,
+    ),
+    st.randoms(use_true_random=False),
+)
+def test_newest_label_per_reviewer_and_claim_wins_whatever_the_save_order(saves, rnd):
+    stamped = [
+        label("q1", claim, verdict, reviewer=who, at=f"2026-01-01T00:00:{i:02d}Z")
+        for i, (who, claim, verdict) in enumerate(saves)
+    ]
+    rnd.shuffle(stamped)  # saved in any order: the time inside the line decides
+    with tempfile.TemporaryDirectory() as d:
+        store = LabelStore(d)
+        for lab in stamped:
+            store.save([lab])
+        got = {(lab.reviewer, lab.claim_key): lab for lab in LabelStore(d).load().labels}
+    want: dict = {}
+    for lab in sorted(stamped, key=lambda lab: lab.created_at):
+        want[(lab.reviewer, lab.claim_key)] = lab
+    assert got == want
