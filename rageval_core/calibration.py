@@ -131,7 +131,9 @@ def _num(x: float | None) -> str:
 
 
 def _short(text: str | None, width: int = 70) -> str:
-    text = " ".join((text or "").split())
+    """Model or user text on one line of a terminal: control characters (an escape
+    sequence in a claim) become spaces, runs of white space one."""
+    text = " ".join("".join(c if c.isprintable() else " " for c in text or "").split())
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
@@ -183,14 +185,16 @@ def format_report(report: JudgeReport, labels: LabelSet) -> str:
             for d in found:
                 what = f' "{_short(d.claim)}"' if d.claim else ""
                 parts.append(
-                    f"    {d.question_id}{what}: human {d.human}, judge {d.judge} "
+                    f"    {_short(d.question_id, 60)}{what}: human {d.human}, judge {d.judge} "
                     f"(run {d.run_id}, {_short(d.reviewer, 40)})"
                 )
         if missing:
             parts.append(f"  unmatched labels ({len(missing)}):")
             for lab in missing:
                 what = f' "{_short(lab.claim)}"' if lab.claim else ""
-                parts.append(f"    {lab.question_id}{what}: no run of this judge has it")
+                parts.append(
+                    f"    {_short(lab.question_id, 60)}{what}: no run of this judge has it"
+                )
     if len(parts) == 1:
         parts.append("no labels")
     return "\n".join(parts)

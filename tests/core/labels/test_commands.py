@@ -155,3 +155,14 @@ def test_demo_writes_the_example_labels_only_when_absent(tmp_path):
     assert path is not None and path.is_relative_to(tmp_path / "labels")
     path.write_text("kept\n")
     assert write_example_labels(results) is None and path.read_text() == "kept\n"
+
+
+def test_calibrate_prints_no_terminal_escapes_from_claims_or_notes(tmp_path):
+    rows = [judged_row("q1", [("Evil \x1b[2J\x1b]0;pwned\x07 claim.", "supported")])]
+    write_run(tmp_path / "results", R1, rows)
+    LabelStore(str(tmp_path / "labels")).save(
+        [label("q1", "Evil \x1b[2J\x1b]0;pwned\x07 claim.", "unsupported")]
+    )
+    code, out, _ = run_cli("calibrate", "--run", R1, "--results", str(tmp_path / "results"))
+    assert code == 0 and "human unsupported, judge supported" in out
+    assert "\x1b" not in out and "\x07" not in out
