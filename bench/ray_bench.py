@@ -23,7 +23,6 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -34,7 +33,7 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "bench")]
 
-from runner_bench import SERVER, VERDICT  # noqa: E402 - the same loopback judge
+from runner_bench import start_server  # noqa: E402 - the same loopback judge
 
 from rageval_core.config import parse_config  # noqa: E402
 from rageval_core.engines import (  # noqa: E402
@@ -141,22 +140,10 @@ def main() -> None:
         folder = Path(tmp)
         project(folder, n)
         os.chdir(folder)
-        server = subprocess.Popen(
-            [
-                sys.executable,
-                "-c",
-                SERVER,
-                str(ROOT / "tests" / "core" / "judges"),
-                json.dumps(VERDICT),
-                str(ms / 1000),
-            ],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            text=True,
-        )
+        server, base_url = start_server(ms / 1000)
         judge = {
             "kind": "openai",
-            "base_url": server.stdout.readline().strip(),
+            "base_url": base_url,
             "model": "bench",
             "concurrency": c,
             "max_retries": 0,

@@ -15,20 +15,14 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-from runner_bench import ROOT, SERVER, VERDICT
+from runner_bench import start_server
 
 from rageval_core.cli import main as rageval
 from rageval_core.demo import DEMO_RUNS, demo_run_id
-
-COUNTING = SERVER.replace(
-    "    sys.stdin.read()\n", "    sys.stdin.readline()\n    print(srv.calls, flush=True)\n"
-)
 
 
 def timed(*args: str) -> float:
@@ -63,20 +57,7 @@ def main() -> None:
         print(f"offline judge: {t:6.2f} s  {n / t:6.0f} questions/s")
 
         latency = args.latency_ms / 1000
-        server = subprocess.Popen(
-            [
-                sys.executable,
-                "-c",
-                COUNTING,
-                str(ROOT / "tests" / "core" / "judges"),
-                json.dumps(VERDICT),
-                str(latency),
-            ],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            text=True,
-        )
-        base_url = server.stdout.readline().strip()
+        server, base_url = start_server(latency)
         judge = folder / "judge.yaml"
         judge.write_text(
             json.dumps(
