@@ -45,8 +45,7 @@ def labels_location(results_loc: str | None = None, explicit: str | None = None)
     if results.is_remote(loc):
         head, sep, _ = loc.rpartition("/")
         return f"{head}/labels" if sep and "://" in head else f"{loc}/labels"
-    parent = Path(loc).parent
-    return str(parent / "labels")
+    return str(Path(results.filesystem(loc)[1]).parent / "labels")  # file:// URLs too
 
 
 def safe_name(text: str) -> str:

@@ -111,6 +111,7 @@ def test_labels_location_defaults(monkeypatch):
     monkeypatch.delenv(LABELS_ENV, raising=False)
     assert labels_location("/x/results") == "/x/labels"
     assert labels_location("/x/results/") == "/x/labels"
+    assert labels_location("file:///x/results") == "/x/labels"
     assert labels_location("s3://b/p/results") == "s3://b/p/labels"
     assert labels_location("s3://b") == "s3://b/labels"
     assert labels_location("/x/results", "/y/l") == "/y/l"
