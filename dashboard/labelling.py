@@ -51,6 +51,9 @@ def claims_section(d: QuestionDetail, *, key: str) -> None:
         reviewer = may_label()
     if not d.claims:
         st.caption("No claims: the judge found nothing to check (a refusal has none).")
+    # Widget state lives per key for the whole session: keyed by run and question too, so
+    # a choice made on one answer is never preselected on the next one's claim i.
+    key = f"{key}_{d.run_id}_{d.question_id}"
     for i, c in enumerate(d.claims, start=1):
         people = human_summary(labels.get(claim_key(c.text), ()))
         with st.expander(

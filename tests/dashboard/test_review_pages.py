@@ -103,8 +103,8 @@ def test_a_claim_label_is_saved_as_a_file_and_shows_at_once(app, results, labels
     judged = question_detail(store, LATEST, QUESTION).claims
     assert [c.verdict for c in judged[:2]] == ["supported", "unsupported"]
 
-    at.radio(key="question_label_claim_2_choice").set_value("supported")
-    at.text_input(key="question_label_claim_2_note").input("chunk 3 says so")
+    at.radio(key=f"question_label_{LATEST}_{QUESTION}_claim_2_choice").set_value("supported")
+    at.text_input(key=f"question_label_{LATEST}_{QUESTION}_claim_2_note").input("chunk 3 says so")
     no_exception(button(at, "Save claim label", 1).click().run())
 
     [saved] = read_labels(labels)
@@ -126,13 +126,13 @@ def test_a_claim_label_is_saved_as_a_file_and_shows_at_once(app, results, labels
     assert any(e.label.startswith("Claim 2: unsupported · people: supported") for e in at.expander)
     assert "Ann Reviewer: supported (judge: unsupported) — chunk 3 says so" in texts(at, "markdown")
     # The form now starts from this reviewer's own label.
-    assert at.radio(key="question_label_claim_2_choice").value == "supported"
+    assert at.radio(key=f"question_label_{LATEST}_{QUESTION}_claim_2_choice").value == "supported"
 
 
 def test_judge_is_right_saves_the_judges_verdict_and_a_question_label(app, results, labels):
     at = sign(open_question(app, results))
     no_exception(button(at, "Save claim label", 0).click().run())  # default: judge is right
-    at.radio(key="question_label_question_choice").set_value("fail")
+    at.radio(key=f"question_label_{LATEST}_{QUESTION}_question_choice").set_value("fail")
     no_exception(button(at, "Save question label").click().run())
     got = sorted(read_labels(labels), key=lambda d: d["claim"] is None)
     assert [(d["verdict"], d["judge"], d["question_label"]) for d in got] == [
@@ -281,3 +281,18 @@ def test_runs_and_diagnose_show_claims_checked_and_kappa_beside_faithfulness(
     assert table.loc[table["run_id"] == LATEST, "claims checked"].item() == checked
     no_exception(at.switch_page(PAGES["diagnose"].path).run())
     assert {m.label: m.value for m in at.metric}["claims checked by people"] == checked
+
+
+def test_a_choice_saved_on_one_question_is_not_preselected_on_the_next(app, results, labels):
+    # Widget state is kept per key for the session: the choice saved for claim 2 of one
+    # question must not stand preselected for claim 2 of the next one (a second click on
+    # Save would label it with a verdict nobody gave it).
+    at = sign(open_question(app, results))
+    radio = next(r for r in at.radio if r.key.endswith("claim_2_choice"))
+    radio.set_value("supported")
+    no_exception(button(at, "Save claim label", 1).click().run())
+    at.query_params.update({"question": "q002"})
+    no_exception(at.switch_page(PAGES["question"].path).run())
+    assert any(h.startswith("q002") for h in texts(at, "subheader").splitlines())
+    again = next(r for r in at.radio if r.key.endswith("claim_2_choice"))
+    assert again.value == "judge is right"

@@ -67,7 +67,7 @@ def test_a_label_saved_on_the_question_page_lands_in_the_bucket(bucket_site):
     at = open_page("question", run=LATEST, question=QUESTION)
     at.text_input(key="label_reviewer_name").input("Ann")
     click(at, "Start labelling")
-    at.radio(key="question_label_claim_2_choice").set_value("contradicted")
+    at.radio(key=f"question_label_{LATEST}_{QUESTION}_claim_2_choice").set_value("contradicted")
     click(at, "Save claim label", 1)
     assert any(e.label.endswith("people: contradicted") for e in at.expander)
 
