@@ -137,3 +137,37 @@ def test_strata_take_turns_worst_verdict_first(tmp_path):
         f"stratified: {v}" for v in ("contradicted", "unsupported", "supported") * 2
     ]
     assert [i.question_id[0] for i in queue] == list("cuscus")
+
+
+SQLI = [
+    "' OR '1'='1",
+    "x'; DROP TABLE t; --",
+    "$claim_files",
+    "?",
+    "{labels}",
+    "read_csv('/etc/passwd')",
+]
+
+
+@pytest.mark.parametrize("payload", SQLI)
+def test_label_text_is_data_never_sql(tmp_path, payload):
+    """Claims, question ids, reviewers and notes reach DuckDB as Arrow values only: a
+    hostile one matches itself literally and nothing else."""
+    rows = [
+        judged_row(payload, [(payload, "unsupported"), ("Plain.", "supported")]),
+        judged_row("q2", [("Plain.", "supported")]),
+    ]
+    write_run(tmp_path / "results", R1, rows)
+    labels = LabelSet(
+        (
+            label(payload, payload, "supported", reviewer=payload, note=payload),
+            label("q2", payload, "supported"),  # no such claim on q2
+        )
+    )
+    with ResultsStore(str(tmp_path / "results"), cache_dir=tmp_path / "cache") as s:
+        (report,) = judge_reports(s, labels)
+        cov = run_coverage(s, labels)
+    assert report.claims.n == 1 and report.claims.confusion[0][1] == 1
+    assert [d.reviewer for d in report.disagreements] == [payload]
+    assert [lab.question_id for lab in report.unmatched] == ["q2"]
+    assert cov[R1].checked == 1
