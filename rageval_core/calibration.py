@@ -137,6 +137,11 @@ def _short(text: str | None, width: int = 70) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
+def _where(question_id: str, claim: str | None) -> str:
+    """`q1 "the claim"`, or `q1` for an answer, as a line of the report names a label."""
+    return _short(question_id, 60) + (f' "{_short(claim)}"' if claim else "")
+
+
 def format_agreement(a: Agreement) -> list[str]:
     """The figures of one Agreement, as the Judge page shows them."""
     interval = (
@@ -182,19 +187,17 @@ def format_report(report: JudgeReport, labels: LabelSet) -> str:
         found = [d for d in report.disagreements if (d.claim is not None) == is_claim]
         if found:
             parts.append(f"  disagreements ({len(found)}):")
-            for d in found:
-                what = f' "{_short(d.claim)}"' if d.claim else ""
-                parts.append(
-                    f"    {_short(d.question_id, 60)}{what}: human {d.human}, judge {d.judge} "
-                    f"(run {d.run_id}, {_short(d.reviewer, 40)})"
-                )
+            parts += [
+                f"    {_where(d.question_id, d.claim)}: human {d.human}, judge {d.judge} "
+                f"(run {d.run_id}, {_short(d.reviewer, 40)})"
+                for d in found
+            ]
         if missing:
             parts.append(f"  unmatched labels ({len(missing)}):")
-            for lab in missing:
-                what = f' "{_short(lab.claim)}"' if lab.claim else ""
-                parts.append(
-                    f"    {_short(lab.question_id, 60)}{what}: no run of this judge has it"
-                )
+            parts += [
+                f"    {_where(lab.question_id, lab.claim)}: no run of this judge has it"
+                for lab in missing
+            ]
     if len(parts) == 1:
         parts.append("no labels")
     return "\n".join(parts)
