@@ -218,9 +218,16 @@ class ClaimsCache:
         self, cur: duckdb.DuckDBPyConnection, runs: Iterable[RunInfo]
     ) -> tuple[list[str], pa.Table]:
         """(cached files, live rows) holding the claims of `runs`; files of finished runs
-        are built when missing or stale (their fingerprint changed)."""
+        are built when missing or stale (their fingerprint changed). Files of runs the
+        store no longer has (deleted folders) are removed."""
         self.folder.mkdir(parents=True, exist_ok=True)
+        runs = list(runs)
         have = self._existing()
+        if self.store.refreshed_at:  # a store never refreshed knows no runs: keep all
+            known = {r.run_id for r in self.store.runs()} | {r.run_id for r in runs}
+            for run_id in set(have) - known:
+                for name in have.pop(run_id):
+                    (self.folder / name).unlink(missing_ok=True)
         paths: list[str] = []
         live: list[pa.Table] = [CLAIMS_SCHEMA.empty_table()]
         todo: list[tuple[RunInfo, Path]] = []

@@ -111,3 +111,18 @@ def test_claims_without_text_to_match_are_kept_but_match_nothing(tmp_path, text)
     with open_store(tmp_path) as store:
         (report,) = judge_reports(store, LABELS)
     assert report.claims.n == 0
+
+
+def test_a_deleted_run_takes_its_claims_file_along(tmp_path):
+    import shutil
+
+    write_run(tmp_path / "results", "20260101-000000-a", ROWS)
+    gone = write_run(tmp_path / "results", "20260102-000000-b", ROWS)
+    with open_store(tmp_path) as store:
+        judge_reports(store, LABELS)
+        assert len(list((tmp_path / "cache" / "claims").iterdir())) == 2
+        shutil.rmtree(gone)
+        store.refresh()
+        (report,) = judge_reports(store, LABELS)
+    (left,) = (tmp_path / "cache" / "claims").iterdir()
+    assert left.name.startswith("20260101-000000-a-") and report.claims.n == 2
