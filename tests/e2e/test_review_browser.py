@@ -26,6 +26,7 @@ from rageval_core.commands.dashboard import READ_ONLY_ENV
 from rageval_core.labels import LABELS_ENV
 from tests.e2e.conftest import ROOT, VIEWPORT, Server, _serve, screenshot
 from tests.e2e.test_dashboard_browser import DRAWN_CHART, EXCEPTION, LATEST, url, wait_rendered
+from tests.hosting.conftest import bucket, s3_endpoint  # noqa: F401 (fixtures)
 
 pytestmark = pytest.mark.e2e
 
@@ -42,7 +43,7 @@ def site(demo_results, tmp_path) -> tuple[Path, Path]:
 
 
 @contextmanager
-def serving(results: Path, labels: Path, *, read_only: bool = False) -> Iterator[Server]:
+def serving(results: Path, labels: Path | str, *, read_only: bool = False) -> Iterator[Server]:
     # No file watcher: a source file changed under the server (other work in the same
     # checkout) would leave "Source file changed" in the status widget the test waits on.
     env = {
@@ -230,3 +231,22 @@ def test_a_read_only_server_shows_labels_and_offers_no_way_to_write(page: Page, 
             expect(writes).to_have_count(0)
             expect(page.locator('[data-testid="stTextInput"]')).to_have_count(0)
     assert len(list(labels.rglob("*.jsonl"))) == 1
+
+
+def test_labels_in_a_bucket_work_as_a_folder_does(page: Page, site, bucket):  # noqa: F811
+    """The same save and reload with the labels location on S3 (moto on loopback): the
+    server is told s3://bucket/labels and the AWS_* variables of the moto fixture."""
+    import boto3
+
+    results, _ = site
+    labels = f"s3://{bucket}/labels"
+    with serving(results, labels) as server:
+        open_question(page, server)
+        sign_in_as(page, "Ann Reviewer")
+        label_claim(page, 2, "contradicted")
+        expect(claim(page, 2)).to_contain_text("people: contradicted")
+        page.reload()
+        wait_rendered(page, "Question")
+        expect(claim(page, 2)).to_contain_text("people: contradicted")
+    keys = [o["Key"] for o in boto3.client("s3").list_objects_v2(Bucket=bucket).get("Contents", [])]
+    assert len(keys) == 1 and keys[0].startswith("labels/") and "/Ann_Reviewer" in keys[0]
