@@ -25,12 +25,13 @@ from dashboard.shaping import (
     label_lines,
     question_verdict,
 )
-from rageval_core.errors import ConfigError
+from rageval_core.errors import ConfigError, RagevalError, one_line
 from rageval_core.labels import VERDICTS, HumanLabel, claim_key, utc_stamp
 from rageval_core.models import Claim, DatasetRef
 from rageval_core.query import QuestionDetail
 
 Labels = Mapping[str | None, tuple[HumanLabel, ...]]
+MAX_NOTE = 2000  # characters: a note is a sentence or two, not a pasted document
 VERDICT_ICONS = {
     "supported": ":material/check_circle:",
     "unsupported": ":material/help:",
@@ -142,7 +143,12 @@ def label_form(
         choice = st.radio(
             title, choices, index=choices.index(current), horizontal=True, key=f"{key}_choice"
         )
-        note = st.text_input("Note (optional)", value=mine.note if mine else "", key=f"{key}_note")
+        note = st.text_input(
+            "Note (optional)",
+            value=mine.note if mine else "",
+            max_chars=MAX_NOTE,
+            key=f"{key}_note",
+        )
         if st.form_submit_button(save):
             value = chosen_verdict(choice, judged) if claim else choice
             label = HumanLabel(
@@ -158,5 +164,9 @@ def label_form(
                 run_id=detail.run_id,
                 judge=judged,
             )
-            data.save_labels([label])
+            try:
+                data.save_labels([label])
+            except (RagevalError, OSError) as exc:  # the location changed since the probe
+                st.error(f"The label was not saved: {escape_word(one_line(str(exc), 300))}")
+                return
             st.rerun()  # drawn again with the new label beside the judge's

@@ -296,3 +296,13 @@ def test_a_choice_saved_on_one_question_is_not_preselected_on_the_next(app, resu
     assert any(h.startswith("q002") for h in texts(at, "subheader").splitlines())
     again = next(r for r in at.radio if r.key.endswith("claim_2_choice"))
     assert again.value == "judge is right"
+
+
+def test_a_save_that_fails_says_so_and_keeps_the_page(app, results, labels):
+    at = sign(open_question(app, results))
+    labels.mkdir(parents=True, exist_ok=True)
+    labels.rmdir()
+    labels.write_text("")  # the location turned into a file after the write check
+    no_exception(button(at, "Save question label").click().run())
+    assert any("The label was not saved" in e.value for e in at.error)
+    assert at.get("form")  # still offered: the reviewer may try again
