@@ -21,7 +21,7 @@ from rageval_core.errors import one_line
 from rageval_core.labels import QUESTION_LABELS, VERDICTS, HumanLabel
 from rageval_core.labels.agreement import Agreement
 from rageval_core.models import FAILURE_TYPES, Claim
-from rageval_core.query.labels import Disagreement, RunCoverage
+from rageval_core.query.labels import Disagreement, QueueItem, RunCoverage
 from rageval_core.results import RUN_ID_RE, RunInfo
 
 FAILURE_GROUPS: dict[str, str] = {
@@ -399,6 +399,18 @@ def human_summary(labels: Iterable[HumanLabel]) -> str:
         counts[what] = counts.get(what, 0) + 1
     parts = [f"{v} ×{n}" if n > 1 else v for v, n in counts.items()]
     return f"people: {', '.join(parts)}" if parts else ""
+
+
+def queue_rows(queue: Sequence[QueueItem], labelled: Iterable[str]) -> pd.DataFrame:
+    """The review queue as a table: question, why it was picked, reviewed yet."""
+    done = set(labelled)
+    return pd.DataFrame(
+        {
+            "question_id": [item.question_id for item in queue],
+            "why": [item.reason for item in queue],
+            "reviewed": [item.question_id in done for item in queue],
+        }
+    )
 
 
 def reviewed_count(queue: Sequence[str], labelled: Iterable[str]) -> int:

@@ -2,12 +2,11 @@
 sample stratified by verdict, claims flagged on correct answers, claims two judges
 disagree on — one at a time, with the labelling controls of the Question page."""
 
-import pandas as pd
 import streamlit as st
 
 from dashboard import data, labelling, ui
 from dashboard.links import REVIEW_SIZES, ViewState, escape_word
-from dashboard.shaping import answer_marks, reviewed_count
+from dashboard.shaping import answer_marks, queue_rows, reviewed_count
 from rageval_core.errors import NotFoundError
 
 DEFAULT_SIZE = 20
@@ -68,11 +67,6 @@ ui.safe_text(d.answer or "—", answer_marks(d.claims))
 labelling.claims_section(d, key="review_label")
 
 st.subheader("The queue")
-rows = pd.DataFrame(
-    {
-        "question_id": ids,
-        "why": [item.reason for item in queue],
-        "reviewed": [q in set(labelled) for q in ids],
-    }
+ui.question_table(
+    queue_rows(queue, labelled), ["question_id", "why", "reviewed"], key="review_queue", run_id=run
 )
-ui.question_table(rows, ["question_id", "why", "reviewed"], key="review_queue_table", run_id=run)

@@ -19,11 +19,12 @@ from dashboard.shaping import (
     human_summary,
     label_lines,
     question_verdict,
+    queue_rows,
     reviewed_count,
     too_few_note,
 )
 from rageval_core.labels import HumanLabel, agreement
-from rageval_core.query.labels import Disagreement, RunCoverage
+from rageval_core.query.labels import Disagreement, QueueItem, RunCoverage
 
 
 def lab(
@@ -162,3 +163,13 @@ def test_review_url_values_are_validated():
     assert (
         relative_url("review", ViewState(run="r", size=40, pos=17)) == "review?run=r&size=40&pos=17"
     )
+
+
+def test_queue_rows_mark_the_reviewed_questions_in_queue_order():
+    queue = [QueueItem("q3", "stratified: supported"), QueueItem("q1", "judges disagree")]
+    rows = queue_rows(queue, ["q1", "q9"])
+    assert rows.to_dict("list") == {
+        "question_id": ["q3", "q1"],
+        "why": ["stratified: supported", "judges disagree"],
+        "reviewed": [False, True],
+    }
