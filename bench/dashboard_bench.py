@@ -60,6 +60,9 @@ PAGES: list[tuple[str, str, dict[str, str]]] = [
         "app_pages/question.py",
         {"run": "{newest}", "question": "{question}"},
     ),
+    # Labels come from `labels/` beside the results (bench/labels_bench.py writes 50,000).
+    ("Review", "app_pages/review.py", {"run": "{newest}", "size": "40"}),
+    ("Judge", "app_pages/judge.py", {}),
 ]
 
 

@@ -23,7 +23,6 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -34,7 +33,7 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "bench")]
 
-from runner_bench import SERVER, VERDICT  # noqa: E402 - the same loopback judge
+from runner_bench import start_server  # noqa: E402 - the same loopback judge
 
 from rageval_core.config import parse_config  # noqa: E402
 from rageval_core.engines import (  # noqa: E402
@@ -92,7 +91,7 @@ def config(folder: Path, judge: dict, concurrency: int, delay_ms: float):
 
 def timed_run(cfg, folder: Path, label: str, engine) -> float:
     start = time.perf_counter()
-    # A fresh results folder per run: the judge's reply cache must not answer for the server.
+    # A fresh results folder per run (the judge's reply cache is off: see the judge config).
     result = run(cfg, RunOptions(results=str(folder / label), progress=False, engine=engine))
     took = time.perf_counter() - start
     assert result.status == "complete" and result.totals["n_errors"] == 0, result.totals
@@ -141,25 +140,14 @@ def main() -> None:
         folder = Path(tmp)
         project(folder, n)
         os.chdir(folder)
-        server = subprocess.Popen(
-            [
-                sys.executable,
-                "-c",
-                SERVER,
-                str(ROOT / "tests" / "core" / "judges"),
-                json.dumps(VERDICT),
-                str(ms / 1000),
-            ],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            text=True,
-        )
+        server, base_url = start_server(ms / 1000)
         judge = {
             "kind": "openai",
-            "base_url": server.stdout.readline().strip(),
+            "base_url": base_url,
             "model": "bench",
             "concurrency": c,
             "max_retries": 0,
+            "cache": False,  # every run pays its calls: the server's time is measured
         }
         (folder / "ray").mkdir()
         cluster = RayCluster(folder / "ray")

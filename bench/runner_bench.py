@@ -29,14 +29,16 @@ from rageval_core.models import JudgeInput
 from rageval_core.runner import RunOptions, run
 
 ROOT = Path(__file__).resolve().parents[1]
-# The judges' test server, in its own process so it does not compete for our GIL.
+# The judges' test server, in its own process so it does not compete for our GIL. It prints
+# its address, then the calls it had so far for each line on its stdin; EOF stops it.
 SERVER = """
-import json, sys, threading
+import json, sys
 sys.path.insert(0, sys.argv[1])
 from chat_server import ChatServer, Step
 with ChatServer([Step(content=json.loads(sys.argv[2]), delay_s=float(sys.argv[3]))]) as srv:
     print(srv.base_url, flush=True)
-    sys.stdin.read()
+    for _ in sys.stdin:
+        print(srv.calls, flush=True)
 """
 
 VERDICT = {
@@ -52,6 +54,25 @@ VERDICT = {
     "refused": False,
     "answer_correctness": 1.0,
 }
+
+
+def start_server(latency_s: float) -> tuple[subprocess.Popen, str]:
+    """The loopback judge (`SERVER`, replying `VERDICT` after `latency_s`) and its base URL;
+    close its stdin to stop it."""
+    server = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            SERVER,
+            str(ROOT / "tests" / "core" / "judges"),
+            json.dumps(VERDICT),
+            str(latency_s),
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    return server, server.stdout.readline().strip()
 
 
 def scaled_dataset(folder: Path, repeat: int) -> tuple[Path, int]:
@@ -95,7 +116,7 @@ def timed_run(folder: Path, dataset: Path, judge: dict, concurrency: int, label:
         folder / f"{label}.yaml",
     )
     start = time.perf_counter()
-    # A fresh results folder per run: the judge's reply cache must not answer for the server.
+    # A fresh results folder per run (the judge's reply cache is off: see the judge config).
     run(config, RunOptions(results=str(folder / label), run_id=label, progress=False))
     return time.perf_counter() - start
 
@@ -138,20 +159,7 @@ def main() -> None:
 
         latency = args.latency_ms / 1000
         http_dataset, http_n = scaled_dataset(folder / "http", 2)
-        server = subprocess.Popen(
-            [
-                sys.executable,
-                "-c",
-                SERVER,
-                str(ROOT / "tests" / "core" / "judges"),
-                json.dumps(VERDICT),
-                str(latency),
-            ],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            text=True,
-        )
-        base_url = server.stdout.readline().strip()
+        server, base_url = start_server(latency)
         try:
             for c in (1, 16):
                 judge = {
@@ -160,6 +168,7 @@ def main() -> None:
                     "model": "bench",
                     "concurrency": c,
                     "max_retries": 0,
+                    "cache": False,  # every run pays its calls: the server's time is measured
                 }
                 t = timed_run(folder, http_dataset, judge, c, f"http-c{c}")
                 ideal = http_n * latency / c

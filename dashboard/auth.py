@@ -18,6 +18,9 @@ reaches the browser. Modes, first that is configured wins:
    team out.
 3. Neither — fine on loopback; on any other address a warning says the dashboard is public.
 
+Who labels (`reviewer()`): the signed-in OIDC e-mail; without OIDC, the name this
+browser session typed once (`set_reviewer`, checked like every reviewer name).
+
 Never logs or renders a password, hash or token.
 """
 
@@ -35,6 +38,7 @@ from typing import Any
 import streamlit as st
 
 from rageval_core.errors import ConfigError
+from rageval_core.labels import check_reviewer
 from rageval_core.passwords import verify_password
 
 MAX_FAILURES = 5
@@ -43,6 +47,7 @@ DEFAULT_THROTTLE_SECONDS = 1.0
 MAX_DELAY_SECONDS = 60.0
 LOOPBACK = {"127.0.0.1", "localhost", "::1"}
 _SESSION_KEY = "_rageval_auth"
+_REVIEWER_KEY = "_rageval_reviewer"
 
 
 # ---------------------------------------------------------------------------- settings
@@ -147,6 +152,24 @@ def _require_oidc(auth: dict[str, Any]) -> None:
         st.caption(f"Signed in as {email}")
         if st.button("Sign out", key="_rageval_logout"):
             st.logout()
+
+
+def signed_in_email() -> str | None:
+    """The OIDC user's e-mail, when OIDC is configured and someone signed in."""
+    if not _secrets_section("auth") or not st.user.is_logged_in:
+        return None
+    return str(st.user.get("email") or "") or None
+
+
+def reviewer() -> str | None:
+    """Who saves labels: the signed-in e-mail, else the name typed in this session."""
+    return signed_in_email() or st.session_state.get(_REVIEWER_KEY)
+
+
+def set_reviewer(name: str) -> str:
+    """Remember `name` as this session's reviewer; ConfigError (why) when it is not valid."""
+    st.session_state[_REVIEWER_KEY] = check_reviewer(name)
+    return st.session_state[_REVIEWER_KEY]
 
 
 # ---------------------------------------------------------------------------- shared password

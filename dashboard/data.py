@@ -9,27 +9,49 @@ object for all sessions (`st.cache_resource`) rather than a pickled copy per cal
 Nothing here draws anything but how far slow work is: the first build of the derived
 cache (a progress bar with what it does) and a spinner with words for a query that takes
 more than half a second.
+
+Human labels (SPEC §10) have their own location and `LabelStore`. The labels read are
+held per (location, generation): a save in this process bumps the generation, so the
+saver and every other session see it on their next rerun; labels other processes wrote
+(another replica, the CLI) appear within LABELS_REFRESH_S. Queries over runs and labels
+are memoised by both.
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+import itertools
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
 import streamlit as st
 
+from rageval_core import labels as human
 from rageval_core import query
 from rageval_core.catalogue import BUILTIN, Catalogue
+from rageval_core.commands.dashboard import read_only_env
+from rageval_core.labels import HumanLabel, LabelSet, LabelStore
+from rageval_core.labels.agreement import Agreement
+from rageval_core.models import DatasetRef
 from rageval_core.query import ResultsStore, RunProblem
 from rageval_core.query.answer_diff import answer_diff as _answer_diff
 from rageval_core.query.flaky import run_flaky as _run_flaky
+from rageval_core.query.labels import QueueItem
+from rageval_core.query.labels import judge_reports as _judge_reports
+from rageval_core.query.labels import review_queue as _review_queue
+from rageval_core.query.labels import reviewer_agreement as _reviewer_agreement
+from rageval_core.query.labels import run_coverage as _run_coverage
 from rageval_core.results import RunInfo, results_location
 
 P = ParamSpec("P")
 R = TypeVar("R")
 
 REFRESH_S = 15.0  # how stale the run list may be; a refresh re-lists the run folders
+# How stale other processes' labels may be: a re-read lists every labels file and picks the
+# newest per key again (about 1 s at 50,000 labels), so not on every REFRESH_S.
+LABELS_REFRESH_S = 60.0
 TTL_S = 600
 MAX_ENTRIES = 512
 
@@ -87,6 +109,13 @@ def problems() -> list[RunProblem]:
 def catalogue() -> Catalogue:
     """Built-in metrics plus every run's declared ones (held by the store: no query)."""
     return store().catalogue()
+
+
+def run_dataset(run_id: str) -> DatasetRef | None:
+    """The dataset `run_id` was run on (from the manifest the store holds), which its
+    labels belong to; None for a run the store has not seen or could not read."""
+    info = next((r for r in runs() if r.run_id == run_id), None)
+    return info.manifest.dataset if info and info.manifest else None
 
 
 def run_catalogue(run_id: str) -> Catalogue:
@@ -148,3 +177,141 @@ question_tags = _cached(query.question_tags, "Listing question tags…")
 compare_runs = _cached(query.compare_runs, "Comparing the runs question by question…")
 answer_diff = _cached(_answer_diff, "Comparing the two answers word by word…")
 run_flaky = _cached(_run_flaky, "Looking for questions that flip between runs…")
+
+
+# ---------------------------------------------------------------------------- labels
+
+
+def labels_location() -> str:
+    """Where labels live: $RAGEVAL_LABELS, else `labels` beside the results location."""
+    return human.labels_location(location())
+
+
+@st.cache_resource(show_spinner=False, max_entries=8)
+def _label_store(location: str, read_only: bool) -> LabelStore:
+    # One per location and mode: it remembers the files it parsed, so a reload reads only
+    # new ones. A read-only store refuses a save even if a page offered one by mistake.
+    return LabelStore(location, read_only=read_only)
+
+
+def _labels_store() -> LabelStore:
+    return _label_store(labels_location(), read_only_env())
+
+
+def can_label() -> tuple[bool, str]:
+    """(True, "") when this dashboard may save labels, else (False, why it may not)."""
+    s = _labels_store()
+    if s.read_only:
+        return False, "This dashboard was started read-only: labels are shown, not edited."
+    ok, why = s.writable()  # remembered by the store: one probe per location
+    return ok, "" if ok else f"Labels cannot be saved here: {why}."
+
+
+class _Generations:
+    """Per labels location, a number bumped by every save in this process."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._counter = itertools.count(1)
+        self._now: dict[str, int] = {}
+
+    def get(self, location: str) -> int:
+        return self._now.get(location, 0)
+
+    def bump(self, location: str) -> None:
+        with self._lock:
+            self._now[location] = next(self._counter)
+
+
+@st.cache_resource(show_spinner=False)
+def _generations() -> _Generations:
+    return _Generations()
+
+
+@dataclass(frozen=True)
+class _Loaded:
+    labels: LabelSet
+    token: str  # what the labels are, cheaply: keys the queries that use them
+
+
+@st.cache_resource(show_spinner=False, max_entries=16, ttl=LABELS_REFRESH_S)
+def _load_labels(location: str, read_only: bool, generation: int) -> _Loaded:
+    # cache_resource, not cache_data: 50,000 labels would be pickled on every hit.
+    ls = _label_store(location, read_only).load()
+    newest = max((lab.created_at for lab in ls.labels), default="")
+    return _Loaded(ls, f"{len(ls.labels)}:{len(ls.problems)}:{newest}:{generation}")
+
+
+def _labels_now() -> tuple[tuple[str, bool, int], _Loaded]:
+    """The labels' memo key (location, read-only, generation) and what it holds."""
+    key = (labels_location(), read_only_env(), _generations().get(labels_location()))
+    with st.spinner("Reading the human labels…"):
+        return key, _load_labels(*key)
+
+
+def labels() -> LabelSet:
+    """Every label in the labels location, newest per key (memoised; see module doc)."""
+    return _labels_now()[1].labels
+
+
+def save_labels(items: Sequence[HumanLabel]) -> None:
+    """Write `items` as one new labels file and make every session read them afresh."""
+    _labels_store().save(items)
+    _generations().bump(labels_location())
+
+
+@st.cache_resource(ttl=TTL_S, max_entries=MAX_ENTRIES, show_spinner=False)
+def _run_label_query(
+    name: str,
+    location: str,
+    fingerprint: str,
+    labels_key: tuple[str, bool, int],
+    token: str,
+    args: tuple,
+) -> Any:
+    # `fingerprint` and `token` are only part of the key: new runs or labels, new entries.
+    # cache_resource: the results are frozen dataclasses, shared without a copy (pickling
+    # 40,000 disagreements on every rerun took 270 ms).
+    return _QUERIES[name](_store(location), _load_labels(*labels_key).labels, *args)
+
+
+def _with_labels(fn: Callable[..., R], words: str) -> Callable[..., R]:
+    """`fn(store, labels, ...)` as `fn(...)` over the current store and labels, memoised."""
+    _QUERIES[fn.__name__] = fn
+
+    @functools.wraps(fn)
+    def call(*args: Any) -> R:
+        s = store()
+        key, loaded = _labels_now()
+        with st.spinner(words):
+            return _run_label_query(
+                fn.__name__, s.location, s.fingerprint(), key, loaded.token, args
+            )
+
+    return call
+
+
+def question_labels(
+    dataset_sha256: str, question_id: str
+) -> dict[str | None, tuple[HumanLabel, ...]]:
+    """One question's labels from every run on that dataset version: claim key -> labels
+    (None -> the question-level ones)."""
+    return labels().for_question(dataset_sha256, question_id)
+
+
+def _reviewers(store: ResultsStore, labels: LabelSet) -> Agreement | None:
+    """Reviewers with each other, on the claims two or more labelled (no run involved)."""
+    return _reviewer_agreement(labels)
+
+
+def _queue(store: ResultsStore, run: str, size: int) -> list[QueueItem]:
+    """The review round of `run`: `size` questions whose labels teach the most. Chosen
+    without regard to labels, so the queue stays put while people label it (its progress
+    counts the labelled ones); the same run and size give the same queue to everyone."""
+    return _review_queue(store, run, LabelSet(), size)
+
+
+judge_reports = _with_labels(_judge_reports, "Comparing every judge with the human labels…")
+run_coverage = _with_labels(_run_coverage, "Counting the claims people checked…")
+reviewer_agreement = _with_labels(_reviewers, "Comparing the reviewers…")
+review_queue = _cached(_queue, "Choosing the questions worth a human look…")

@@ -13,7 +13,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from dashboard.links import md_escape
+from dashboard.links import escape_word, md_escape
 from dashboard.shaping import failure_label
 from rageval_core.query.answer_diff import AnswerDiff, DiffToken
 
@@ -22,19 +22,6 @@ _WRAP = {
     "added": ":green-background[{}]",
     "removed": ":red-background[~~{}~~]",
 }
-
-
-# Markdown decodes character references to plain text: `<`, `>` and `&` as references are
-# shown as typed and never start a tag, even where a renderer would allow HTML.
-_REFS = {"\\<": "&lt;", "\\>": "&gt;", "\\&": "&amp;"}
-
-
-def escape_word(text: str) -> str:
-    """`text` inert in markdown: markdown-active characters escaped, `<>&` as references."""
-    out = md_escape(text)
-    for escaped, ref in _REFS.items():
-        out = out.replace(escaped, ref)
-    return out
 
 
 def diff_markdown(tokens: tuple[DiffToken, ...]) -> str:

@@ -27,6 +27,7 @@ TAG_RE = re.compile(r"^[^\x00-\x1f<>]{1,64}$")
 CHARTS = ("ecdf", "histogram")
 MAX_LIST = 20  # no view needs more; bounds the work a crafted URL can ask for
 MAX_SEARCH = 200
+REVIEW_SIZES = (10, 20, 40, 100)  # questions in a review queue (the Review page's choices)
 
 
 @dataclass(frozen=True)
@@ -56,6 +57,8 @@ PAGES: dict[str, PageRef] = {
             "compare", "app_pages/compare.py", "Compare", "compare", ":material/compare_arrows:"
         ),
         PageRef("question", "app_pages/question.py", "Question", "question", ":material/help:"),
+        PageRef("review", "app_pages/review.py", "Review", "review", ":material/rate_review:"),
+        PageRef("judge", "app_pages/judge.py", "Judge", "judge", ":material/balance:"),
     )
 }
 
@@ -71,7 +74,8 @@ class ViewState:
     """Everything a view's URL can say. Empty fields are left out of the URL.
 
     `tags` are question tags on Diagnose and run tags on Runs; `ranges` are
-    (metric, low, high) with either bound None for open.
+    (metric, low, high) with either bound None for open. `size` and `pos` are the Review
+    page's queue length and the position in it (0 = first question).
     """
 
     run: str | None = None
@@ -89,6 +93,8 @@ class ViewState:
     sort: str | None = None
     chart: str | None = None
     page: int = 0
+    size: int | None = None
+    pos: int = 0
 
     def to_query_params(self) -> dict[str, str | list[str]]:
         """The URL form: scalars as strings, tuples as repeated keys, defaults omitted."""
@@ -181,6 +187,19 @@ def md_escape(text: str) -> str:
     """`text` with every markdown-active character escaped: shown as typed, never as a
     link, image, formula or HTML."""
     return _MD_ACTIVE.sub(r"\\\1", text)
+
+
+# Markdown decodes character references to plain text: `<`, `>` and `&` as references are
+# shown as typed and never start a tag, even where a renderer would allow HTML.
+_REFS = {"\\<": "&lt;", "\\>": "&gt;", "\\&": "&amp;"}
+
+
+def escape_word(text: str) -> str:
+    """`text` inert in markdown: markdown-active characters escaped, `<>&` as references."""
+    out = md_escape(text)
+    for escaped, ref in _REFS.items():
+        out = out.replace(escaped, ref)
+    return out
 
 
 def _short(value: str) -> str:
@@ -288,6 +307,15 @@ def _page(raw: list[str]) -> int:
     return int(value)
 
 
+def _size(raw: list[str]) -> int:
+    value = _one(raw)
+    if value not in {str(n) for n in REVIEW_SIZES}:
+        raise ValueError(
+            f"queue size must be one of {', '.join(map(str, REVIEW_SIZES))}, got {_short(value)}"
+        )
+    return int(value)
+
+
 def _label(raw: list[str]) -> str:
     value = _one(raw)
     if not TAG_RE.fullmatch(value):
@@ -311,4 +339,6 @@ _PARSERS = {
     "sort": _choice(SORT_KEYS, "sort key"),
     "chart": _choice(CHARTS, "chart"),
     "page": _page,
+    "size": _size,
+    "pos": _page,
 }

@@ -18,7 +18,10 @@ import pandas as pd
 from dashboard.links import ViewState, md_escape, relative_url
 from rageval_core.catalogue import Catalogue
 from rageval_core.errors import one_line
+from rageval_core.labels import QUESTION_LABELS, VERDICTS, HumanLabel
+from rageval_core.labels.agreement import Agreement
 from rageval_core.models import FAILURE_TYPES, Claim
+from rageval_core.query.labels import Disagreement, QueueItem, RunCoverage
 from rageval_core.results import RUN_ID_RE, RunInfo
 
 FAILURE_GROUPS: dict[str, str] = {
@@ -344,3 +347,147 @@ def split_question_changes(qc: pd.DataFrame, width: int = 80) -> dict[str, pd.Da
     short = {q: shorten(q, width) for q in out["question"].unique()}
     out["question"] = out["question"].map(short)
     return {kind: out[out["kind"] == kind].reset_index(drop=True) for kind in QUESTION_CHANGE_TABS}
+
+
+# ---------------------------------------------------------------------------- labels
+
+JUDGE_IS_RIGHT = "judge is right"
+CLAIM_CHOICES = (JUDGE_IS_RIGHT, *VERDICTS)
+QUESTION_CHOICES = QUESTION_LABELS
+TOO_FEW = 30
+"""Labels below which an agreement figure is flagged as too few to trust: its 95%
+interval is then typically wider than the gap between "fair" and "good" agreement."""
+
+
+def chosen_verdict(choice: str, judge: str | None) -> str:
+    """The verdict a claim form's choice stands for ("judge is right" = the judge's)."""
+    if choice == JUDGE_IS_RIGHT:
+        if judge not in VERDICTS:
+            raise ValueError(f"the judge gave no verdict to agree with ({judge!r})")
+        return str(judge)
+    return choice
+
+
+def question_verdict(faithfulness: float | None, judge_error: str | None) -> str | None:
+    """The judge's pass/fail of a whole answer, as the Judge page compares it: fail when
+    the judge failed or any claim is not supported (faithfulness below 1); None when it
+    judged nothing (a refusal, no claims)."""
+    if judge_error:
+        return "fail"
+    if faithfulness is None or pd.isna(faithfulness):
+        return None
+    return "pass" if faithfulness >= 1.0 else "fail"
+
+
+def label_lines(labels: Iterable[HumanLabel]) -> list[str]:
+    """One plain-text line per label, newest first: who, what, against which judge
+    verdict, and the note. Plain text: the caller escapes it (`ui.safe_text`)."""
+    out = []
+    for lab in sorted(labels, key=lambda x: x.created_at, reverse=True):
+        what = lab.verdict if lab.claim is not None else lab.question_label
+        judge = f" (judge: {lab.judge})" if lab.judge and lab.judge != what else ""
+        note = f" — {lab.note}" if lab.note else ""
+        lines = f"{lab.reviewer}: {what}{judge}{note} · {lab.created_at[:10]}"
+        out.append(" ".join(lines.split()))  # a note's line breaks stay inside its line
+    return out
+
+
+def human_summary(labels: Iterable[HumanLabel]) -> str:
+    """`people: supported ×2, unsupported` — the verdicts people gave, for a heading."""
+    counts: dict[str, int] = {}
+    for lab in labels:
+        what = str(lab.verdict if lab.claim is not None else lab.question_label)
+        counts[what] = counts.get(what, 0) + 1
+    parts = [f"{v} ×{n}" if n > 1 else v for v, n in counts.items()]
+    return f"people: {', '.join(parts)}" if parts else ""
+
+
+def queue_rows(queue: Sequence[QueueItem], labelled: Iterable[str]) -> pd.DataFrame:
+    """The review queue as a table: question, why it was picked, reviewed yet."""
+    done = set(labelled)
+    return pd.DataFrame(
+        {
+            "question_id": [item.question_id for item in queue],
+            "why": [item.reason for item in queue],
+            "reviewed": [item.question_id in done for item in queue],
+        }
+    )
+
+
+def reviewed_count(queue: Sequence[str], labelled: Iterable[str]) -> int:
+    """How many questions of the queue carry at least one human label."""
+    done = set(labelled)
+    return sum(q in done for q in queue)
+
+
+KAPPA = "Cohen's kappa"
+
+
+def _share(x: float | None) -> str:
+    return fmt(x, "{:.0%}") or "–"
+
+
+def agreement_table(agreements: Mapping[str, Agreement]) -> pd.DataFrame:
+    """The figures of each agreement (a column per title), formatted, with the number of
+    labels behind them; "unsupported" precision and recall where they are defined."""
+    rows: dict[str, dict[str, str]] = {}
+    for title, a in agreements.items():
+        ci = (
+            f"{a.kappa_low:.2f} to {a.kappa_high:.2f}"
+            if a.kappa_low is not None and a.kappa_high is not None
+            else "–"
+        )
+        rows[title] = {
+            KAPPA: fmt(a.kappa, "{:.2f}") or "–",
+            "95% interval (bootstrap)": ci,
+            "raw agreement": _share(a.raw),
+            "labels behind these figures": f"{a.n:,}",
+            "“unsupported” precision": _share(a.unsupported_precision),
+            "“unsupported” recall": _share(a.unsupported_recall),
+        }
+    return pd.DataFrame(rows)
+
+
+def too_few_note(a: Agreement, min_n: int = TOO_FEW) -> str | None:
+    """A warning when `a` rests on too few labels to trust, else None."""
+    if a.n == 0:
+        return "No labels yet: label claims on the Question or Review page."
+    if a.n < min_n:
+        return (
+            f"Only {a.n} label{'s' if a.n != 1 else ''}: too few to trust. Below {min_n} the "
+            "95% interval is wide; label more before acting on these figures."
+        )
+    return None
+
+
+def disagreement_rows(disagreements: Sequence[Disagreement]) -> pd.DataFrame:
+    """One row per disagreement (run, question, claim, human, judge, reviewer, note)."""
+    return pd.DataFrame(
+        [
+            {
+                "run_id": d.run_id,
+                "question_id": d.question_id,
+                "claim": shorten(d.claim) if d.claim is not None else "(whole answer)",
+                "human": d.human,
+                "judge": d.judge,
+                "reviewer": d.reviewer,
+                "note": shorten(d.note),
+            }
+            for d in disagreements
+        ],
+        columns=["run_id", "question_id", "claim", "human", "judge", "reviewer", "note"],
+    )
+
+
+def coverage_columns(run_ids: Iterable[str], coverage: Mapping[str, RunCoverage]) -> pd.DataFrame:
+    """Per run, "claims checked" (`12 of 240`) and the judge's kappa on those claims."""
+    rows = []
+    for r in run_ids:
+        c = coverage.get(r)
+        rows.append(
+            {
+                "claims checked": f"{c.checked:,} of {c.claims:,}" if c and c.claims else "–",
+                "judge κ": c.kappa if c else None,
+            }
+        )
+    return pd.DataFrame(rows, columns=["claims checked", "judge κ"])

@@ -1,31 +1,32 @@
 """Calibration: how far a judge's verdicts agree with human labels (`rageval calibrate`).
 
-A labels file (YAML) holds claim labels and/or question labels::
+Labels come from the labels location (SPEC §10, `labels/`) and/or an older labels file
+(YAML) written for one run::
 
     labels:
       - {question_id: q001, claim: "Hybrid search mixes BM25 and vectors.", verdict: supported}
       - {question_id: q002, faithful: false}
 
-Claim labels are matched to the run's judged claims by question id and normalised claim
-text (lower case, no punctuation or articles — `metrics.generation.normalize_answer`).
-A question label is compared with "faithfulness >= faithful_min" (default 1.0: every
-claim supported). Labels that match nothing are reported, never silently dropped.
-This module reads the labels file; it never reads a run (the caller passes its rows).
+The YAML becomes `HumanLabel`s of that run's dataset version (`faithful` -> pass/fail),
+then the figures are the Judge page's (`query.labels.judge_reports`), printed as text.
+Labels that match nothing are listed, never silently dropped. This module reads the YAML
+and formats; the comparison itself lives in the query layer.
 """
 
 from __future__ import annotations
 
-from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 import yaml
 
-from rageval_core.errors import ConfigError, DatasetError
+from rageval_core.errors import DatasetError
+from rageval_core.labels import Agreement, HumanLabel, LabelSet, utc_stamp
 from rageval_core.metrics.generation import normalize_answer
 from rageval_core.models import VERDICTS
+from rageval_core.query.labels import JudgeReport
+from rageval_core.results import RunInfo
 from rageval_core.userfiles import SafeLoader, load_yaml, plain
 
 FAITHFUL = ("faithful", "unfaithful")
@@ -91,109 +92,38 @@ def load_labels(path: str | Path) -> list[Label]:
     return labels
 
 
-def cohen_kappa(pairs: Sequence[tuple[str, str]]) -> float | None:
-    """Cohen's kappa of (human, judge) pairs.
-
-    κ = (p_o − p_e) / (1 − p_e), p_o = share of pairs that agree, p_e = Σ_k p_human(k) ·
-    p_judge(k). None when undefined: no pairs, or p_e = 1 (both raters used one and the
-    same category for everything, so chance explains all agreement).
-    """
-    n = len(pairs)
-    if n == 0:
-        return None
-    p_o = sum(h == j for h, j in pairs) / n
-    human, judge = Counter(h for h, _ in pairs), Counter(j for _, j in pairs)
-    p_e = sum(human[k] * judge[k] for k in human) / (n * n)
-    if p_e >= 1:
-        return None
-    return (p_o - p_e) / (1 - p_e)
-
-
-@dataclass(frozen=True)
-class Disagreement:
-    question_id: str
-    claim: str | None
-    human: str
-    judge: str
-    reason: str
-
-
-@dataclass
-class Agreement:
-    """Human × judge agreement over one kind of label (claims or questions)."""
-
-    categories: tuple[str, ...]
-    pairs: list[tuple[str, str]] = field(default_factory=list)
-    disagreements: list[Disagreement] = field(default_factory=list)
-    unmatched: list[tuple[Label, str]] = field(default_factory=list)
-
-    def add(self, label: Label, judged: str, reason: str) -> None:
-        self.pairs.append((label.verdict, judged))
-        if label.verdict != judged:
-            self.disagreements.append(
-                Disagreement(label.question_id, label.claim, label.verdict, judged, reason)
+def labels_from_yaml(
+    path: str | Path,
+    run: RunInfo,
+    *,
+    reviewer: str | None = None,
+    created_at: str | None = None,
+) -> LabelSet:
+    """The labels of an older YAML file as `HumanLabel`s of `run` (its dataset version;
+    question labels on its answers), by `reviewer` (default `file:<name>`) at `created_at`
+    (default: when the file was last written)."""
+    path = Path(path)
+    ds = run.manifest.dataset  # type: ignore[union-attr]
+    made = created_at or utc_stamp(datetime.fromtimestamp(path.stat().st_mtime, UTC))
+    out = []
+    for lab in load_labels(path):
+        is_claim = lab.claim is not None
+        out.append(
+            HumanLabel(
+                dataset=ds.name,
+                dataset_sha256=ds.sha256,
+                question_id=lab.question_id,
+                claim=lab.claim,
+                verdict=lab.verdict if is_claim else None,
+                question_label=None
+                if is_claim
+                else ("pass" if lab.verdict == "faithful" else "fail"),
+                reviewer=reviewer or f"file:{path.name}"[:120],
+                created_at=made,
+                run_id=run.run_id,
             )
-
-    @property
-    def agreement(self) -> float | None:
-        return sum(h == j for h, j in self.pairs) / len(self.pairs) if self.pairs else None
-
-    @property
-    def kappa(self) -> float | None:
-        return cohen_kappa(self.pairs)
-
-    def confusion(self) -> dict[str, dict[str, int]]:
-        """counts[human][judge] over every category, zeros included."""
-        counts = Counter(self.pairs)
-        return {h: {j: counts[(h, j)] for j in self.categories} for h in self.categories}
-
-
-@dataclass
-class Calibration:
-    claims: Agreement
-    questions: Agreement
-
-
-def check_faithful_min(value: float, name: str = "faithful_min") -> float:
-    """`value` if it is a faithfulness (0..1); ConfigError otherwise (NaN included)."""
-    if not 0.0 <= value <= 1.0:  # written so NaN fails too
-        raise ConfigError(f"{name} must be between 0 and 1, got {value}")
-    return value
-
-
-def calibrate(
-    labels: Iterable[Label], rows: Iterable[Mapping[str, Any]], faithful_min: float = 1.0
-) -> Calibration:
-    """Compare labels with a run's rows (question_id, claims, faithfulness, judge_error)."""
-    # Out of range, every question would count as (un)faithful: a silent, useless kappa.
-    check_faithful_min(faithful_min)
-    by_question = {str(r["question_id"]): r for r in rows}
-    result = Calibration(Agreement(VERDICTS), Agreement(FAITHFUL))
-    for label in labels:
-        row = by_question.get(label.question_id)
-        target = result.claims if label.claim is not None else result.questions
-        if row is None:
-            target.unmatched.append((label, "question not in the run"))
-            continue
-        if label.claim is None:
-            faith = row.get("faithfulness")
-            if faith is None:
-                why = row.get("judge_error") or "refusal or no claims"
-                target.unmatched.append((label, f"judge gave no faithfulness ({why})"))
-                continue
-            judged = FAITHFUL[0] if faith >= faithful_min else FAITHFUL[1]
-            target.add(label, judged, f"faithfulness {faith:.2f}")
-            continue
-        wanted = normalize_answer(label.claim)
-        match = next(
-            (c for c in row.get("claims") or () if normalize_answer(c.get("text") or "") == wanted),
-            None,
         )
-        if match is None:
-            target.unmatched.append((label, "no judged claim with this text"))
-        else:
-            target.add(label, match.get("verdict") or "", match.get("reason") or "")
-    return result
+    return LabelSet(tuple(out))
 
 
 def _num(x: float | None) -> str:
@@ -201,43 +131,73 @@ def _num(x: float | None) -> str:
 
 
 def _short(text: str | None, width: int = 70) -> str:
-    text = " ".join((text or "").split())
+    """Model or user text on one line of a terminal: control characters (an escape
+    sequence in a claim) become spaces, runs of white space one."""
+    text = " ".join("".join(c if c.isprintable() else " " for c in text or "").split())
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
-def format_agreement(title: str, a: Agreement) -> list[str]:
-    """Agreement, kappa, confusion matrix, disagreements and unmatched labels as text."""
-    if not a.pairs and not a.unmatched:
-        return []
-    lines = [
-        f"{title}: {len(a.pairs) + len(a.unmatched)} labelled, {len(a.pairs)} matched, "
-        f"{len(a.unmatched)} unmatched",
-        f"  agreement {_num(a.agreement)}   Cohen's kappa {_num(a.kappa)}",
-        "  confusion (rows: human, columns: judge)",
-    ]
+def _where(question_id: str, claim: str | None) -> str:
+    """`q1 "the claim"`, or `q1` for an answer, as a line of the report names a label."""
+    return _short(question_id, 60) + (f' "{_short(claim)}"' if claim else "")
+
+
+def format_agreement(a: Agreement) -> list[str]:
+    """The figures of one Agreement, as the Judge page shows them."""
+    interval = (
+        f" (95% CI {_num(a.kappa_low)} to {_num(a.kappa_high)})" if a.kappa_low is not None else ""
+    )
+    lines = [f"  n {a.n}   agreement {_num(a.raw)}   Cohen's kappa {_num(a.kappa)}{interval}"]
+    if a.unsupported_precision is not None or a.unsupported_recall is not None:
+        lines.append(
+            f"  unsupported: precision {_num(a.unsupported_precision)}   "
+            f"recall {_num(a.unsupported_recall)}"
+        )
     width = max(map(len, a.categories)) + 2
+    lines.append("  confusion (rows: human, columns: judge)")
     lines.append("  " + " " * width + "".join(c.rjust(width) for c in a.categories))
-    for human, row in a.confusion().items():
-        lines.append("  " + human.ljust(width) + "".join(str(n).rjust(width) for n in row.values()))
-    if a.disagreements:
-        lines.append(f"  disagreements ({len(a.disagreements)}):")
-        for d in a.disagreements:
-            what = f' "{_short(d.claim)}"' if d.claim else ""
-            lines.append(
-                f"    {d.question_id}{what}: human {d.human}, judge {d.judge} "
-                f"({_short(d.reason, 90)})"
-            )
-    if a.unmatched:
-        lines.append(f"  unmatched labels ({len(a.unmatched)}):")
-        for label, why in a.unmatched:
-            what = f' "{_short(label.claim)}"' if label.claim else ""
-            lines.append(f"    {label.question_id}{what}: {why}")
+    for human, row in zip(a.categories, a.confusion, strict=True):
+        lines.append("  " + human.ljust(width) + "".join(str(n).rjust(width) for n in row))
     return lines
 
 
-def format_calibration(c: Calibration) -> str:
-    parts = format_agreement("Claims", c.claims)
-    questions = format_agreement("Questions (faithful)", c.questions)
-    if parts and questions:
-        parts.append("")
-    return "\n".join(parts + questions) or "no labels"
+def format_report(report: JudgeReport, labels: LabelSet) -> str:
+    """`rageval calibrate`'s text: per kind of label, how many were labelled and matched,
+    the figures, every disagreement (with its run and reviewer) and every unmatched label.
+    `labels` are those on the dataset versions of the report's runs."""
+    unmatched = set(report.unmatched)
+    runs = ", ".join(report.runs[:3]) + (
+        f" and {len(report.runs) - 3} more" if len(report.runs) > 3 else ""
+    )
+    parts = [f"Judge: {report.judge.label()} ({len(report.runs)} run(s): {runs})"]
+    for title, agreement, is_claim in (
+        ("Claims", report.claims, True),
+        ("Questions (faithful)", report.questions, False),
+    ):
+        mine = [lab for lab in labels.labels if (lab.claim is not None) == is_claim]
+        if not mine:
+            continue
+        missing = [lab for lab in mine if lab in unmatched]
+        parts += [
+            "",
+            f"{title}: {len(mine)} labelled, {len(mine) - len(missing)} matched, "
+            f"{len(missing)} unmatched",
+            *format_agreement(agreement),
+        ]
+        found = [d for d in report.disagreements if (d.claim is not None) == is_claim]
+        if found:
+            parts.append(f"  disagreements ({len(found)}):")
+            parts += [
+                f"    {_where(d.question_id, d.claim)}: human {d.human}, judge {d.judge} "
+                f"(run {d.run_id}, {_short(d.reviewer, 40)})"
+                for d in found
+            ]
+        if missing:
+            parts.append(f"  unmatched labels ({len(missing)}):")
+            parts += [
+                f"    {_where(lab.question_id, lab.claim)}: no run of this judge has it"
+                for lab in missing
+            ]
+    if len(parts) == 1:
+        parts.append("no labels")
+    return "\n".join(parts)

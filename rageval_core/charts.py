@@ -304,3 +304,31 @@ def question_history(df: pd.DataFrame, metrics: list[str], cat: Catalogue = BUIL
             hovertemplate="%{text}<br>%{y:.3f}<extra>" + name + "</extra>",
         )
     return _layout(fig, "This question across runs", "run created", "score")
+
+
+def confusion(
+    categories: Sequence[str],
+    counts: Sequence[Sequence[int]],
+    title: str,
+    rows: str = "human",
+    cols: str = "judge",
+) -> go.Figure:
+    """A confusion matrix as a heatmap: `counts[i][j]` = items `rows` put in category i and
+    `cols` in category j; each cell shows its count. Rows read top to bottom in order."""
+    names = _esc(categories)
+    z = [list(map(int, r)) for r in counts]
+    fig = go.Figure(
+        go.Heatmap(
+            z=z,
+            x=names,
+            y=names,
+            text=z,
+            texttemplate="%{text}",
+            colorscale="Blues",
+            showscale=False,
+            hovertemplate=f"{html.escape(rows)} %{{y}}<br>{html.escape(cols)} %{{x}}"
+            "<br>%{z} labels<extra></extra>",
+        )
+    )
+    fig.update_yaxes(autorange="reversed")
+    return _layout(fig, title, cols, rows, height=320)

@@ -277,3 +277,5 @@ class RunManifest:
     metrics: tuple[DeclaredMetric, ...] = ()
     """The run's own per-question metrics (validated; invalid ones are dropped by the
     reader and reported as a problem of the run)."""
+    source_run: str | None = None
+    """The run whose answers this one judged again (`rageval rescore`); None otherwise."""

@@ -197,6 +197,14 @@ def results_location(explicit: str | os.PathLike[str] | None = None) -> str:
     return str(explicit or os.environ.get(RESULTS_ENV) or "results")
 
 
+def user_cache_dir() -> Path:
+    """`$XDG_CACHE_HOME/rageval`, else `~/.cache/rageval`: what rageval keeps per user, not
+    per results location (derived caches of read-only locations, the judge's replies).
+    A relative XDG_CACHE_HOME is ignored, as the XDG spec says."""
+    base = os.environ.get("XDG_CACHE_HOME") or ""
+    return (Path(base) if os.path.isabs(base) else Path.home() / ".cache") / "rageval"
+
+
 def positive_env_seconds(name: str, default: float) -> float:
     """A duration in seconds from environment variable `name`; `default` unless it is a
     positive finite number."""
@@ -291,10 +299,13 @@ def manifest_to_dict(m: RunManifest) -> dict[str, Any]:
     d["tags"] = list(m.tags)
     d["config"] = dict(m.config)
     d["totals"] = dict(m.totals)
-    # only a run with declarations has the key: other manifests stay as they were written
+    # only a run with declarations has `metrics`, only a rescored run `source_run`: other
+    # manifests stay as they were written
     d.pop("metrics")
     if m.metrics:
         d["metrics"] = {x.name: declared_to_spec(x) for x in m.metrics}
+    if m.source_run is None:
+        d.pop("source_run")
     return d
 
 
@@ -359,6 +370,7 @@ def manifest_from_dict(
             totals=dict(d.get("totals") or {}),
             shards=shards,
             metrics=declared,
+            source_run=_opt_str(d.get("source_run"), "source_run"),
         )
     except ResultsError:
         raise
@@ -922,14 +934,17 @@ def parquet_run_ids(pf: pq.ParquetFile) -> list[object]:
     return seen
 
 
-def read_run_rows(info: RunInfo) -> tuple[pa.Table, list[str]]:
+def read_run_rows(
+    info: RunInfo, fs: fsspec.AbstractFileSystem | None = None
+) -> tuple[pa.Table, list[str]]:
     """All rows of a run: the union of its Parquet shards, or its journal(s) while running.
 
-    Problems (a corrupt Parquet file, a torn journal line, a column of the wrong type) are
-    returned, not raised; a shard whose Parquet is unreadable falls back to its journal
-    when one is there.
+    `fs` is the filesystem of the run's location (`filesystem(location)`; an object
+    store's `RunInfo.path` has no protocol), default the local one. Problems (a corrupt
+    Parquet file, a torn journal line, a column of the wrong type) are returned, not
+    raised; a shard whose Parquet is unreadable falls back to its journal when one is there.
     """
-    fs, _ = filesystem(info.path if is_remote(info.path) else "file://")
+    fs = fs or filesystem(info.path if is_remote(info.path) else "file://")[0]
     declared = info.manifest.metrics if info.manifest else ()
     tables, problems = [], []
     done_shards = set()

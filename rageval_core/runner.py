@@ -36,6 +36,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, wait
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
+from functools import partial
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -50,7 +51,7 @@ from rageval_core.engines import Answered, Ask, Engine, LocalEngine, PipelineSou
 from rageval_core.errors import ConfigError, PipelineError, ResultsError
 from rageval_core.judges import Judge, make_judge
 from rageval_core.lease import Lease, LocalLease, heartbeat, heartbeat_s, lease_name
-from rageval_core.metrics.failure import classify_failure
+from rageval_core.metrics.failure import FailureThresholds, classify_failure
 from rageval_core.metrics.retrieval import gold_ranks, retrieval_metrics
 from rageval_core.models import (
     DatasetRef,
@@ -65,8 +66,6 @@ from rageval_core.models import (
 from rageval_core.query.summary import summarize_run
 from rageval_core.redact import Redactor
 from rageval_core.results import MAX_SHARDS, stale_after_s
-
-JUDGE_CACHE = ".rageval/judge-cache"
 
 
 @dataclass(frozen=True)
@@ -198,12 +197,51 @@ def _timings(out: PipelineOutput, wall_ms: float) -> dict[str, float | None]:
     }
 
 
-def _judge(judge: Judge, q: GoldenQuestion, out: PipelineOutput) -> Judgement:
-    inp = JudgeInput(q.question, out.answer, out.retrieved, q.reference_answer)
+def _judge(judge: Judge, inp: JudgeInput) -> Judgement:
     try:
         return judge.judge(inp)
     except Exception as exc:  # a judge bug must cost one row, not the run
         return Judgement((), False, None, error=f"{type(exc).__name__}: {exc}")
+
+
+def judge_columns(
+    judge: Judge,
+    inp: JudgeInput,
+    answerable: bool,
+    ranks: list[int | None],
+    thresholds: FailureThresholds,
+) -> dict[str, Any]:
+    """The columns of a row the judge decides: claims, faithfulness, answer correctness,
+    refusal, the judge's cost and error, and the failure type that follows from them.
+
+    Shared by `rageval run` and `rageval rescore`, so a rescored row is exactly what a run
+    with that judge would have written. answer_correctness of an unanswerable question is
+    1.0 when the pipeline declined and 0.0 when it answered: declining is its reference.
+    """
+    judgement = _judge(judge, inp)
+    refused = None if judgement.error else judgement.refused
+    correctness = judgement.answer_correctness
+    if not answerable and refused is not None:
+        correctness = 1.0 if refused else 0.0
+    return {
+        "claims": [c.to_dict() for c in judgement.claims],
+        "unsupported_claims": list(judgement.unsupported_claims),
+        "faithfulness": judgement.faithfulness,
+        "answer_correctness": correctness,
+        "refused": refused,
+        "judge_cost_usd": judgement.cost_usd,
+        "judge_error": judgement.error,
+        "failure_type": classify_failure(
+            error=None,
+            answerable=answerable,
+            # An unknown refusal (judge error) is judged on retrieval alone, not as declined.
+            refused=bool(refused),
+            gold_ranks=ranks,
+            faithfulness=judgement.faithfulness,
+            answer_correctness=correctness,
+            thresholds=thresholds,
+        ),
+    }
 
 
 def _declared_scores(
@@ -233,11 +271,7 @@ def _declared_scores(
 
 
 def evaluate_question(ctx: _Context, q: GoldenQuestion) -> dict[str, Any]:
-    """The result row of one question (schema `results.question_schema`), redacted.
-
-    answer_correctness of an unanswerable question is 1.0 when the pipeline declined and
-    0.0 when it answered: declining is its reference answer.
-    """
+    """The result row of one question (schema `results.question_schema`), redacted."""
     answered: Answered = ctx.ask(q.question)
     out, error, wall_ms = answered.output, answered.error, answered.wall_ms
     if out is not None:
@@ -275,11 +309,6 @@ def evaluate_question(ctx: _Context, q: GoldenQuestion) -> dict[str, Any]:
         return ctx.redactor.row(row)
 
     ids = [c.id for c in out.retrieved]
-    judgement = _judge(ctx.judge, q, out)
-    refused = None if judgement.error else judgement.refused
-    correctness = judgement.answer_correctness
-    if not q.answerable and refused is not None:
-        correctness = 1.0 if refused else 0.0
     ranks = gold_ranks(ids, q.gold_chunk_ids)
     row.update(retrieval_metrics(ids, q.gold_chunk_ids, ks))
     row.update(_timings(out, wall_ms))
@@ -290,27 +319,12 @@ def evaluate_question(ctx: _Context, q: GoldenQuestion) -> dict[str, Any]:
         retrieved_texts=[c.text for c in out.retrieved],
         retrieved_scores=[c.score for c in out.retrieved],
         gold_ranks=ranks,
-        claims=[c.to_dict() for c in judgement.claims],
-        unsupported_claims=list(judgement.unsupported_claims),
-        faithfulness=judgement.faithfulness,
-        answer_correctness=correctness,
-        refused=refused,
         input_tokens=out.input_tokens,
         output_tokens=out.output_tokens,
         cost_usd=ctx.config.prices.cost(out.input_tokens, out.output_tokens),
-        judge_cost_usd=judgement.cost_usd,
-        judge_error=judgement.error,
-        failure_type=classify_failure(
-            error=None,
-            answerable=q.answerable,
-            # An unknown refusal (judge error) is judged on retrieval alone, not as declined.
-            refused=bool(refused),
-            gold_ranks=ranks,
-            faithfulness=judgement.faithfulness,
-            answer_correctness=correctness,
-            thresholds=ctx.config.failure_thresholds,
-        ),
     )
+    inp = JudgeInput(q.question, out.answer, out.retrieved, q.reference_answer)
+    row.update(judge_columns(ctx.judge, inp, q.answerable, ranks, ctx.config.failure_thresholds))
     return ctx.redactor.row(row)
 
 
@@ -498,7 +512,14 @@ def publish(folder: _RunFolder, final: RunManifest) -> None:
 
 
 class Runner:
-    """One run (or one shard of one) of a config; `run()` does the whole job."""
+    """One run (or one shard of one) of a config; `run()` does the whole job.
+
+    The writing — lease, manifest, journal, resume, the bounded pool with its progress bar
+    and Ctrl-C, Parquet, summary, upload — is `_write`, shared with `rescore.Rescorer`,
+    which judges a stored run's answers again instead of calling a pipeline.
+    """
+
+    command = "run"  # how messages name the command
 
     def __init__(self, config: RunConfig, options: RunOptions):
         self.config = config
@@ -515,7 +536,7 @@ class Runner:
         self._writing = ""  # "run X" or "shard K/N of run X", once the leases are held
 
     def log(self, message: str) -> None:
-        print(f"rageval run: {self.redactor.text(message)}", file=sys.stderr, flush=True)
+        print(f"rageval {self.command}: {self.redactor.text(message)}", file=sys.stderr, flush=True)
 
     def now(self) -> datetime:
         return self.pinned or results.utc_now()
@@ -531,7 +552,11 @@ class Runner:
             return results.validate_run_id(self.options.run_id)
         if self.options.shard:
             raise ConfigError("--shard needs --run-id so every worker writes the same run")
-        return results.default_run_id(self.config.name, self.now())
+        return results.default_run_id(self._default_name(), self.now())
+
+    def _default_name(self) -> str:
+        """What a default run id is made of, after the UTC time."""
+        return self.config.name
 
     def _new_manifest(self, run_id: str, dataset: GoldenDataset, judge: Judge) -> RunManifest:
         config = self.config.to_manifest()
@@ -570,6 +595,8 @@ class Runner:
             problems.append("the run config differs (pipeline, judge, prices, ks or thresholds)")
         if old.metrics != new.metrics:
             problems.append("the declared metrics differ")
+        if old.source_run != new.source_run:
+            problems.append(f"it rescores run {old.source_run}, not {new.source_run}")
         if old.shards != new.shards:
             problems.append(f"the run has {old.shards} shard(s), this worker says {new.shards}")
         if problems:
@@ -618,16 +645,21 @@ class Runner:
         return previous + time.monotonic() - self.started
 
     def _evaluate_all(
-        self, ctx: _Context, todo: list[GoldenQuestion], done: int, journal: results.Journal
+        self,
+        run_id: str,
+        work: Callable[[Any], dict[str, Any]],
+        todo: list[Any],
+        done: int,
+        journal: results.Journal,
     ) -> list[dict[str, Any]]:
-        """Run `todo` on a bounded pool; journal each row as it finishes. Ctrl-C: stop
-        submitting, record what is in flight, then re-raise. A second Ctrl-C abandons the
-        questions in flight: no waiting for them, here or at exit."""
+        """Run `work` on each item of `todo` on a bounded pool; journal each row as it
+        finishes. Ctrl-C: stop submitting, record what is in flight, then re-raise. A second
+        Ctrl-C abandons the questions in flight: no waiting for them, here or at exit."""
         new_rows: list[dict[str, Any]] = []
         bar = tqdm(
             total=done + len(todo),
             initial=done,
-            desc=ctx.run_id[:40],
+            desc=run_id[:40],
             unit="q",
             file=sys.stderr,
             disable=not self.options.progress,
@@ -655,8 +687,8 @@ class Runner:
         try:
             while True:
                 # A short queue keeps memory flat and lets Ctrl-C stop quickly.
-                for q in queue:
-                    pending.add(pool.submit(evaluate_question, ctx, q))
+                for item in queue:
+                    pending.add(pool.submit(work, item))
                     if len(pending) >= 2 * self.concurrency:
                         break
                 if not pending:
@@ -686,7 +718,7 @@ class Runner:
         dataset = load_dataset(self.config.dataset_path)
         run_id = self._run_id()
         folder = _RunFolder(self.options.results, run_id, self.options.shard)
-        judge = make_judge(self.config.judge, cache_dir=Path(self.options.results) / JUDGE_CACHE)
+        judge = make_judge(self.config.judge)
         try:
             with self._sole_writer(folder), self._pipeline() as ask:
                 return self._run(folder, dataset, judge, ask)
@@ -709,32 +741,47 @@ class Runner:
             yield ask
 
     def _run(self, folder: _RunFolder, dataset: GoldenDataset, judge: Judge, ask: Ask) -> RunResult:
-        run_id = folder.run_id
+        mine = {
+            q.id: q
+            for q in dataset.questions
+            if self.options.shard is None or self.options.shard.owns(q.id)
+        }
+        ctx = _Context(folder.run_id, self.config, ask, judge, self.redactor)
+        manifest = self._new_manifest(folder.run_id, dataset, judge)
+        return self._write(folder, manifest, mine, partial(evaluate_question, ctx))
+
+    def _write(
+        self,
+        folder: _RunFolder,
+        manifest: RunManifest,
+        mine: Mapping[str, Any],
+        work: Callable[[Any], dict[str, Any]],
+    ) -> RunResult:
+        """Open (or resume) the run under `manifest`, turn every item of `mine` (question
+        id -> item, in the order rows are written) not yet journalled into its row with
+        `work`, and finish the run. Hold the lease (`_sole_writer`) around it."""
         try:
-            manifest = self._open(folder, self._new_manifest(run_id, dataset, judge))
+            manifest = self._open(folder, manifest)
         except OSError as exc:  # not a folder, read-only, disk full: a user's setup
             raise _cannot_write(folder, exc) from exc
         done_rows = folder.done_rows()
         done_ids = {r["question_id"] for r in done_rows}
-        mine = [
-            q
-            for q in dataset.questions
-            if self.options.shard is None or self.options.shard.owns(q.id)
-        ]
-        todo = [q for q in mine if q.id not in done_ids]
+        todo = [item for qid, item in mine.items() if qid not in done_ids]
         if done_rows:
-            self.log(f"resuming {run_id}: {len(mine) - len(todo)} of {len(mine)} done")
-        ctx = _Context(run_id, self.config, ask, judge, self.redactor)
+            self.log(f"resuming {folder.run_id}: {len(mine) - len(todo)} of {len(mine)} done")
+        order = list(mine)
         previous = float(manifest.totals.get("duration_s") or 0.0)
         with results.Journal(folder.journal) as journal:
             try:
-                new_rows = self._evaluate_all(ctx, todo, len(mine) - len(todo), journal)
+                new_rows = self._evaluate_all(
+                    folder.run_id, work, todo, len(mine) - len(todo), journal
+                )
                 self._check_leases()
             except BaseException:
-                self._finish(folder, manifest, dataset, [], previous, failed=True)
+                self._finish(folder, manifest, order, [], previous, failed=True)
                 raise
         rows = done_rows + new_rows
-        return self._finish(folder, manifest, dataset, rows, previous, failed=False)
+        return self._finish(folder, manifest, order, rows, previous, failed=False)
 
     # -- one writer
 
@@ -806,7 +853,7 @@ class Runner:
         self,
         folder: _RunFolder,
         manifest: RunManifest,
-        dataset: GoldenDataset,
+        order: list[str],
         rows: list[dict[str, Any]],
         previous: float,
         failed: bool,
@@ -814,8 +861,8 @@ class Runner:
         if failed:
             # Rows stay in the journal; totals count what it holds so far.
             rows = folder.done_rows()
-        order = {q.id: i for i, q in enumerate(dataset.questions)}
-        rows = sorted(rows, key=lambda r: order.get(r["question_id"], len(order)))
+        rank = {qid: i for i, qid in enumerate(order)}
+        rows = sorted(rows, key=lambda r: rank.get(r["question_id"], len(rank)))
         totals = _totals(rows, self._duration(rows, previous))
         status = "failed" if failed else "complete"
         finished_at = results.iso(

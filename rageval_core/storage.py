@@ -133,7 +133,7 @@ class StagedRun:
         urls = []
         for folder in sorted(self.local_root.iterdir()):
             if not folder.is_dir() or not results.RUN_ID_RE.fullmatch(folder.name):
-                continue  # .rageval/ (judge cache) and other non-run folders stay local
+                continue  # .rageval/ and other non-run folders stay local
             prefix = f"{folder.name}/"
             unchanged = {
                 k.removeprefix(prefix): v

@@ -1,13 +1,16 @@
-"""Diagnose: one run's failures by kind and the filterable per-question table, worst first."""
+"""Diagnose: one run's failures by kind (with its faithfulness, the claims people checked
+and the judge's kappa on them) and the filterable per-question table, worst first."""
 
 import streamlit as st
 
 from dashboard import data, ui
 from dashboard.links import MAX_SEARCH, ViewState
 from dashboard.shaping import (
+    coverage_columns,
     failure_breakdown,
     failure_headline,
     failure_label,
+    fmt,
     quality_metrics,
     slider_range,
 )
@@ -43,6 +46,13 @@ SORTS = (*SORT_KEYS, *cat.declared_names)
 
 breakdown = failure_breakdown(data.failure_counts([run]))
 st.subheader(failure_headline(dict(zip(breakdown["failure_type"], breakdown["n"], strict=True))))
+trust = coverage_columns([run], data.run_coverage()).iloc[0]
+c = st.columns([1, 1, 1, 2], vertical_alignment="bottom")
+c[0].metric(cat.label("faithfulness"), fmt(runs.loc[runs["run_id"] == run, "faithfulness"].iloc[0]))
+c[1].metric("claims checked by people", trust["claims checked"])
+c[2].metric("judge κ on them", fmt(trust["judge κ"], "{:.2f}"))
+with c[3]:
+    ui.link("judge", "How far to trust the judge", ViewState(run=run))
 ui.chart(charts.failure_breakdown(breakdown), key="diagnose_breakdown")
 
 st.subheader("Questions")

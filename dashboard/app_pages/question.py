@@ -1,11 +1,12 @@
 """Question: one question in one run — the answer with flagged claims marked in place, the
-judge's verdicts and evidence, the retrieved chunks, timings, and its history across runs
-(flaky or not, and what changed in the answer against another run)."""
+judge's verdicts and evidence with the human labels beside them (and the forms to add
+one), the retrieved chunks, timings, and its history across runs (flaky or not, and what
+changed in the answer against another run)."""
 
 import pandas as pd
 import streamlit as st
 
-from dashboard import data, ui
+from dashboard import data, labelling, ui
 from dashboard.diffs import show_answer_diff
 from dashboard.links import ViewState, md_escape
 from dashboard.shaping import answer_marks, evidence_marks, failure_label, fmt
@@ -13,11 +14,6 @@ from rageval_core import charts, query
 from rageval_core.errors import NotFoundError
 
 MAX_PICKER = 5000
-VERDICT_ICONS = {
-    "supported": ":material/check_circle:",
-    "unsupported": ":material/help:",
-    "contradicted": ":material/cancel:",
-}
 HISTORY_COLUMNS = [
     "run_id",
     "created_at",
@@ -84,22 +80,7 @@ missed = ui.safe_text(d.answer or "—", answer_marks(d.claims))
 if missed:
     st.caption(f"{len(missed)} flagged claim(s) are not verbatim in the answer; see below.")
 
-st.subheader(f"Claims ({len(d.claims)})")
-if not d.claims:
-    st.caption("No claims: the judge found nothing to check (a refusal has none).")
-for i, c in enumerate(d.claims, start=1):
-    with st.expander(
-        f"Claim {i}: {c.verdict}",
-        icon=VERDICT_ICONS.get(c.verdict, ":material/error:"),
-        expanded=c.verdict != "supported",
-    ):
-        ui.safe_text(c.text)
-        st.caption("Evidence chunk")
-        st.code(c.evidence_chunk_id or "none", language=None)
-        st.caption("Evidence sentence")
-        ui.safe_text(c.evidence or "none")
-        st.caption("Judge's reason")
-        ui.safe_text(c.reason or "none given")
+labelling.claims_section(d, key="question_label")
 
 st.subheader(f"Retrieved chunks ({len(d.retrieved)})")
 for r in d.retrieved:

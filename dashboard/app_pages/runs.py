@@ -1,10 +1,12 @@
-"""Runs: every run newest first, key metrics with deltas, trends and failure shares."""
+"""Runs: every run newest first, key metrics with deltas (and, beside faithfulness, how
+many claims people checked and the judge's kappa on them), trends and failure shares."""
 
 import streamlit as st
 
 from dashboard import data, ui
 from dashboard.links import ViewState
 from dashboard.shaping import (
+    coverage_columns,
     distinct,
     fmt,
     key_metrics,
@@ -102,6 +104,10 @@ table.insert(0, "diagnose", run_links(shown["run_id"], "diagnose"))
 for m, name in KEY_METRICS.items():
     table[name] = shown[m]
     table[f"Δ {name}"] = shown[f"{m}_delta"]
+    if m == "faithfulness":  # how far to trust it, beside it
+        coverage = coverage_columns(shown["run_id"], data.run_coverage())
+        for col in coverage.columns:
+            table[col] = coverage[col].to_numpy()
 event = st.dataframe(
     table,
     key="runs_table",
@@ -116,6 +122,9 @@ event = st.dataframe(
             for c in table.columns
             if c.startswith("Δ") or c in KEY_METRICS.values()
         },
+        "judge κ": st.column_config.NumberColumn(
+            "judge κ", format="%.2f", help="the judge's Cohen's kappa on the checked claims"
+        ),
     },
 )
 if event.selection.rows:

@@ -8,16 +8,32 @@ from __future__ import annotations
 
 import argparse
 import os
+from collections.abc import Callable
+from typing import Any
 
 
 def add_results_option(parser: argparse.ArgumentParser) -> None:
     """The `--results DIR|URL` option every command that reads or writes runs takes."""
-    parser.add_argument(
+    _location_option(
+        parser,
         "--results",
-        metavar="DIR|URL",
-        help="results folder or object-store URL such as s3://bucket/prefix "
+        "results folder or object-store URL such as s3://bucket/prefix "
         "(default: $RAGEVAL_RESULTS, else results/)",
     )
+
+
+def add_labels_option(parser: argparse.ArgumentParser) -> None:
+    """The `--labels DIR|URL` option of every command that reads human labels."""
+    _location_option(
+        parser,
+        "--labels",
+        "labels location, a folder or s3://bucket/prefix "
+        "(default: $RAGEVAL_LABELS, else labels/ beside the results)",
+    )
+
+
+def _location_option(parser: argparse.ArgumentParser, flag: str, help: str) -> None:
+    parser.add_argument(flag, metavar="DIR|URL", help=help)
 
 
 def import_formats(subparsers: argparse._SubParsersAction) -> argparse._SubParsersAction:
@@ -56,3 +72,48 @@ def dashboard_link(page: str, run_id: str | None = None, base: str | None = None
 
     base = base or os.environ.get(DASHBOARD_URL_ENV) or DEFAULT_DASHBOARD_URL
     return absolute_url(base, page, ViewState(run=run_id))
+
+
+def add_run_flags(parser: argparse.ArgumentParser, what: str, defaults: tuple[str, str]) -> None:
+    """`--run-id`, `--concurrency`, `--resume` and `--no-progress`, which `run_options`
+    reads; `what` names the work (`run`), `defaults` say the id's and the concurrency's."""
+    parser.add_argument("--run-id", metavar="ID", help=f"run id (default: {defaults[0]})")
+    parser.add_argument(
+        "--concurrency", metavar="N", type=int, help=f"questions in flight ({defaults[1]})"
+    )
+    parser.add_argument(
+        "--resume", metavar="ID", help=f"finish an interrupted {what}: skip questions already done"
+    )
+    parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+
+
+def run_options(args: argparse.Namespace, folder: str, remote: Any, **more: Any) -> Any:
+    """The `RunOptions` of the flags `run` and `rescore` share (`--run-id`, `--resume`,
+    `--concurrency`, `--no-progress`) for a run written into `folder` (`write_run_to`)."""
+    from rageval_core.runner import RunOptions
+
+    return RunOptions(
+        results=folder,
+        run_id=args.run_id,
+        resume=args.resume,
+        concurrency=args.concurrency,
+        progress=not args.no_progress,
+        remote=remote,
+        **more,
+    )
+
+
+def write_run_to(location: str, write: Callable[[str, Any], Any]) -> tuple[Any, str]:
+    """`write(folder, remote)` a run into a results location; its `RunResult` and where the
+    run now is. Object stores cannot append a journal, so for an `s3://…` location the
+    runner writes a local staging folder that is uploaded at the end (`runner.Remote`)."""
+    from rageval_core.results import is_remote
+
+    if not is_remote(location):
+        result = write(location, None)
+        return result, str(result.path)
+    from rageval_core.storage import staged
+
+    with staged(location) as stage:
+        result = write(str(stage.local_root), stage)
+    return result, f"{location.rstrip('/')}/{result.run_id}"

@@ -1,53 +1,85 @@
-"""`rageval calibrate LABELS.yaml --run RUN`: judge verdicts against human labels."""
+"""`rageval calibrate --run RUN [LABELS.yaml] [--labels DIR|URL]`: the run's judge against
+human labels, the figures of the dashboard's Judge page as text."""
 
 from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Iterable
 
-from rageval_core import results
-from rageval_core.calibration import (
-    calibrate,
-    check_faithful_min,
-    format_calibration,
-    load_labels,
-)
-from rageval_core.commands import add_results_option
+from rageval_core.commands import add_labels_option, add_results_option
 from rageval_core.errors import ResultsError
-
-_COLUMNS = ("question_id", "claims", "faithfulness", "judge_error")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
         "calibrate",
-        help="compare a run's judge verdicts with human labels (agreement, Cohen's kappa)",
-        description="Compare a run's judge verdicts with human labels: agreement, Cohen's "
-        "kappa, confusion matrix, and every disagreement. Label format: docs/judges.md.",
+        help="compare a run's judge with human labels (agreement, Cohen's kappa)",
+        description="Compare a judge's verdicts with human labels: Cohen's kappa with a 95%% "
+        "interval, agreement, confusion matrix, precision/recall of 'unsupported' and every "
+        "disagreement, the figures of the dashboard's Judge page. Reads the labels location "
+        "and every run of RUN's judge; given only an older LABELS.yaml, that file against "
+        "RUN alone. Formats: docs/review.md.",
     )
-    p.add_argument("labels", metavar="LABELS.yaml", help="human labels of claims or questions")
-    p.add_argument("--run", required=True, metavar="RUN", help="run id to compare")
+    p.add_argument(
+        "labels_file",
+        nargs="?",
+        metavar="LABELS.yaml",
+        help="an older labels file written for RUN (docs/judges.md)",
+    )
+    p.add_argument("--run", required=True, metavar="RUN", help="run whose judge to calibrate")
+    add_labels_option(p)
     add_results_option(p)
     p.add_argument(
         "--faithful-min",
         type=float,
         default=1.0,
         metavar="X",
-        help="a question counts as faithful for the judge when faithfulness >= X (default 1.0)",
+        help="a question passes for the judge when faithfulness >= X (default 1.0)",
     )
     p.set_defaults(func=run)
 
 
-def run(args: argparse.Namespace) -> int:
-    check_faithful_min(args.faithful_min, "--faithful-min")  # before any file is read
-    labels = load_labels(args.labels)
-    info = results.inspect_run(results.results_location(args.results), args.run)
-    if not info.readable:
-        raise ResultsError(f"run {args.run} has no readable rows: {'; '.join(info.problems)}")
-    table, problems = results.read_run_rows(info)
+def warn_all(command: str, problems: Iterable[str]) -> None:
+    """Problems as warnings on stderr: stdout is the report, which users redirect."""
     for problem in problems:
-        # stderr: stdout is the report, which users redirect to a file.
-        print(f"rageval calibrate: warning: {problem}", file=sys.stderr)
-    rows = table.select([c for c in _COLUMNS if c in table.column_names]).to_pylist()
-    print(format_calibration(calibrate(labels, rows, faithful_min=args.faithful_min)))
+        print(f"rageval {command}: warning: {problem}", file=sys.stderr)
+
+
+def run(args: argparse.Namespace) -> int:
+    # imported here: `rageval --help` should not pay for DuckDB and pandas (0.5 s)
+    from rageval_core.calibration import format_report, labels_from_yaml
+    from rageval_core.labels import LabelSet, LabelStore, labels_location
+    from rageval_core.query.labels import check_faithful_min, judge_of, judge_reports
+    from rageval_core.query.store import ResultsStore, require_readable
+    from rageval_core.results import inspect_run
+
+    check_faithful_min(args.faithful_min, "--faithful-min")  # before any file is read
+    with ResultsStore(args.results) as store:
+        info = require_readable(inspect_run(store.location, args.run))
+        if info.manifest is None:  # labels belong to a dataset version, named there
+            detail = "; ".join(info.problems) or "no manifest"
+            raise ResultsError(
+                f"run {info.run_id!r} has no readable manifest ({detail}): calibrate needs "
+                "its dataset version and judge"
+            )
+        labels = LabelSet()
+        if args.labels_file:
+            labels = labels_from_yaml(args.labels_file, info)
+        if args.labels or not args.labels_file:
+            location = labels_location(store.location, args.labels)
+            labels = labels.merged(LabelStore(location).load())
+            scope = [r for r in store.runs() if r.readable and judge_of(r) == judge_of(info)]
+        else:
+            scope = [info]
+        in_scope = {r.run_id for r in scope}
+        warn_all("calibrate", labels.problems)
+        warn_all(
+            "calibrate",
+            (f"{p.run_id}: {p.message}" for p in store.problems if p.run_id in in_scope),
+        )
+        shas = {r.manifest.dataset.sha256 for r in scope if r.manifest}
+        labels = LabelSet(tuple(lab for lab in labels.labels if lab.dataset_sha256 in shas))
+        (report,) = judge_reports(store, labels, scope, faithful_min=args.faithful_min)
+    print(format_report(report, labels))
     return 0

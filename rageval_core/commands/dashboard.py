@@ -1,8 +1,9 @@
 """`rageval dashboard`: start the Streamlit app on a results location.
 
-The app reads its location from RAGEVAL_RESULTS; this command sets it and replaces itself
-with `python -m streamlit run <installed dashboard/streamlit_app.py>`, so signals and the
-exit code are Streamlit's own.
+The app reads its locations from the environment: RAGEVAL_RESULTS (runs), RAGEVAL_LABELS
+(human labels, SPEC §10) and RAGEVAL_READ_ONLY (labels shown, never written). This command
+sets them and replaces itself with `python -m streamlit run <installed
+dashboard/streamlit_app.py>`, so signals and the exit code are Streamlit's own.
 """
 
 from __future__ import annotations
@@ -14,7 +15,15 @@ from pathlib import Path
 
 from rageval_core.commands import add_results_option, dashboard_link
 from rageval_core.errors import ConfigError, RagevalError
+from rageval_core.labels import LABELS_ENV, labels_location
 from rageval_core.results import RESULTS_ENV, is_remote, results_location
+
+READ_ONLY_ENV = "RAGEVAL_READ_ONLY"
+
+
+def read_only_env() -> bool:
+    """True when $RAGEVAL_READ_ONLY asks for a dashboard that never writes labels."""
+    return os.environ.get(READ_ONLY_ENV, "").strip().lower() in ("1", "true", "yes")
 
 
 def app_path() -> Path:
@@ -32,6 +41,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "such as s3://bucket/prefix). Open the printed address in a browser.",
     )
     add_results_option(parser)
+    parser.add_argument(
+        "--labels",
+        metavar="DIR|URL",
+        help="where human labels are read and saved (default: $RAGEVAL_LABELS, else "
+        "labels/ beside the results location)",
+    )
+    parser.add_argument(
+        "--read-only",
+        action="store_true",
+        help="show labels but offer no way to write one (also: RAGEVAL_READ_ONLY=1)",
+    )
     parser.add_argument("--port", type=int, default=8501, help="port to listen on (8501)")
     parser.add_argument(
         "--host",
@@ -93,18 +113,26 @@ def _build_cache(location: str) -> None:
     print(f"rageval dashboard: {len(store.runs()):,} runs ready", file=sys.stderr)
 
 
+def _absolute(location: str) -> str:
+    """A local folder made absolute (Streamlit may change the working directory)."""
+    return location if is_remote(location) else str(Path(location).resolve())
+
+
 def run(args: argparse.Namespace) -> int:
     if not 0 < args.port < 65536:
         raise ConfigError(f"--port must be between 1 and 65535, got {args.port}")
-    location = results_location(args.results)
-    if not is_remote(location):
-        location = str(Path(location).resolve())
-    env = {**os.environ, RESULTS_ENV: location}
+    location = _absolute(results_location(args.results))
+    labels = _absolute(labels_location(location, args.labels))
+    env = {**os.environ, RESULTS_ENV: location, LABELS_ENV: labels}
+    if args.read_only:
+        env[READ_ONLY_ENV] = "1"
     cmd = streamlit_command(args.port, args.host)
     # A wildcard address is not one a browser can open: link to this machine instead.
     host = "127.0.0.1" if args.host in ("0.0.0.0", "::") else args.host
     base = f"http://{host}:{args.port}"
     print(f"rageval dashboard: {location} on {base}", file=sys.stderr)
+    mode = " (read-only)" if args.read_only or read_only_env() else ""
+    print(f"rageval dashboard: labels in {labels}{mode}", file=sys.stderr)
     for line in _links(location, base):
         print(f"rageval dashboard: {line}", file=sys.stderr)
     _build_cache(location)

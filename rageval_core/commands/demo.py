@@ -18,8 +18,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "demo",
         help="write the example runs (bundled dataset and pipeline)",
         description="Evaluate the example pipeline in several configurations on the bundled "
-        "example dataset and write the runs, dated as a few weeks of history. Existing runs "
-        "with the same ids are left alone.",
+        "example dataset and write the runs, dated as a few weeks of history, and the "
+        "example human labels into labels/ beside a local results folder. Existing runs "
+        "with the same ids, and an existing example labels file, are left alone.",
     )
     add_results_option(p)
     p.add_argument("--no-progress", action="store_true", help="hide the progress bars")
@@ -32,7 +33,12 @@ def _demo(args: argparse.Namespace) -> int:
 
     location = results_location(args.results)
     if not is_remote(location):
+        from rageval_core.labels.example import write_example_labels
+
         _report(write_demo(location, progress=not args.no_progress))
+        labels = write_example_labels(location)
+        if labels is not None:
+            print(f"example labels → {labels}")
         return 0
     from rageval_core.storage import staged
 

@@ -4,9 +4,15 @@ from __future__ import annotations
 
 import argparse
 
-from rageval_core.commands import add_results_option, dashboard_link
+from rageval_core.commands import (
+    add_results_option,
+    add_run_flags,
+    dashboard_link,
+    run_options,
+    write_run_to,
+)
 from rageval_core.errors import ConfigError
-from rageval_core.results import is_remote, results_location
+from rageval_core.results import results_location
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -19,13 +25,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument("config", metavar="CONFIG.yaml", help="run config (SPEC §3)")
     add_results_option(p)
-    p.add_argument("--run-id", metavar="ID", help="run id (default: <UTC time>-<config name>)")
-    p.add_argument(
-        "--concurrency", metavar="N", type=int, help="questions in flight (overrides the config)"
-    )
-    p.add_argument(
-        "--resume", metavar="ID", help="finish an interrupted run: skip questions already done"
-    )
+    add_run_flags(p, "run", ("<UTC time>-<config name>", "overrides the config"))
     p.add_argument(
         "--shard",
         metavar="K/N",
@@ -54,45 +54,23 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--ray-worker-gpus", metavar="N", type=float, help="GPUs each Ray worker reserves"
     )
-    p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     p.set_defaults(func=_run)
 
 
 def _run(args: argparse.Namespace) -> int:
     # Imported here so `rageval --help` does not load the judges and the query layer.
     from rageval_core.config import load_config
-    from rageval_core.runner import RunOptions, Shard, run
+    from rageval_core.runner import Shard, run
 
     config = load_config(args.config)
     location = results_location(args.results)
     engine = _engine(args)
 
-    def _go(folder: str, remote=None):
-        return run(
-            config,
-            RunOptions(
-                results=folder,
-                run_id=args.run_id,
-                resume=args.resume,
-                concurrency=args.concurrency,
-                shard=Shard.parse(args.shard) if args.shard else None,
-                progress=not args.no_progress,
-                remote=remote,
-                engine=engine,
-            ),
-        )
+    def _go(folder: str, remote):
+        shard = Shard.parse(args.shard) if args.shard else None
+        return run(config, run_options(args, folder, remote, shard=shard, engine=engine))
 
-    if is_remote(location):
-        # Object stores cannot append a journal: the runner writes a local folder and
-        # uploads it (runner.Remote).
-        from rageval_core.storage import staged
-
-        with staged(location) as stage:
-            result = _go(str(stage.local_root), stage)
-        where = f"{location.rstrip('/')}/{result.run_id}"
-    else:
-        result = _go(location)
-        where = str(result.path)
+    result, where = write_run_to(location, _go)
     t = result.totals
     part = f"shard {result.shard.label} of " if result.shard else ""
     counts = (

@@ -13,7 +13,6 @@ a `Judgement` with `error` set, no claims, and NULL answer correctness.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from pathlib import Path
 from typing import Any, Protocol
 
 from rageval_core.errors import ConfigError
@@ -32,30 +31,31 @@ class Judge(Protocol):
         """Release connections; the judge is unusable afterwards."""
 
 
-def _offline(config: Mapping[str, Any], cache_dir: Path | None) -> Judge:
+def _offline(config: Mapping[str, Any]) -> Judge:
     from rageval_core.judges.offline import OfflineJudge
 
     return OfflineJudge.from_config(config)
 
 
-def _openai(config: Mapping[str, Any], cache_dir: Path | None) -> Judge:
+def _openai(config: Mapping[str, Any]) -> Judge:
     from rageval_core.judges.openai import OpenAIJudge
 
-    return OpenAIJudge.from_config(config, cache_dir=cache_dir)
+    return OpenAIJudge.from_config(config)
 
 
 # Imported lazily so an offline run never loads the HTTP stack.
-KINDS: dict[str, Callable[[Mapping[str, Any], Path | None], Judge]] = {
+KINDS: dict[str, Callable[[Mapping[str, Any]], Judge]] = {
     "offline": _offline,
     "openai": _openai,
 }
 
 
-def make_judge(config: Mapping[str, Any] | None, *, cache_dir: Path | None = None) -> Judge:
+def make_judge(config: Mapping[str, Any] | None) -> Judge:
     """The judge a run config asks for; None or {} gives the offline judge.
 
-    `cache_dir` is where HTTP judges keep replies so an unchanged re-run makes no calls;
-    None disables the cache. Unknown kinds and bad keys raise ConfigError.
+    HTTP judges keep their replies in the user's cache folder (or the config's
+    `cache_dir`; `cache: false` for none), so an unchanged re-run or rescore makes no
+    calls wherever it writes. Unknown kinds and bad keys raise ConfigError.
     """
     config = dict(config or {})
     if not isinstance(config.get("kind", "offline"), str):
@@ -63,7 +63,7 @@ def make_judge(config: Mapping[str, Any] | None, *, cache_dir: Path | None = Non
     kind = config.setdefault("kind", "offline")
     if kind not in KINDS:
         raise ConfigError(f"unknown judge kind {shown(kind)}; choose one of: {', '.join(KINDS)}")
-    return KINDS[kind](config, cache_dir)
+    return KINDS[kind](config)
 
 
 __all__ = ["Judge", "make_judge", "KINDS"]

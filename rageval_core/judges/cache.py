@@ -1,10 +1,15 @@
-"""On-disk cache of judge replies, so re-running an unchanged evaluation makes no calls.
+"""On-disk cache of judge replies, so re-running or re-scoring an unchanged evaluation makes
+no calls, into any results location.
 
+Where: one folder per user, `$XDG_CACHE_HOME/rageval/judge` (`~/.cache/rageval/judge`),
+or the judge config's `cache_dir`. Not the results location: a run into a new folder or a
+bucket (whose staging folder is temporary) would otherwise pay for every call again.
 Key: sha256 of (model, prompt version, request body) — the body holds the prompt text,
 the question, answer, chunks and reference, so any change to what the judge sees is a new
 key. Value: the validated reply object and the token usage it cost. One file per key,
-`<dir>/<k[:2]>/<k>.json`, written atomically so concurrent threads and interrupted runs
-never leave half a file. Only valid replies are stored; errors are always retried.
+`<dir>/<k[:2]>/<k>.json`, written atomically so concurrent threads, processes and
+interrupted runs never leave half a file. Only valid replies are stored; errors are always
+retried. A cache that cannot be written (read-only home) costs calls, never a verdict.
 The request carries no credentials; a reply's claims may quote one the pipeline echoed in
 its answer, so credentials of a recognisable shape are masked before a reply is stored
 (the run's rows mask them the same way, so a replayed reply gives the same rows).
@@ -19,9 +24,14 @@ from pathlib import Path
 from typing import Any
 
 from rageval_core.redact import scrub_value
-from rageval_core.results import atomic_write_bytes
+from rageval_core.results import atomic_write_bytes, user_cache_dir
 
 log = logging.getLogger(__name__)
+
+
+def default_cache_dir() -> Path:
+    """The user's judge cache: `$XDG_CACHE_HOME/rageval/judge`, else `~/.cache/rageval/judge`."""
+    return user_cache_dir() / "judge"
 
 
 def cache_key(model: str, prompt_version: str, body: dict[str, Any]) -> str:
@@ -39,6 +49,7 @@ class ReplyCache:
 
     def __init__(self, directory: Path):
         self.directory = Path(directory)
+        self._warned = False
 
     def _path(self, key: str) -> Path:
         return self.directory / key[:2] / f"{key}.json"
@@ -56,7 +67,19 @@ class ReplyCache:
         return entry if isinstance(entry, dict) and "reply" in entry else None
 
     def put(self, key: str, reply: dict[str, Any], usage: dict[str, int]) -> None:
+        """Store a valid reply; a failed write is a warning (once), never the question's error."""
         data = json.dumps(
             {"reply": scrub_value(reply), "usage": usage}, ensure_ascii=False, sort_keys=True
         )
-        atomic_write_bytes(self._path(key), data.encode())
+        try:
+            # Private to the user when rageval creates it: replies quote answers and chunks.
+            self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+            atomic_write_bytes(self._path(key), data.encode())
+        except OSError as exc:
+            if not self._warned:
+                self._warned = True
+                log.warning(
+                    "judge cache %s is not writable (%s); replies are not kept",
+                    self.directory,
+                    exc.strerror or exc,
+                )

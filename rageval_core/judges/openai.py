@@ -9,7 +9,8 @@ Ollama, llama.cpp server). What it guarantees:
 - one repair call for a reply that breaks the schema (judges/reply.py), then a judge
   error for the question — never a guessed verdict;
 - at most `concurrency` calls in flight across all runner threads;
-- replies cached on disk (judges/cache.py); a cached reply costs nothing;
+- replies cached on disk in the user's cache folder, or the config's `cache_dir`
+  (judges/cache.py); a cached reply costs nothing, whatever the results location;
 - the API key is read once from the environment variable the config names and lives
   only in the HTTP client's headers: it is never logged, cached, put in an error or a repr.
 """
@@ -30,7 +31,7 @@ from typing import Any
 import httpx
 
 from rageval_core.errors import ConfigError, JudgeError
-from rageval_core.judges.cache import ReplyCache, cache_key
+from rageval_core.judges.cache import ReplyCache, cache_key, default_cache_dir
 from rageval_core.judges.options import Options
 from rageval_core.judges.prompt import (
     PROMPT_VERSION,
@@ -78,6 +79,8 @@ class OpenAISettings:
     backoff_base_s: float = 1.0
     prices: Prices = field(default_factory=Prices)
     conservative: bool = False
+    cache_dir: Path | None = None
+    """Where replies are kept (`cache: false` gives None: no cache)."""
 
     @classmethod
     def from_config(cls, config: Mapping[str, Any]) -> OpenAISettings:
@@ -107,6 +110,10 @@ class OpenAISettings:
             )
             o.problems += [f"judge.prices.{msg[len('judge.') :]}" for msg in p.problems]
             o.problems += [f"judge.prices.{k} is not a price key" for k in unknown]
+        cache_dir = o.get("cache_dir", str, None)
+        if cache_dir is not None and not cache_dir.strip():
+            o.problems.append("judge.cache_dir must be a folder path, got an empty string")
+        use_cache = o.get("cache", bool, True)
         settings = cls(
             base_url=(base_url or "").rstrip("/"),
             model=o.get("model", str),
@@ -117,6 +124,9 @@ class OpenAISettings:
             backoff_base_s=o.get("backoff_base_s", (int, float), 1.0, minimum=0),
             prices=prices,
             conservative=o.get("conservative", bool, False),
+            cache_dir=(Path(cache_dir).expanduser() if cache_dir else default_cache_dir())
+            if use_cache
+            else None,
         )
         o.finish()
         return settings
@@ -155,7 +165,7 @@ def _retry_after(value: str | None) -> float | None:
 class OpenAIJudge:
     """LLM judge over an OpenAI-compatible endpoint (module docstring). Thread-safe."""
 
-    def __init__(self, settings: OpenAISettings, cache_dir: Path | None = None):
+    def __init__(self, settings: OpenAISettings):
         self.settings = settings
         headers = {"Content-Type": "application/json"}
         self._secret: str | None = None
@@ -177,14 +187,14 @@ class OpenAIJudge:
             ),
         )
         self._slots = threading.BoundedSemaphore(settings.concurrency)
-        self._cache = ReplyCache(cache_dir) if cache_dir is not None else None
+        self._cache = ReplyCache(settings.cache_dir) if settings.cache_dir is not None else None
         self._prompts = (
             (SYSTEM_PROMPT, SCEPTICAL_PROMPT) if settings.conservative else (SYSTEM_PROMPT,)
         )
 
     @classmethod
-    def from_config(cls, config: Mapping[str, Any], cache_dir: Path | None = None) -> OpenAIJudge:
-        return cls(OpenAISettings.from_config(config), cache_dir=cache_dir)
+    def from_config(cls, config: Mapping[str, Any]) -> OpenAIJudge:
+        return cls(OpenAISettings.from_config(config))
 
     def describe(self) -> JudgeRef:
         version = PROMPT_VERSION + ("+conservative" if self.settings.conservative else "")

@@ -332,3 +332,155 @@ ORDER BY list_position($kinds, kind),
          CASE WHEN kind = 'improvement' THEN best_gain ELSE worst_drop END DESC,
          list_position($run_ids, run_id), question_id
 """
+
+# ---- human labels (query/labels.py, query/claims_cache.py) --------------------------------
+# {claims}: the narrow claims rows (claims_cache: cached files UNION ALL BY NAME live rows);
+# {labels}: the LabelSet as registered Arrow; {runs}: run id -> dataset version and judge.
+
+# What a run's claims cache file is made of: one run ({src}, `open_run`), or the Parquet
+# files of many ({files} maps each file to its run) read at once.
+CLAIMS_READ = """
+SELECT $run_id::VARCHAR AS run_id, $sha::VARCHAR AS dataset_sha256, question_id,
+       list_transform(claims, lambda c: struct_pack(text := c.text, verdict := c.verdict))
+         AS claims,
+       faithfulness, judge_error IS NOT NULL AS judge_failed, answer_correctness,
+       md5(coalesce(answer, '')) AS answer_key
+FROM {src}
+"""
+
+CLAIMS_BATCH = """
+SELECT f.owner AS run_id, f.sha AS dataset_sha256, r.question_id::VARCHAR AS question_id,
+       list_transform(
+         r.claims, lambda c: struct_pack(text := c.text::VARCHAR, verdict := c.verdict::VARCHAR)
+       ) AS claims,
+       TRY_CAST(r.faithfulness AS DOUBLE) AS faithfulness,
+       r.judge_error IS NOT NULL AS judge_failed,
+       TRY_CAST(r.answer_correctness AS DOUBLE) AS answer_correctness,
+       md5(coalesce(r.answer::VARCHAR, '')) AS answer_key
+FROM read_parquet($paths, union_by_name=true, filename=true) r
+JOIN {files} f ON r.filename = f.filename
+"""
+
+# Human vs judge, one row per (judge, label, judge's value): the same claim judged the same
+# way in several runs of one judge is one observation (`runs` counts the copies; `run_id`
+# is the newest, for a link). A label is its row number in {labels} (`idx`): the caller
+# holds the labels. Claims meet labels on their own columns (dataset version, question,
+# claim key), and only then the small runs table for the judge: labels joined to runs
+# first would pair every label with every run of its dataset. Only short columns are read.
+# The end of both pair queries: their matches `m` (run, judge's value, label) per judge.
+_PAIRS_BY_JUDGE = """
+SELECT r.judge_kind, r.judge_model, r.judge_prompt, m.idx, m.verdict AS judge,
+       max(m.run_id) AS run_id, count(*) AS runs
+FROM m JOIN {runs} r ON r.run_id = m.run_id
+GROUP BY r.judge_kind, r.judge_model, r.judge_prompt, m.idx, m.verdict
+"""
+
+LABEL_CLAIM_PAIRS = (
+    """
+WITH lab AS (
+  SELECT idx, dataset_sha256, question_id, claim_key FROM {labels} WHERE claim_key IS NOT NULL
+),
+m AS (
+  SELECT c.run_id, c.verdict, l.idx
+  FROM {claims} c
+  JOIN lab l ON l.dataset_sha256 = c.dataset_sha256 AND l.question_id = c.question_id
+            AND l.claim_key = c.claim_key
+  WHERE c.claim_key IS NOT NULL AND c.verdict IN ('supported', 'unsupported', 'contradicted')
+)
+"""
+    + _PAIRS_BY_JUDGE
+)
+
+# Question labels: pass/fail against "faithfulness >= $faithful_min and the judge did not
+# fail"; a question the judge gave no faithfulness (refusal, no claims) pairs with nothing.
+# A question label is about an answer: it pairs with the runs that gave the same answer
+# as the run it was made on (its copies, rescored runs); one without a run with every run.
+LABEL_QUESTION_PAIRS = (
+    """
+WITH lab AS (
+  SELECT idx, dataset_sha256, question_id, run_id FROM {labels} WHERE claim_key IS NULL
+),
+q AS (
+  SELECT run_id, dataset_sha256, question_id, answer_key,
+         CASE WHEN judge_failed OR faithfulness < $faithful_min THEN 'fail' ELSE 'pass' END
+           AS verdict,
+         judge_failed OR faithfulness IS NOT NULL AS judged
+  FROM {claims}
+  WHERE claim_key IS NULL AND question_id IN (SELECT question_id FROM lab)
+),
+la AS (
+  SELECT l.*, q.answer_key
+  FROM lab l LEFT JOIN q ON q.run_id = l.run_id AND q.question_id = l.question_id
+),
+m AS (
+  SELECT q.run_id, q.verdict, l.idx
+  FROM q
+  JOIN la l ON l.dataset_sha256 = q.dataset_sha256 AND l.question_id = q.question_id
+           AND (l.run_id IS NULL OR l.answer_key = q.answer_key)
+  WHERE q.judged
+)
+"""
+    + _PAIRS_BY_JUDGE
+)
+
+# Per run: its judged claims, how many of them carry a human label, and the human x judge
+# counts behind the run's kappa (every reviewer's label is a pair).
+RUN_CLAIM_COVERAGE = """
+WITH lk AS (
+  SELECT DISTINCT dataset_sha256, question_id, claim_key FROM {labels}
+  WHERE claim_key IS NOT NULL
+)
+SELECT c.run_id, count(*) AS claims, count(lk.claim_key) AS checked
+FROM {claims} c
+LEFT JOIN lk ON lk.dataset_sha256 = c.dataset_sha256 AND lk.question_id = c.question_id
+            AND lk.claim_key = c.claim_key
+WHERE c.claim_key IS NOT NULL
+GROUP BY c.run_id
+"""
+
+RUN_CLAIM_PAIRS = """
+SELECT c.run_id, l.value AS human, c.verdict AS judge, count(*) AS n
+FROM {claims} c
+JOIN {labels} l ON l.dataset_sha256 = c.dataset_sha256 AND l.question_id = c.question_id
+               AND l.claim_key = c.claim_key
+WHERE c.claim_key IS NOT NULL AND c.verdict IN ('supported', 'unsupported', 'contradicted')
+GROUP BY ALL
+"""
+
+# Two reviewers' newest labels of one claim: each pair of reviewers once (by name order).
+REVIEWER_PAIRS = """
+SELECT a.value AS first, b.value AS second
+FROM {labels} a
+JOIN {labels} b ON a.dataset_sha256 = b.dataset_sha256 AND a.question_id = b.question_id
+               AND a.claim_key = b.claim_key AND a.reviewer < b.reviewer
+WHERE a.claim_key IS NOT NULL
+"""
+
+# A review queue's candidates in one run ({mine}: its claims; {others}: claims of runs of
+# the same dataset version by another judge; {done}: question ids already labelled), in a
+# seeded pseudo-random order: the question's worst verdict (its stratum), whether the
+# judge flagged a claim of a correct answer, and a run whose judge disagrees on a claim.
+REVIEW_CANDIDATES = """
+WITH cl AS (SELECT question_id, claim_key, verdict FROM {mine} WHERE claim_key IS NOT NULL),
+corr AS (SELECT question_id, answer_correctness FROM {mine} WHERE claim_key IS NULL),
+dis AS (
+  SELECT cl.question_id, min(o.run_id) AS other
+  FROM cl JOIN {others} o ON o.question_id = cl.question_id AND o.claim_key = cl.claim_key
+  WHERE o.claim_key IS NOT NULL AND o.verdict <> cl.verdict
+  GROUP BY cl.question_id
+),
+worst AS (
+  SELECT question_id,
+         max(CASE verdict WHEN 'contradicted' THEN 2 WHEN 'unsupported' THEN 1 ELSE 0 END)
+           AS worst
+  FROM cl GROUP BY question_id
+)
+SELECT w.question_id, w.worst,
+       coalesce(w.worst > 0 AND c.answer_correctness >= $correct_min, false) AS flagged_correct,
+       d.other
+FROM worst w
+LEFT JOIN corr c ON c.question_id = w.question_id
+LEFT JOIN dis d ON d.question_id = w.question_id
+WHERE w.question_id NOT IN (SELECT question_id FROM {done})
+ORDER BY md5(w.question_id || ':' || $seed::VARCHAR), w.question_id
+"""

@@ -53,6 +53,7 @@ from rageval_core.results import (
     is_remote,
     results_location,
     run_folders,
+    user_cache_dir,
     write_parquet,
 )
 
@@ -140,8 +141,7 @@ class ResultsStore:
                 pass
         # realpath, not Path.resolve(): it never raises (a symlink loop included)
         key = self.location if self.remote else os.path.realpath(self.root)
-        base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-        path = base / "rageval" / hashlib.sha256(key.encode()).hexdigest()[:16]
+        path = user_cache_dir() / hashlib.sha256(key.encode()).hexdigest()[:16]
         try:
             path.mkdir(parents=True, exist_ok=True)
         except OSError:
@@ -270,6 +270,16 @@ class ResultsStore:
         return True
 
     # ------------------------------------------------------------------ cache
+
+    def run_fingerprint(self, info: RunInfo) -> str:
+        """The run's file fingerprint as the last refresh saw it (names, sizes, mtimes),
+        else a fresh look: the key of anything derived from one run's files."""
+        held = self._state.infos.get(info.run_id)
+        if held:
+            return held[0]
+        if not self.remote:
+            return _local_fingerprint(info.path) or ""
+        return dict(_scan_remote(self.fs, self.root)[0]).get(info.run_id, "")
 
     def refresh(self, progress: Progress | None = None) -> None:
         """Re-list runs, bring the cache up to date, re-read running runs' journals.

@@ -151,6 +151,7 @@ def _frames() -> dict[str, tuple[tuple, dict]]:
         "stage_latency": ((two,), {}),
         "metric_deltas": ((long,), {}),
         "question_history": ((two, ["answer_correctness"]), {}),
+        "confusion": (([XSS, "b"], [[1, 2], [3, 4]], XSS), {"rows": XSS, "cols": XSS}),
     }
 
 
@@ -197,3 +198,12 @@ def test_failure_shares_keep_the_runs_in_the_order_given():
         }
     )
     assert list(charts.failure_shares(df).layout.xaxis.categoryarray) == ["new", "old"]
+
+
+def test_confusion_puts_rows_top_down_with_each_count_in_its_cell():
+    fig = charts.confusion(["supported", "unsupported"], [[5, 1], [2, 3]], "Claims")
+    heat = fig.data[0]
+    assert list(heat.y) == ["supported", "unsupported"] and list(heat.x) == list(heat.y)
+    assert [list(r) for r in heat.z] == [[5, 1], [2, 3]]
+    assert fig.layout.yaxis.autorange == "reversed"  # the first category on top
+    assert fig.layout.xaxis.title.text == "judge" and fig.layout.yaxis.title.text == "human"

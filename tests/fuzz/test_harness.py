@@ -5,6 +5,7 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
+from dashboard.links import PAGES
 from tests.fuzz.damage import PARQUET, RUN_IDS, Garbage, Harm, fresh_copy
 from tests.fuzz.harness import CliResult, Params, cli_findings, environment, visit_every_page
 
@@ -20,7 +21,7 @@ def test_page_checks_report_a_missing_run_and_an_unnamed_damage():
     assert "healthy run ghost not in the Runs table" in text
     for picker in ("diagnose_run", "tails_run", "retrieval_run", "compare_runs"):
         assert f"healthy run ghost not in picker {picker}" in text
-    assert text.count("'20990101-000000-ghost' named in no warning") == 7  # every page
+    assert text.count("'20990101-000000-ghost' named in no warning") == len(PAGES)  # each
 
 
 def test_page_checks_report_a_view_down_for_a_healthy_run():

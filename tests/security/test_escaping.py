@@ -148,3 +148,56 @@ def test_answer_diffs_escape_every_word(poisoned, app, helpers, tmp_path):
             assert "&lt;script&gt;" in d and "\\]" in d  # shown, escaped
             assert ":red\\[x\\]" in d  # the payload's own directive is inert text
         assert_escaped(at, helpers, page)
+
+
+def test_labels_notes_and_reviewer_names_stay_text(poisoned, app, helpers, tmp_path, monkeypatch):
+    """A reviewer name and a note are typed by anyone who can reach the dashboard, and a
+    labelled claim is model text: on the Question, Review and Judge pages they arrive
+    escaped, in the label lines, the claim headings, the "labelling as" line and the
+    disagreements; a judge named with a payload in a manifest too."""
+    from rageval_core.commands.dashboard import READ_ONLY_ENV
+    from rageval_core.labels import LABELS_ENV, HumanLabel, LabelStore, utc_stamp
+    from rageval_core.results import inspect_run
+
+    results = tmp_path / "results"
+    shutil.copytree(poisoned, results, ignore=shutil.ignore_patterns(".rageval"))
+    run_id = helpers.run_ids(results)[-1]
+    manifest_path = results / run_id / "manifest.json"
+    manifest = json.loads(manifest_path.read_text())
+    manifest["judge"]["model"] = helpers.XSS
+    manifest_path.write_text(json.dumps(manifest))
+    (results / run_id / "summary.json").unlink(missing_ok=True)
+    ds = inspect_run(str(results), run_id).manifest.dataset
+    # A reviewer name holds no control character and at most 120 characters.
+    name = '<img src=x onerror="window.__xss=1"><script>window.__xss=2</script> [x](javascript:1)'
+    assert len(name) <= 120
+    labels = tmp_path / "labels"
+    monkeypatch.setenv(LABELS_ENV, str(labels))
+    monkeypatch.delenv(READ_ONLY_ENV, raising=False)
+    LabelStore(str(labels)).save(
+        [
+            HumanLabel(ds.name, ds.sha256, "q001", helpers.XSS, "supported", None, name,
+                       utc_stamp(), note=helpers.XSS, run_id=run_id, judge="unsupported"),
+            HumanLabel(ds.name, ds.sha256, "q001", None, None, "pass", name, utc_stamp(),
+                       note=helpers.XSS, run_id=run_id, judge="fail"),
+        ]
+    )  # fmt: skip
+    at = app(results)
+    at.run()
+    assert not at.exception
+    seen = 0
+    for page in ("question", "review", "judge"):
+        at.query_params.clear()
+        at.query_params.update({"run": run_id, "question": "q001", "size": "10"})
+        at.switch_page(f"app_pages/{page}.py").run()
+        assert not at.exception, (page, at.exception)
+        if page == "question":  # this session labels under the hostile name
+            at.text_input(key="label_reviewer_name").input(name)
+            [b for b in at.button if b.label == "Start labelling"][0].click().run()
+            assert not at.exception, at.exception
+        seen += assert_escaped(at, helpers, page)
+        strings = " ".join(t for _, _, t in helpers.page_strings(at))
+        assert "&lt;script&gt;" in strings, page  # the payload is shown, as text
+    assert seen > 0
+    judge = " ".join(t for _, _, t in helpers.page_strings(at))
+    assert "Judge: " in judge and "&lt;img" in judge  # the judge's name, from the manifest

@@ -62,7 +62,8 @@ tags: [secrets-test]
 """
     )
     results = work / "results"
-    env = {**os.environ, ENV_NAME: SECRET}
+    # The judge's reply cache (the user's cache folder) inside `work`, so it is searched too.
+    env = {**os.environ, ENV_NAME: SECRET, "XDG_CACHE_HOME": str(work / "cache")}
     done = subprocess.run(
         [
             sys.executable,

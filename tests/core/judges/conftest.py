@@ -25,6 +25,15 @@ def _load_chat_server():
 chat_server = _load_chat_server()
 
 
+@pytest.fixture(autouse=True)
+def own_cache_home(tmp_path, monkeypatch):
+    """A cache home per test: HTTP judges cache replies in `$XDG_CACHE_HOME/rageval/judge`
+    by default, and a reply cached by one test must not answer for another's server."""
+    home = tmp_path / "xdg-cache"
+    monkeypatch.setenv("XDG_CACHE_HOME", str(home))
+    return home
+
+
 @pytest.fixture
 def chat():
     """The chat_server module: `chat.ChatServer`, `chat.Step`."""

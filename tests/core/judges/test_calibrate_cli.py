@@ -77,9 +77,14 @@ def test_faithful_min_bounds_are_accepted(project, capsys, value):
     assert "Questions (faithful): 2 labelled, 2 matched" in capsys.readouterr().out
 
 
-def test_library_refuses_faithful_min_outside_0_1():
-    from rageval_core.calibration import calibrate as calibrate_rows
+def test_library_refuses_faithful_min_outside_0_1(project):
     from rageval_core.errors import ConfigError
+    from rageval_core.labels import LabelSet
+    from rageval_core.query.labels import judge_reports
+    from rageval_core.query.store import ResultsStore
 
-    with pytest.raises(ConfigError, match="faithful_min"):
-        calibrate_rows([], ROWS, faithful_min=2.0)
+    with (
+        ResultsStore(project / "results") as store,
+        pytest.raises(ConfigError, match="faithful_min"),
+    ):
+        judge_reports(store, LabelSet(), faithful_min=2.0)

@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 
 from rageval_core import cli, results
-from rageval_core.calibration import Label, calibrate, cohen_kappa, load_labels
+from rageval_core.calibration import Label, load_labels
 from rageval_core.errors import DatasetError
+from rageval_core.labels import cohen_kappa
 from rageval_core.models import DatasetRef, JudgeRef, RunManifest
 
 
@@ -65,40 +66,7 @@ ROWS = [
 ]
 
 
-def test_calibrate_matches_normalised_text_and_reports_the_rest():
-    labels = [
-        Label("q1", "supported", "the museum opened in 1998"),
-        Label("q1", "contradicted", "It has four floors"),
-        Label("q1", "unsupported", "It has a garden."),
-        Label("q9", "supported", "Anything."),
-        Label("q1", "unfaithful"),
-        Label("q2", "faithful"),
-        Label("q3", "faithful"),
-    ]
-    c = calibrate(labels, ROWS)
-    assert c.claims.pairs == [("supported", "supported"), ("contradicted", "supported")]
-    assert c.claims.agreement == 0.5
-    assert c.claims.confusion()["contradicted"] == {
-        "supported": 1,
-        "unsupported": 0,
-        "contradicted": 0,
-    }
-    (d,) = c.claims.disagreements
-    assert (d.question_id, d.human, d.judge, d.reason) == (
-        "q1",
-        "contradicted",
-        "supported",
-        "67% found",
-    )
-    assert [why for _, why in c.claims.unmatched] == [
-        "no judged claim with this text",
-        "question not in the run",
-    ]
-    assert c.questions.pairs == [("unfaithful", "unfaithful"), ("faithful", "faithful")]
-    assert c.questions.unmatched[0][1].startswith("judge gave no faithfulness")
-
-
-def test_calibrate_command_on_a_written_run(tmp_path, capsys):
+def written_run(tmp_path):
     run_id = "20260101-000000-test"
     run_dir = tmp_path / "results" / run_id
     manifest = RunManifest(
@@ -112,22 +80,35 @@ def test_calibrate_command_on_a_written_run(tmp_path, capsys):
     results.atomic_write_json(run_dir / "manifest.json", results.manifest_to_dict(manifest))
     rows = [{**r, "run_id": run_id} for r in ROWS]
     results.write_parquet(run_dir / "questions.parquet", results.rows_to_table(rows))
+    return run_id
+
+
+def test_calibrate_matches_normalised_text_and_reports_the_rest(tmp_path, capsys):
+    run_id = written_run(tmp_path)
     labels = tmp_path / "labels.yaml"
     labels.write_text(
         "labels:\n"
-        "  - {question_id: q1, claim: 'The museum opened in 1998.', verdict: supported}\n"
-        "  - {question_id: q1, claim: 'It has four floors.', verdict: contradicted}\n"
-        "  - {question_id: q7, claim: 'Lost.', verdict: supported}\n"
+        "  - {question_id: q1, claim: 'the museum opened in 1998', verdict: supported}\n"
+        "  - {question_id: q1, claim: 'It has four floors', verdict: contradicted}\n"
+        "  - {question_id: q1, claim: 'It has a garden.', verdict: unsupported}\n"
+        "  - {question_id: q9, claim: 'Anything.', verdict: supported}\n"
+        "  - {question_id: q1, faithful: false}\n"
+        "  - {question_id: q2, faithful: true}\n"
+        "  - {question_id: q3, faithful: true}\n"
     )
     code = cli.main(
         ["calibrate", str(labels), "--run", run_id, "--results", str(tmp_path / "results")]
     )
     out = capsys.readouterr().out
     assert code == 0
-    assert "Claims: 3 labelled, 2 matched, 1 unmatched" in out
-    assert "agreement 0.500" in out and "Cohen's kappa 0.000" in out
-    assert 'q1 "It has four floors.": human contradicted, judge supported (67% found)' in out
-    assert 'q7 "Lost.": question not in the run' in out
+    assert "Claims: 4 labelled, 2 matched, 2 unmatched" in out
+    assert "n 2   agreement 0.500   Cohen's kappa 0.000" in out
+    assert f'q1 "It has four floors": human contradicted, judge supported (run {run_id}' in out
+    assert 'q1 "It has a garden.": no run of this judge has it' in out
+    assert 'q9 "Anything.": no run of this judge has it' in out
+    # q2 has no faithfulness (no claims): its label pairs with nothing
+    assert "Questions (faithful): 3 labelled, 2 matched, 1 unmatched" in out
+    assert "    q2: no run of this judge has it" in out
 
 
 def test_calibrate_command_unknown_run_is_one_clear_error(tmp_path, capsys):

@@ -58,7 +58,12 @@ def judge_for(server, cache_dir=None, **overrides):
         "prices": PRICES,
         **overrides,
     }
-    return make_judge(config, cache_dir=cache_dir)
+    # No cache unless a test asks for one: these tests count calls on the server.
+    if cache_dir is None:
+        config["cache"] = False
+    else:
+        config["cache_dir"] = str(cache_dir)
+    return make_judge(config)
 
 
 def test_normal_reply_request_shape_verdicts_and_cost(chat, sample_input):

@@ -53,6 +53,7 @@ def test_evaluate_with_an_http_judge_records_its_verdicts_and_never_its_key(tmp_
 
     secret = "sk-test-EVALUATE-0a1b2c3d4e5f"
     monkeypatch.setenv("RAGEVAL_TEST_EVAL_KEY", secret)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))  # no other test's replies
     verdicts = {
         "claims": [
             {

@@ -1,0 +1,72 @@
+"""Review: a queue of the questions whose labels teach the most about a run's judge — a
+sample stratified by verdict, claims flagged on correct answers, claims two judges
+disagree on — one at a time, with the labelling controls of the Question page."""
+
+import streamlit as st
+
+from dashboard import data, labelling, ui
+from dashboard.links import REVIEW_SIZES, ViewState, escape_word
+from dashboard.shaping import answer_marks, queue_rows, reviewed_count
+from rageval_core.errors import NotFoundError
+
+DEFAULT_SIZE = 20
+
+page = ui.start("review")
+state = page.state
+runs = ui.require_runs()
+c = st.columns([4, 1])
+with c[0]:
+    run = ui.pick_run(runs, state.run, key="review_run")
+size = c[1].selectbox(
+    "Questions",
+    REVIEW_SIZES,
+    index=REVIEW_SIZES.index(state.size or DEFAULT_SIZE),
+    key="review_size",
+)
+queue = data.review_queue(run, size)
+# Another run or size is another queue: start at its first question. A URL without a
+# (known) run shows the newest, which is no change of run either.
+url_run = state.run if state.run in set(runs["run_id"]) else runs["run_id"].iloc[0]
+pos = state.pos if (run, size) == (url_run, state.size or DEFAULT_SIZE) else 0
+pos = min(pos, max(len(queue) - 1, 0))
+view = state.shared().with_(run=run, size=size, pos=pos)
+page.publish(view)
+
+if not queue:
+    st.info(f"Run {run} has no judged claims to review.")
+    st.stop()
+
+dataset = data.run_dataset(run)
+ids = [item.question_id for item in queue]
+labelled = [q for q in ids if dataset and data.question_labels(dataset.sha256, q)]
+done = reviewed_count(ids, labelled)
+st.progress(done / len(queue), text=f"{done} of {len(queue)} reviewed")
+
+c = st.columns([1, 1, 4])
+for col, text, target, enabled in (
+    (c[0], "Previous", pos - 1, pos > 0),
+    (c[1], "Next", pos + 1, pos < len(queue) - 1),
+):
+    if col.button(text, disabled=not enabled, key=f"review_{text.lower()}"):
+        ui.go("review", view.with_(pos=target))
+
+item = queue[pos]
+st.subheader(f"{pos + 1} of {len(queue)}: {item.question_id}")
+st.caption(f"Why this question: {escape_word(item.reason)}")  # may name a run: a manifest's text
+ui.link("question", "Open the full Question view", ViewState(run=run, question=item.question_id))
+try:
+    d = data.question_detail(run, item.question_id)
+except NotFoundError:  # the run changed since the queue was drawn
+    st.error(f"Question '{item.question_id}' is no longer in run '{run}'.")
+    st.stop()
+ui.safe_text(d.question)
+st.caption("Reference answer" + ("" if d.answerable else " (unanswerable: should decline)"))
+ui.safe_text(d.reference_answer or "—")
+st.caption("Answer (unsupported claims yellow, contradicted red)")
+ui.safe_text(d.answer or "—", answer_marks(d.claims))
+labelling.claims_section(d, key="review_label")
+
+st.subheader("The queue")
+ui.question_table(
+    queue_rows(queue, labelled), ["question_id", "why", "reviewed"], key="review_queue", run_id=run
+)

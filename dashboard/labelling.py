@@ -1,0 +1,172 @@
+"""The labelling controls the Question and Review pages share (SPEC §10).
+
+Per claim: the human labels it already carries (any run on the same dataset version),
+then a small form — the judge is right, or the verdict should be supported / unsupported /
+contradicted, with an optional note. Per question: pass or fail. A save writes one new
+labels file through `data.save_labels` and reruns, so it shows at once. When labels may
+not be written (read-only, an unwritable location) the labels are shown, the forms are
+not, and the page says why. Nothing here reads files or builds HTML itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import streamlit as st
+
+from dashboard import auth, data, ui
+from dashboard.links import escape_word
+from dashboard.shaping import (
+    CLAIM_CHOICES,
+    JUDGE_IS_RIGHT,
+    QUESTION_CHOICES,
+    chosen_verdict,
+    human_summary,
+    label_lines,
+    question_verdict,
+)
+from rageval_core.errors import ConfigError, RagevalError, one_line
+from rageval_core.labels import VERDICTS, HumanLabel, claim_key, utc_stamp
+from rageval_core.models import Claim, DatasetRef
+from rageval_core.query import QuestionDetail
+
+Labels = Mapping[str | None, tuple[HumanLabel, ...]]
+MAX_NOTE = 2000  # characters: a note is a sentence or two, not a pasted document
+VERDICT_ICONS = {
+    "supported": ":material/check_circle:",
+    "unsupported": ":material/help:",
+    "contradicted": ":material/cancel:",
+}
+
+
+def claims_section(d: QuestionDetail, *, key: str) -> None:
+    """Every claim with the judge's verdict, evidence and reason, the human labels beside
+    them and (when this session may write) a form per claim and one for the question."""
+    dataset = data.run_dataset(d.run_id)
+    labels = data.question_labels(dataset.sha256, d.question_id) if dataset else {}
+    st.subheader(f"Claims ({len(d.claims)})")
+    if dataset is None:
+        st.info("Labels need the run's dataset, and its manifest could not be read.")
+        reviewer = None
+    else:
+        reviewer = may_label()
+    if not d.claims:
+        st.caption("No claims: the judge found nothing to check (a refusal has none).")
+    # Widget state lives per key for the whole session: keyed by run and question too, so
+    # a choice made on one answer is never preselected on the next one's claim i.
+    key = f"{key}_{d.run_id}_{d.question_id}"
+    for i, c in enumerate(d.claims, start=1):
+        people = human_summary(labels.get(claim_key(c.text), ()))
+        with st.expander(
+            f"Claim {i}: {c.verdict}" + (f" · {people}" if people else ""),
+            icon=VERDICT_ICONS.get(c.verdict, ":material/error:"),
+            expanded=c.verdict != "supported",
+        ):
+            ui.safe_text(c.text)
+            st.caption("Evidence chunk")
+            st.code(c.evidence_chunk_id or "none", language=None)
+            st.caption("Evidence sentence")
+            ui.safe_text(c.evidence or "none")
+            st.caption("Judge's reason")
+            ui.safe_text(c.reason or "none given")
+            existing(labels, claim_key(c.text))
+            if reviewer and dataset and c.verdict in VERDICTS:
+                label_form(d, c, dataset, labels, reviewer, key=f"{key}_claim_{i}")
+    st.subheader("The answer as a whole")
+    existing(labels, None)
+    if reviewer and dataset:
+        label_form(d, None, dataset, labels, reviewer, key=f"{key}_question")
+
+
+def may_label() -> str | None:
+    """The reviewer's name when this session may save labels, else None (and says why).
+
+    Without OIDC, asks for a name once per session; a bad name is shown and asked again.
+    """
+    ok, why = data.can_label()
+    if not ok:
+        st.info(escape_word(why), icon=":material/lock:")  # names a location, an OS error
+        return None
+    name = auth.reviewer()
+    if name:
+        st.caption(f"Labelling as {escape_word(name)}.")  # a typed name: shown as text
+        return name
+    with st.form("label_reviewer"):
+        typed = st.text_input(
+            "Your name, saved with each label you give",
+            max_chars=120,
+            key="label_reviewer_name",
+        )
+        if st.form_submit_button("Start labelling"):
+            try:
+                auth.set_reviewer(typed)
+                st.rerun()
+            except ConfigError as exc:
+                st.error(escape_word(str(exc)))
+    return None
+
+
+def existing(labels: Labels, key: str | None) -> None:
+    """The human labels of one claim (`key`) or of the question (None), as plain text."""
+    lines = label_lines(labels.get(key, ()))
+    if lines:
+        st.caption("Human labels")
+        ui.safe_text("\n".join(lines))
+
+
+def _mine(labels: Labels, key: str | None, reviewer: str) -> HumanLabel | None:
+    return next((lab for lab in labels.get(key, ()) if lab.reviewer == reviewer), None)
+
+
+def label_form(
+    detail: QuestionDetail,
+    claim: Claim | None,
+    dataset: DatasetRef,
+    labels: Labels,
+    reviewer: str,
+    *,
+    key: str,
+) -> None:
+    """A form correcting (or confirming) the judge on one claim, or with `claim` None
+    marking the whole answer pass or fail; it starts from this reviewer's own label."""
+    mine = _mine(labels, claim_key(claim.text) if claim else None, reviewer)
+    if claim is not None:
+        judged = claim.verdict
+        choices, title, save = CLAIM_CHOICES, "Your verdict", "Save claim label"
+        current = mine.verdict if mine and mine.verdict != judged else JUDGE_IS_RIGHT
+    else:
+        judged = question_verdict(detail.metrics.get("faithfulness"), detail.judge_error)
+        choices, save = QUESTION_CHOICES, "Save question label"
+        title = f"The answer as a whole (the judge: {judged or 'no verdict'})"
+        current = mine.question_label if mine else judged or choices[0]
+    with st.form(key):
+        choice = st.radio(
+            title, choices, index=choices.index(current), horizontal=True, key=f"{key}_choice"
+        )
+        note = st.text_input(
+            "Note (optional)",
+            value=mine.note if mine else "",
+            max_chars=MAX_NOTE,
+            key=f"{key}_note",
+        )
+        if st.form_submit_button(save):
+            value = chosen_verdict(choice, judged) if claim else choice
+            label = HumanLabel(
+                dataset=dataset.name,
+                dataset_sha256=dataset.sha256,
+                question_id=detail.question_id,
+                claim=claim.text if claim else None,
+                verdict=value if claim else None,
+                question_label=None if claim else value,
+                reviewer=reviewer,
+                created_at=utc_stamp(),
+                note=note.strip(),
+                run_id=detail.run_id,
+                judge=judged,
+            )
+            try:
+                data.save_labels([label])
+            except (RagevalError, OSError) as exc:  # the location changed since the probe
+                st.error(f"The label was not saved: {escape_word(one_line(str(exc), 300))}")
+                return
+            st.rerun()  # drawn again with the new label beside the judge's

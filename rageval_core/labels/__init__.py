@@ -1,0 +1,30 @@
+"""Human labels of claims and answers (SPEC §10): the label, where labels live, and how
+far two raters agree. The dashboard writes them; `query/labels.py` compares them with the
+judges' verdicts; `rageval calibrate` and `rageval labels export` read them."""
+
+from rageval_core.labels.agreement import Agreement, agreement, cohen_kappa
+from rageval_core.labels.model import (
+    QUESTION_LABELS,
+    HumanLabel,
+    check_reviewer,
+    claim_key,
+    utc_stamp,
+)
+from rageval_core.labels.store import LABELS_ENV, LabelSet, LabelStore, labels_location
+from rageval_core.models import VERDICTS
+
+__all__ = [
+    "LABELS_ENV",
+    "QUESTION_LABELS",
+    "VERDICTS",
+    "Agreement",
+    "HumanLabel",
+    "LabelSet",
+    "LabelStore",
+    "agreement",
+    "check_reviewer",
+    "claim_key",
+    "cohen_kappa",
+    "labels_location",
+    "utc_stamp",
+]

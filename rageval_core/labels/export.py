@@ -1,0 +1,65 @@
+"""Labels as files to share: CSV (one row per label, every field) and the older labels
+YAML that `rageval calibrate LABELS.yaml` reads (plus the newer fields, which it ignores).
+
+CSV cells that a spreadsheet would run as a formula (`=`, `+`, `-`, `@`, tab, CR first)
+get a leading `'`: claims and notes are model and user text, and opening an export must
+not execute it.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections import Counter
+from collections.abc import Sequence
+
+import yaml
+
+from rageval_core.errors import ConfigError
+from rageval_core.labels.model import FIELDS, HumanLabel
+
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def _cell(value: object) -> str:
+    text = "" if value is None else str(value)
+    return f"'{text}" if text.startswith(_FORMULA_START) else text
+
+
+def to_csv(labels: Sequence[HumanLabel]) -> str:
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(FIELDS)
+    for lab in labels:
+        d = lab.to_dict()
+        writer.writerow([_cell(d[f]) for f in FIELDS])
+    return out.getvalue()
+
+
+def to_yaml(labels: Sequence[HumanLabel]) -> str:
+    """The older labels YAML. It has one label per question and claim, so labels of one
+    claim by several reviewers (or on several dataset versions) are refused: pick them
+    with --reviewer / --dataset."""
+    keys = Counter((lab.question_id, lab.claim_key) for lab in labels)
+    clashes = sorted({qid for (qid, _), n in keys.items() if n > 1})
+    if clashes:
+        raise ConfigError(
+            f"{len(clashes)} question(s) have several labels of one claim (several reviewers "
+            f"or dataset versions), e.g. {clashes[0][:60]!r}: the YAML format holds one; "
+            "narrow with --reviewer or --dataset, or export csv"
+        )
+    entries = []
+    for lab in labels:
+        e: dict[str, object] = {"question_id": lab.question_id}
+        if lab.claim is not None:
+            e |= {"claim": lab.claim, "verdict": lab.verdict}
+        else:
+            e["faithful"] = lab.question_label == "pass"
+        e |= {
+            k: v
+            for k, v in lab.to_dict().items()
+            if k not in ("question_id", "claim", "verdict", "question_label")
+            and v not in ("", None)
+        }
+        entries.append(e)
+    return yaml.safe_dump({"labels": entries}, allow_unicode=True, sort_keys=False, width=100)

@@ -1,0 +1,187 @@
+"""One human label (a JSONL line of the labels location, SPEC §10) and the rules of its fields.
+
+A label belongs to a claim's text on a dataset version, not to a run: `claim_key` is the
+normalised text both sides are matched on. Building a `HumanLabel` validates it, so a
+label that exists is a label that can be written and read back. This module does no I/O.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import unicodedata
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+from rageval_core.errors import ConfigError
+from rageval_core.metrics.generation import normalize_answer
+from rageval_core.models import VERDICTS
+
+QUESTION_LABELS: tuple[str, ...] = ("pass", "fail")
+MAX_REVIEWER = 120
+FIELDS: tuple[str, ...] = (  # a line's keys, in the order they are written
+    "dataset",
+    "dataset_sha256",
+    "question_id",
+    "claim",
+    "verdict",
+    "question_label",
+    "reviewer",
+    "created_at",
+    "note",
+    "run_id",
+    "judge",
+)
+
+
+def claim_key(text: str | None) -> str | None:
+    """The text a claim is matched on (`normalize_answer`: case, punctuation and articles
+    do not tell two claims apart); None for a question-level label."""
+    return None if text is None else normalize_answer(text)
+
+
+def _has_control(text: str) -> bool:
+    return any(unicodedata.category(c) in ("Cc", "Cf", "Zl", "Zp") for c in text)
+
+
+@functools.lru_cache(maxsize=4096)
+def _checked_reviewer(name: str) -> str:
+    name = name.strip()
+    if not name:
+        raise ConfigError("reviewer name is empty")
+    if len(name) > MAX_REVIEWER:
+        raise ConfigError(f"reviewer name is longer than {MAX_REVIEWER} characters")
+    if _has_control(name):
+        raise ConfigError("reviewer name contains control characters")
+    return name
+
+
+def check_reviewer(name: object) -> str:
+    """`name` stripped, if it can name a reviewer: it becomes a folder of the labels
+    location and is shown on every page, so it is short, non-empty, one plain line."""
+    if not isinstance(name, str):
+        raise ConfigError("reviewer name must be text")
+    return _checked_reviewer(name)  # a few reviewers sign thousands of labels
+
+
+def utc_stamp(now: datetime | None = None) -> str:
+    """UTC ISO-8601 with microseconds: two saves in one second still order."""
+    now = now or datetime.now(UTC)
+    return now.astimezone(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
+
+
+def parse_time(value: object) -> datetime:
+    """An aware datetime from an ISO-8601 text; ConfigError when it is not one."""
+    if not isinstance(value, str):
+        raise ConfigError("created_at must be an ISO-8601 time")
+    try:
+        ts = datetime.fromisoformat(value)
+    except ValueError:
+        raise ConfigError(f"created_at {value[:40]!r} is not an ISO-8601 time") from None
+    if ts.tzinfo is None:
+        raise ConfigError(f"created_at {value[:40]!r} has no time zone")
+    return ts
+
+
+def _text(value: object, name: str, *, optional: bool = False) -> str | None:
+    if value is None and optional:
+        return None
+    if not isinstance(value, str) or (not optional and not value.strip()):
+        raise ConfigError(f"{name} must be {'text' if optional else 'non-empty text'}")
+    return value
+
+
+@dataclass(frozen=True)
+class HumanLabel:
+    """One human judgement of a claim (`claim` set, `verdict`) or of a whole answer
+    (`claim` None, `question_label`). `judge` is the judge's value it was given beside:
+    equal to the human's when the reviewer said "the judge is right"."""
+
+    dataset: str
+    dataset_sha256: str
+    question_id: str
+    claim: str | None
+    verdict: str | None
+    question_label: str | None
+    reviewer: str
+    created_at: str
+    note: str = ""
+    run_id: str | None = None
+    judge: str | None = None
+
+    def __post_init__(self) -> None:
+        _text(self.dataset, "dataset")
+        _text(self.dataset_sha256, "dataset_sha256")
+        _text(self.question_id, "question_id")
+        _text(self.run_id, "run_id", optional=True)
+        _text(self.judge, "judge", optional=True)
+        if not isinstance(self.note, str):
+            raise ConfigError("note must be text")
+        object.__setattr__(self, "reviewer", check_reviewer(self.reviewer))
+        # derived once (not fields: neither compared nor written); loads sort and index
+        # tens of thousands of labels by them
+        object.__setattr__(self, "at", parse_time(self.created_at))
+        object.__setattr__(self, "claim_key", claim_key(self.claim))
+        if self.claim is not None:
+            _text(self.claim, "claim")
+            if self.verdict not in VERDICTS:
+                raise ConfigError(f"verdict must be one of {', '.join(VERDICTS)}")
+            if self.question_label is not None:
+                raise ConfigError("a claim label has a verdict, not a question_label")
+        else:
+            if self.question_label not in QUESTION_LABELS:
+                raise ConfigError(
+                    f"a question label (claim null) needs question_label "
+                    f"{' or '.join(QUESTION_LABELS)}"
+                )
+            if self.verdict is not None:
+                raise ConfigError("a question label (claim null) has no verdict")
+
+    @property
+    def value(self) -> str:
+        """The human's answer: the verdict of a claim, pass/fail of a question."""
+        return self.verdict if self.claim is not None else self.question_label  # type: ignore[return-value]
+
+    if TYPE_CHECKING:
+        at: datetime  # created_at, parsed
+        claim_key: str | None  # claim_key(claim)
+
+    def key(self) -> tuple:
+        """What a newer label of the same reviewer replaces (SPEC §10)."""
+        return (self.reviewer, self.dataset, self.dataset_sha256, self.question_id, self.claim_key)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in FIELDS}
+
+    def to_line(self) -> str:
+        """One JSONL line (no newline); non-ASCII kept as written."""
+        return json.dumps(self.to_dict(), ensure_ascii=False, separators=(",", ":"))
+
+    @classmethod
+    def from_dict(cls, d: object) -> HumanLabel:
+        """A label from a parsed JSON line; ConfigError naming the first wrong field.
+        Unknown fields are ignored (a newer rageval may add some)."""
+        if not isinstance(d, dict):
+            raise ConfigError("a label line must be a JSON object")
+        missing = [
+            f for f in ("dataset", "dataset_sha256", "question_id", "reviewer") if f not in d
+        ]
+        if missing:
+            raise ConfigError(f"missing field {missing[0]}")
+        qid = d.get("question_id")
+        if isinstance(qid, int) and not isinstance(qid, bool):
+            qid = str(qid)
+        return cls(
+            dataset=d["dataset"],
+            dataset_sha256=d["dataset_sha256"],
+            question_id=qid,
+            claim=d.get("claim"),
+            verdict=d.get("verdict"),
+            question_label=d.get("question_label"),
+            reviewer=d["reviewer"],
+            created_at=d.get("created_at"),  # type: ignore[arg-type]
+            note="" if d.get("note") is None else d["note"],
+            run_id=d.get("run_id"),
+            judge=d.get("judge"),
+        )

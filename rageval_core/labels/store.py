@@ -1,0 +1,347 @@
+"""The labels location (SPEC §10): a folder or an `s3://` prefix of small JSONL files.
+
+Every save is one new file `<location>/<dataset>/<reviewer>/<utc>-<random>.jsonl`, never a
+rewrite, so two reviewers saving at the same moment both keep their labels, and an object
+store works as a folder does. Reading takes every file; the newest line per (reviewer,
+dataset, dataset version, question, claim) wins. A bad line is a problem naming its file
+and line, never fatal. Files never change once written, so a store parses each file once
+and a reload only reads the new ones. Notes go through `redact.scrub_value` before they
+are written: a reviewer pasting a key into a note does not publish it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import secrets
+import threading
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, replace
+from functools import cached_property
+from pathlib import Path
+
+import pyarrow as pa
+
+from rageval_core import results
+from rageval_core.errors import ConfigError, RagevalError, one_line
+from rageval_core.labels.model import FIELDS, HumanLabel, utc_stamp
+from rageval_core.redact import scrub_value
+
+LABELS_ENV = "RAGEVAL_LABELS"
+_UNSAFE = re.compile(r"[^A-Za-z0-9._@+-]+")
+_MAX_LINE = 1_000_000  # bytes; a longer line is reported, not parsed
+
+
+def labels_location(results_loc: str | None = None, explicit: str | None = None) -> str:
+    """`explicit`, else $RAGEVAL_LABELS, else `labels` beside the results location
+    (`/x/results` -> `/x/labels`, `s3://b/p/results` -> `s3://b/p/labels`)."""
+    if explicit:
+        return str(explicit)
+    if os.environ.get(LABELS_ENV):
+        return os.environ[LABELS_ENV]
+    loc = results.results_location(results_loc).rstrip("/")
+    if results.is_remote(loc):
+        head, sep, _ = loc.rpartition("/")
+        return f"{head}/labels" if sep and "://" in head else f"{loc}/labels"
+    return str(Path(results.filesystem(loc)[1]).parent / "labels")  # file:// URLs too
+
+
+def safe_name(text: str) -> str:
+    """A folder name for a dataset or reviewer: its own text when safe, else a cleaned
+    text plus a short hash (so two names never share a folder by accident). The folder is
+    only a convenience: every line carries its own dataset and reviewer."""
+    clean = _UNSAFE.sub("_", text).strip("._")[:60] or "_"
+    if clean == text:
+        return clean
+    return f"{clean}-{hashlib.sha256(text.encode()).hexdigest()[:8]}"
+
+
+LABELS_SCHEMA = pa.schema(
+    [(name, pa.string()) for name in FIELDS]
+    + [("claim_key", pa.string()), ("value", pa.string()), ("idx", pa.int64())]
+)
+
+
+@dataclass(frozen=True)
+class LabelSet:
+    """The labels of a location: newest per key only, and what could not be read."""
+
+    labels: tuple[HumanLabel, ...] = ()
+    problems: tuple[str, ...] = ()
+
+    @cached_property
+    def _by_question(self) -> dict[tuple[str, str], dict[str | None, tuple[HumanLabel, ...]]]:
+        index: dict[tuple[str, str], dict[str | None, list[HumanLabel]]] = {}
+        for label in self.labels:
+            q = index.setdefault((label.dataset_sha256, label.question_id), {})
+            q.setdefault(label.claim_key, []).append(label)
+        return {k: {c: tuple(v) for c, v in q.items()} for k, q in index.items()}
+
+    @cached_property
+    def table(self) -> pa.Table:
+        """The labels as Arrow, for joins in DuckDB: every field plus `claim_key`, `value`
+        (the verdict or the pass/fail) and `idx`, the label's place in `labels`."""
+        return pa.Table.from_pylist(
+            [
+                {**lab.to_dict(), "claim_key": lab.claim_key, "value": lab.value, "idx": i}
+                for i, lab in enumerate(self.labels)
+            ],
+            schema=LABELS_SCHEMA,
+        )
+
+    def for_question(
+        self, dataset_sha256: str, question_id: str
+    ) -> dict[str | None, tuple[HumanLabel, ...]]:
+        """claim_key -> its labels (every reviewer's newest); None -> question labels."""
+        return dict(self._by_question.get((dataset_sha256, question_id), {}))
+
+    def merged(self, other: LabelSet) -> LabelSet:
+        """Both sets, newest per key again (the labels location plus an older YAML)."""
+        found = [(lab, (lab.at, "", 0)) for lab in self.labels + other.labels]
+        return as_set(keep_newest({}, found), self.problems + other.problems)
+
+
+def _order(lab: HumanLabel) -> tuple:
+    """Labels in a stable order: by dataset version, question, question label first."""
+    return (
+        lab.dataset,
+        lab.dataset_sha256,
+        lab.question_id,
+        lab.claim_key or "",
+        lab.claim is not None,
+        lab.reviewer,
+    )
+
+
+Best = dict[tuple, tuple[HumanLabel, tuple]]
+"""key -> (the newest label of that key so far, its order)."""
+
+
+def keep_newest(best: Best, found: Iterable[tuple[HumanLabel, tuple]]) -> Best:
+    """`best` updated with `found` (label, order), order = (created_at, file, line): the
+    newest per key wins, a tie in time goes to the later file and line."""
+    for label, order in found:
+        k = label.key()
+        held = best.get(k)
+        if held is None or order > held[1]:
+            best[k] = (label, order)
+    return best
+
+
+def as_set(best: Best, problems: Sequence[str]) -> LabelSet:
+    return LabelSet(tuple(sorted((v[0] for v in best.values()), key=_order)), tuple(problems))
+
+
+def parse_lines(text: str, where: str) -> tuple[list[tuple[HumanLabel, int]], list[str]]:
+    """The labels of one JSONL file's text and its problems ("file:line: why")."""
+    labels, problems = [], []
+    # split on "\n" only: JSON escapes it inside strings, but not U+2028 or U+0085, which
+    # `str.splitlines` would cut a note at
+    for n, line in enumerate(text.split("\n"), start=1):
+        if not line.strip():
+            continue
+        if len(line) > _MAX_LINE:
+            problems.append(f"{where}:{n}: line longer than {_MAX_LINE} characters")
+            continue
+        try:
+            labels.append((HumanLabel.from_dict(json.loads(line)), n))
+        except ValueError as exc:
+            problems.append(one_line(f"{where}:{n}: not JSON ({exc})", 300))
+        except RagevalError as exc:
+            problems.append(one_line(f"{where}:{n}: {exc.message}", 300))
+    return labels, problems
+
+
+@dataclass
+class _Merged:
+    """What a load found: the files (path -> size), the newest per key, the result."""
+
+    files: dict[str, int]
+    best: Best
+    problems: list[str]
+    result: LabelSet
+
+
+@dataclass
+class _Parsed:
+    size: int
+    labels: list[tuple[HumanLabel, int]] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+
+
+class LabelStore:
+    """A labels location opened for reading and saving; one per process is enough."""
+
+    def __init__(self, location: str, *, read_only: bool = False):
+        self.location = str(location).rstrip("/") or str(location)
+        self.read_only = read_only
+        self.fs, self.root = results.filesystem(self.location)
+        self.remote = results.is_remote(self.location)
+        self._parsed: dict[str, _Parsed] = {}
+        self._last: dict[str | None, _Merged] = {}
+        self._lock = threading.Lock()
+        self._writable: tuple[bool, str] | None = None
+
+    def writable(self) -> tuple[bool, str]:
+        """(True, "") when saves can land here, else (False, why)."""
+        if self.read_only:
+            return False, "the dashboard was started read-only"
+        if self._writable is None:
+            self._writable = self._probe()
+        return self._writable
+
+    def _probe(self) -> tuple[bool, str]:
+        if not self.remote:
+            path = Path(self.root)
+            while not path.exists() and path != path.parent:
+                path = path.parent
+            if path.is_dir() and os.access(path, os.W_OK | os.X_OK):
+                return True, ""
+            return False, f"{self.location} is not writable"
+        probe = f"{self.root}/.write-check-{secrets.token_hex(8)}"
+        try:
+            self.fs.pipe_file(probe, b"")
+            self.fs.rm_file(probe)
+        except OSError as exc:
+            return False, one_line(f"cannot write to {self.location}: {exc}", 300)
+        return True, ""
+
+    def save(self, labels: Sequence[HumanLabel]) -> str:
+        """Write `labels` (one dataset, one reviewer) as one new file; return its path."""
+        if not labels:
+            raise ConfigError("nothing to save: no labels")
+        ok, why = self.writable()
+        if not ok:
+            raise ConfigError(f"labels cannot be saved: {why}")
+        first = labels[0]
+        if any(lab.dataset != first.dataset or lab.reviewer != first.reviewer for lab in labels):
+            raise ConfigError("one save holds the labels of one dataset and one reviewer")
+        clean = [replace(lab, note=scrub_value(lab.note)) for lab in labels]
+        data = "".join(lab.to_line() + "\n" for lab in clean).encode()
+        name = f"{utc_stamp().replace(':', '').replace('-', '')}-{secrets.token_hex(8)}.jsonl"
+        rel = f"{safe_name(first.dataset)}/{safe_name(first.reviewer)}/{name}"
+        if self.remote:
+            path = f"{self.root}/{rel}"
+            self.fs.pipe_file(path, data)  # one PUT: readers see all of it or nothing
+            return self.fs.unstrip_protocol(path)
+        path = Path(self.root, rel)
+        write_new(path, data)
+        return str(path)
+
+    def _files(self, dataset: str | None) -> dict[str, int]:
+        """Every label file (path -> size) under the location or one dataset's folder."""
+        base = f"{self.root}/{safe_name(dataset)}" if dataset else self.root
+        if not self.remote:
+            return _local_files(base)
+        try:
+            found = self.fs.find(base, detail=True)
+        except (FileNotFoundError, NotADirectoryError):
+            return {}
+        return {p: int(info.get("size") or 0) for p, info in found.items() if _is_label_file(p)}
+
+    def _read(self, paths: list[str]) -> dict[str, bytes | Exception]:
+        """The bytes of each file (an exception where it could not be read): one request
+        for all of them on an object store (fsspec fetches them concurrently)."""
+        if not self.remote:
+            return {p: _read_local(p) for p in paths}
+        try:
+            got = self.fs.cat(paths, on_error="return")
+        except OSError as exc:  # the whole listing vanished meanwhile
+            return dict.fromkeys(paths, exc)
+        return got if isinstance(got, dict) else {paths[0]: got}
+
+    def load(self, dataset: str | None = None) -> LabelSet:
+        """Every label of the location (of `dataset` only, when given), newest per key."""
+        files = self._files(dataset)
+        last = self._last.get(dataset)
+        if last is not None and last.files == files:
+            return last.result  # nothing added or grown: the same set
+        todo = [p for p, size in files.items() if self._parsed.get(p, _Parsed(-1)).size != size]
+        texts = self._read(todo) if todo else {}
+        with self._lock:
+            for p in todo:
+                self._parsed[p] = self._parse(p, files[p], texts.get(p))
+            # Files are only ever added: merge the new ones into the last result. A file
+            # gone or changed (removed by hand, a save cut short) means a full merge.
+            grown = last is not None and all(files.get(p) == n for p, n in last.files.items())
+            best, problems = (dict(last.best), list(last.problems)) if grown else ({}, [])
+            new = sorted(p for p in files if not grown or p not in last.files)
+            parsed = [(p, self._parsed[p]) for p in new]
+        for p, entry in parsed:
+            problems += entry.problems
+            name = p.rsplit("/", 1)[-1]
+            keep_newest(
+                best,
+                (
+                    (label, (label.at, name, line))
+                    for label, line in entry.labels
+                    if dataset is None or label.dataset == dataset
+                ),
+            )
+        result = as_set(best, problems)
+        with self._lock:
+            self._last[dataset] = _Merged(files, best, problems, result)
+        return result
+
+    def _parse(self, path: str, size: int, data: bytes | Exception | None) -> _Parsed:
+        where = self.fs.unstrip_protocol(path) if self.remote else path
+        if isinstance(data, Exception) or data is None:
+            return _Parsed(size, [], [f"{where}: unreadable ({data})"])
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            return _Parsed(size, [], [f"{where}: not UTF-8 ({exc.reason})"])
+        labels, problems = parse_lines(text, where)
+        return _Parsed(size, labels, problems)
+
+
+def _is_label_file(path: str) -> bool:
+    return path.endswith(".jsonl") and not path.rsplit("/", 1)[-1].startswith(".")
+
+
+def _local_files(base: str) -> dict[str, int]:
+    """Label files under a local folder with their sizes, from the directory entries
+    (one `scandir` per folder: 50,000 files list in a fraction of fsspec's `find`)."""
+    out: dict[str, int] = {}
+    stack = [base]
+    while stack:
+        folder = stack.pop()
+        try:
+            with os.scandir(folder) as it:
+                for entry in it:
+                    if entry.is_dir(follow_symlinks=False):
+                        stack.append(entry.path)
+                    elif _is_label_file(entry.path) and entry.is_file():
+                        try:
+                            out[entry.path] = entry.stat().st_size
+                        except OSError:
+                            continue  # removed since it was listed
+        except OSError:  # no such folder (no labels yet), or not a folder
+            continue
+    return out
+
+
+def _read_local(path: str) -> bytes | Exception:
+    try:
+        with open(path, "rb") as fh:
+            return fh.read()
+    except OSError as exc:
+        return exc
+
+
+def write_new(path: Path, data: bytes) -> None:
+    """Create `path` with `data`, durably, failing rather than replacing a file: written
+    under a hidden name, then hard-linked into place (link never overwrites)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
+    try:
+        with open(tmp, "xb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, 0o644)
+        os.link(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)

@@ -1,0 +1,382 @@
+"""Human labels against the judges: the Judge page, the Runs/Diagnose columns, the review
+queue and `rageval calibrate` all read these functions, so they show the same figures.
+
+A human's verdict on a claim is compared with the judge's verdict of the same claim text
+(`claim_key`) on the same dataset version and question, in every run of that judge; a
+question's pass/fail with "faithfulness >= faithful_min and the judge did not fail". The
+claims come from the narrow per-run claims cache (`claims_cache.py`); labels are an Arrow
+table registered on the query's cursor; every join runs in DuckDB.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import duckdb
+import numpy as np
+import pyarrow as pa
+
+from rageval_core.errors import ConfigError
+from rageval_core.labels import QUESTION_LABELS, VERDICTS, HumanLabel, LabelSet
+from rageval_core.labels.agreement import Agreement, agreement_from_counts, kappas
+from rageval_core.query import sql
+from rageval_core.query.claims_cache import ClaimsCache, registered
+from rageval_core.query.store import ResultsStore
+from rageval_core.results import RunInfo
+
+DEFAULT_CORRECT_MIN = 0.5  # config `failure_thresholds.correctness_min` when a run has none
+
+
+@dataclass(frozen=True)
+class JudgeId:
+    """A judge as runs record it: kind, model and prompt version (`JudgeRef.version`)."""
+
+    kind: str
+    model: str | None
+    prompt: str | None
+
+    def label(self) -> str:
+        return " · ".join(p for p in (self.kind, self.model, self.prompt) if p)
+
+
+def judge_of(info: RunInfo) -> JudgeId | None:
+    m = info.manifest
+    return None if m is None else JudgeId(m.judge.kind, m.judge.model, m.judge.version)
+
+
+@dataclass(frozen=True)
+class Disagreement:
+    """A label the judge did not agree with; `run_id` is the newest run of the judge
+    that judged this claim so (the link), `runs` how many did."""
+
+    run_id: str
+    question_id: str
+    claim: str | None
+    human: str
+    judge: str
+    reviewer: str
+    note: str
+    runs: int = 1
+
+
+@dataclass(frozen=True)
+class JudgeReport:
+    judge: JudgeId
+    runs: tuple[str, ...]  # every run of this judge
+    claims: Agreement
+    questions: Agreement
+    disagreements: tuple[Disagreement, ...]
+    unmatched: tuple[HumanLabel, ...] = ()  # labels on its datasets no run of it judged
+
+
+@dataclass(frozen=True)
+class RunCoverage:
+    run_id: str
+    claims: int  # claims the judge gave a verdict in the run
+    checked: int  # of those, claims people labelled
+    kappa: float | None  # human x judge on the checked claims (every reviewer's label)
+
+
+@dataclass(frozen=True)
+class QueueItem:
+    question_id: str
+    reason: str
+
+
+def _runs_table(runs: Sequence[RunInfo]) -> pa.Table:
+    rows = []
+    for info in runs:
+        judge = judge_of(info)
+        if judge is not None:
+            rows.append(
+                {
+                    "run_id": info.run_id,
+                    "dataset_sha256": info.manifest.dataset.sha256,  # type: ignore[union-attr]
+                    "judge_kind": judge.kind,
+                    "judge_model": judge.model,
+                    "judge_prompt": judge.prompt,
+                }
+            )
+    names = ("run_id", "dataset_sha256", "judge_kind", "judge_model", "judge_prompt")
+    return pa.Table.from_pylist(rows, schema=pa.schema([(n, pa.string()) for n in names]))
+
+
+@contextmanager
+def _claims_source(
+    store: ResultsStore,
+    cur: duckdb.DuckDBPyConnection,
+    runs: Sequence[RunInfo],
+    param: str = "claim_files",
+) -> Iterator[tuple[str, dict[str, Any]]]:
+    """FROM text over the claims of `runs` (cached files + live rows) and its params
+    (`param` names the file list, so two sources can share one statement)."""
+    paths, live = ClaimsCache(store).sources(cur, runs)
+    with registered(cur, live_claims=live) as names:
+        parts = [f"SELECT * FROM {names['live_claims']}"]
+        params: dict[str, Any] = {}
+        if paths:
+            parts.insert(0, f"SELECT * FROM read_parquet(${param})")
+            params[param] = paths
+        yield "(" + " UNION ALL BY NAME ".join(parts) + ")", params
+
+
+def _known(store: ResultsStore, runs: Sequence[str | RunInfo] | None) -> list[RunInfo]:
+    infos = store.runs() if runs is None else [store.run(r) for r in runs]
+    return [i for i in infos if i.manifest is not None and i.readable]
+
+
+@dataclass(frozen=True)
+class Pair:
+    """A human label and one value a judge gave its claim (or answer): `runs` runs of
+    the judge gave it, `run_id` is the newest of them."""
+
+    judge: JudgeId
+    label: HumanLabel
+    value: str
+    run_id: str
+    runs: int
+
+
+def label_pairs(
+    store: ResultsStore,
+    labels: LabelSet,
+    runs: Sequence[str | RunInfo] | None = None,
+    *,
+    faithful_min: float = 1.0,
+) -> list[Pair]:
+    """Every (label, judge value) pair in `runs` (default: all), claims then questions."""
+    infos = _known(store, runs)
+    if not labels.labels or not infos:
+        return []
+    out = []
+    with store.cursor() as cur, _claims_source(store, cur, infos) as (claims, params):
+        with registered(cur, labels=labels.table, runs=_runs_table(infos)) as t:
+            for q in (sql.LABEL_CLAIM_PAIRS, sql.LABEL_QUESTION_PAIRS):
+                text = q.format(claims=claims, labels=t["labels"], runs=t["runs"])
+                extra = {"faithful_min": float(faithful_min)} if "$faithful_min" in q else {}
+                for kind, model, prompt, idx, value, run_id, n in cur.execute(
+                    text, {**params, **extra}
+                ).fetchall():
+                    judge = JudgeId(kind, model, prompt)
+                    out.append(Pair(judge, labels.labels[idx], value, run_id, n))
+    return out
+
+
+def check_faithful_min(value: float, name: str = "faithful_min") -> float:
+    """`value` if it is a faithfulness (0..1); ConfigError otherwise (NaN included): out
+    of range every question would count as pass (or fail), a silent, useless kappa."""
+    if not 0.0 <= value <= 1.0:  # written so NaN fails too
+        raise ConfigError(f"{name} must be between 0 and 1, got {value}")
+    return value
+
+
+def judge_reports(
+    store: ResultsStore,
+    labels: LabelSet,
+    runs: Sequence[str | RunInfo] | None = None,
+    *,
+    faithful_min: float = 1.0,
+    n_boot: int = 1000,
+) -> list[JudgeReport]:
+    """One report per judge seen in `runs` (default: every run of the store), by label."""
+    check_faithful_min(faithful_min)
+    infos = _known(store, runs)
+    by_judge: dict[JudgeId, list[RunInfo]] = {}
+    for info in infos:
+        by_judge.setdefault(judge_of(info), []).append(info)  # type: ignore[arg-type]
+    pairs = label_pairs(store, labels, infos, faithful_min=faithful_min)
+    reports = []
+    for judge, judged in sorted(by_judge.items(), key=lambda kv: kv[0].label()):
+        mine = [p for p in pairs if p.judge == judge]
+        claim_counts: Counter[tuple[str, str]] = Counter()
+        question_counts: Counter[tuple[str, str]] = Counter()
+        for p in mine:
+            target = claim_counts if p.label.claim is not None else question_counts
+            target[(p.label.value, p.value)] += 1
+        # by identity: pairs hold the set's own label objects (hashing 50,000 labels' fields
+        # cost half a second)
+        matched = {id(p.label) for p in mine}
+        shas = {i.manifest.dataset.sha256 for i in judged}  # type: ignore[union-attr]
+        unmatched = tuple(
+            lab for lab in labels.labels if lab.dataset_sha256 in shas and id(lab) not in matched
+        )
+        disagreements = tuple(
+            Disagreement(
+                p.run_id,
+                p.label.question_id,
+                p.label.claim,
+                p.label.value,
+                p.value,
+                p.label.reviewer,
+                p.label.note,
+                p.runs,
+            )
+            for p in mine
+            if p.label.value != p.value
+        )
+        reports.append(
+            JudgeReport(
+                judge=judge,
+                runs=tuple(sorted(i.run_id for i in judged)),
+                claims=agreement_from_counts(claim_counts, VERDICTS, n_boot=n_boot),
+                questions=agreement_from_counts(question_counts, QUESTION_LABELS, n_boot=n_boot),
+                disagreements=tuple(sorted(disagreements, key=_disagreement_order)),
+                unmatched=unmatched,
+            )
+        )
+    return reports
+
+
+def _disagreement_order(d: Disagreement) -> tuple:
+    return (d.question_id, d.claim is not None, d.claim or "", d.reviewer, d.judge)
+
+
+def reviewer_agreement(labels: LabelSet, *, n_boot: int = 1000) -> Agreement | None:
+    """Agreement between reviewers on claims two or more of them labelled (each pair of
+    reviewers once): the ceiling a judge can be held to. None when no claim has two."""
+    con = duckdb.connect(":memory:")
+    try:
+        with registered(con, labels=labels.table) as t:
+            q = sql.REVIEWER_PAIRS.format(labels=t["labels"])
+            counts: dict[tuple[str, str], int] = {}
+            for first, second in con.execute(q).fetchall():
+                counts[(first, second)] = counts.get((first, second), 0) + 1
+    finally:
+        con.close()
+    if not counts:
+        return None
+    return agreement_from_counts(counts, VERDICTS, n_boot=n_boot)
+
+
+def run_coverage(store: ResultsStore, labels: LabelSet) -> dict[str, RunCoverage]:
+    """Per run: judged claims, how many people checked, the judge's kappa on those."""
+    infos = _known(store, None)
+    if not infos:
+        return {}
+    with store.cursor() as cur, _claims_source(store, cur, infos) as (claims, params):
+        with registered(cur, labels=labels.table) as t:
+            fmt = {"claims": claims, "labels": t["labels"]}
+            totals = cur.execute(sql.RUN_CLAIM_COVERAGE.format(**fmt), params).fetchall()
+            pairs = cur.execute(sql.RUN_CLAIM_PAIRS.format(**fmt), params).fetchall()
+    index = {v: i for i, v in enumerate(VERDICTS)}
+    matrices: dict[str, np.ndarray] = {}
+    for run_id, human, judge, n in pairs:
+        m = matrices.setdefault(run_id, np.zeros((len(VERDICTS),) * 2, dtype=np.int64))
+        m[index[human], index[judge]] += n
+    out = {}
+    for run_id, n_claims, checked in totals:
+        kappa = float(kappas(matrices[run_id])) if run_id in matrices else math.nan
+        out[run_id] = RunCoverage(
+            run_id, int(n_claims), int(checked), None if math.isnan(kappa) else kappa
+        )
+    return out
+
+
+def _correct_min(info: RunInfo) -> float:
+    config = info.manifest.config if info.manifest else {}
+    thresholds = config.get("failure_thresholds") if isinstance(config, Mapping) else None
+    value = thresholds.get("correctness_min") if isinstance(thresholds, Mapping) else None
+    return float(value) if isinstance(value, int | float) else DEFAULT_CORRECT_MIN
+
+
+def review_queue(
+    store: ResultsStore, run: str | RunInfo, labels: LabelSet, size: int, seed: int = 0
+) -> list[QueueItem]:
+    """The questions of `run` whose labels would teach the most about its judge.
+
+    Up to a third of `size` each: claims where a run of another judge on the same dataset
+    version gave another verdict ("judges disagree with run X"), then claims the judge
+    marked unsupported on answers that are correct ("unsupported on a correct answer"),
+    the rest a sample stratified by the question's worst verdict, strata taking turns.
+    Questions anyone labelled already (on this dataset version) are left out, so the same
+    call after a round proposes new ones; pass `LabelSet()` to get the round's list again.
+    The order is a seeded pseudo-random draw: the same inputs, the same queue.
+    """
+    if size < 1:
+        raise ConfigError(f"queue size must be at least 1, got {size}")
+    info = store.run(run)
+    judge = judge_of(info)
+    if judge is None or not info.readable:
+        return []
+    sha = info.manifest.dataset.sha256  # type: ignore[union-attr]
+    others = [
+        o
+        for o in _known(store, None)
+        if o.run_id != info.run_id and judge_of(o) != judge and o.manifest.dataset.sha256 == sha  # type: ignore[union-attr]
+    ]
+    done = pa.table(
+        {
+            "question_id": sorted(
+                {lab.question_id for lab in labels.labels if lab.dataset_sha256 == sha}
+            )
+        },
+        schema=pa.schema([("question_id", pa.string())]),
+    )
+    with store.cursor() as cur:
+        with (
+            _claims_source(store, cur, [info]) as (mine, mine_params),
+            _claims_source(store, cur, others, "other_files") as (theirs, their_params),
+        ):
+            with registered(cur, done=done) as t:
+                q = sql.REVIEW_CANDIDATES.format(mine=mine, others=theirs, done=t["done"])
+                params = {
+                    **mine_params,
+                    **their_params,
+                    "correct_min": _correct_min(info),
+                    "seed": int(seed),
+                }
+                rows = cur.execute(q, params).fetchall()
+    return _fill_queue(rows, size)
+
+
+_WORST = ("supported", "unsupported", "contradicted")  # REVIEW_CANDIDATES' `worst` 0, 1, 2
+
+
+def _fill_queue(rows: list[tuple], size: int) -> list[QueueItem]:
+    """Pick from candidate rows (question_id, worst, flagged_correct, other run), in
+    their (seeded) order: up to a third each of disagreements and flagged correct
+    answers, then the strata take turns, worst verdict first."""
+    share = math.ceil(size / 3)
+    picked: dict[str, str] = {}
+
+    def take(reason_of: Callable[[int, bool, str | None], str | None], limit: int) -> None:
+        for qid, worst, flagged, other in rows:
+            if len(picked) >= size or limit <= 0:
+                return
+            reason = reason_of(worst, flagged, other)
+            if reason and qid not in picked:
+                picked[qid] = reason
+                limit -= 1
+
+    take(lambda w, f, o: o and f"judges disagree with run {o}", share)
+    take(lambda w, f, o: "unsupported on a correct answer" if f else None, share)
+    strata: dict[int, list[str]] = {}
+    for qid, worst, _, _ in rows:
+        if qid not in picked:
+            strata.setdefault(worst, []).append(qid)
+    turns = [(w, strata[w]) for w in sorted(strata, reverse=True)]
+    while len(picked) < size and any(qs for _, qs in turns):
+        for worst, qs in turns:
+            if qs and len(picked) < size:
+                picked[qs.pop(0)] = f"stratified: {_WORST[worst]}"
+    return [QueueItem(q, r) for q, r in picked.items()]
+
+
+__all__ = [
+    "Disagreement",
+    "JudgeId",
+    "JudgeReport",
+    "QueueItem",
+    "RunCoverage",
+    "Pair",
+    "judge_reports",
+    "label_pairs",
+    "review_queue",
+    "reviewer_agreement",
+    "run_coverage",
+]

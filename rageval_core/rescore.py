@@ -1,0 +1,239 @@
+"""Judge a stored run's answers again with another judge (`rageval rescore`, SPEC §6).
+
+No pipeline is called: each question's answer, retrieved chunks (ids, texts, scores) and
+reference come from the source run's rows. The new judge decides what a judge decides —
+claims, faithfulness, answer correctness, refusal, its cost and error, and the failure type
+that follows (`runner.judge_columns`, exactly as a run with that judge would have). All
+else is the source's: retrieval metrics, latency, tokens, pipeline cost, declared scores
+and pipeline errors (a question whose pipeline failed has nothing to judge).
+
+The new run's manifest keeps the source's dataset (human labels join on its sha256) and
+config, with the judge replaced, and names its `source_run` and its judge (`JudgeRef`).
+Writing it is the runner's (`Runner._write`): the lease, the journal, `--resume`, the
+bounded pool with its progress bar and Ctrl-C, redaction, and the upload when the results
+location is object storage behave as for `rageval run`; the judge's reply cache is the
+user's, so a second rescore with the same judge makes no calls, into any location.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+from rageval_core import results
+from rageval_core.catalogue import DEFAULT_KS
+from rageval_core.config import DEFAULT_CONCURRENCY, PipelineSpec, RunConfig
+from rageval_core.errors import ConfigError, ResultsError, one_line
+from rageval_core.judges import Judge, make_judge
+from rageval_core.metrics.failure import FailureThresholds
+from rageval_core.models import JudgeInput, RetrievedChunk, RunManifest
+from rageval_core.redact import Redactor
+from rageval_core.runner import (
+    Runner,
+    RunOptions,
+    RunResult,
+    _RunFolder,
+    git_commit,
+    judge_columns,
+)
+from rageval_core.userfiles import load_yaml
+
+
+def load_judge_config(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """The judge mapping of JUDGE.yaml: the file itself (`kind: openai`, …) or the
+    `judge:` mapping of a run config. Checked here, so a bad file is one ConfigError
+    naming it before any run is read or written."""
+    raw = load_yaml(path, "judge config", ConfigError)
+    if isinstance(raw, Mapping) and isinstance(raw.get("judge"), Mapping):
+        raw = raw["judge"]
+    if not isinstance(raw, Mapping):
+        found = "an empty file" if raw is None else f"a {type(raw).__name__}"
+        raise ConfigError(
+            f"{path}: a judge config is a mapping (kind: offline | openai, …), found {found}"
+        )
+    try:
+        make_judge(raw).close()
+    except ConfigError as exc:
+        raise ConfigError(f"{path}: {exc.message}", exc.problems) from None
+    return dict(raw)
+
+
+@dataclass(frozen=True)
+class Source:
+    """The run a rescore reads: its manifest and rows by question id, in its order."""
+
+    run_id: str
+    manifest: RunManifest
+    rows: Mapping[str, Mapping[str, Any]]
+    ks: tuple[int, ...]
+
+
+def read_source(location: str, run_id: str) -> Source:
+    """The complete run `run_id` of `location`, with every answer a judge needs.
+
+    A run that is unknown, not complete, or that kept no answers or chunk texts (some
+    imports) cannot be rescored: a ConfigError naming the run and the first question that
+    shows why. A damaged run stays a ResultsError (the files, not the argument, are wrong).
+    """
+    from rageval_core.query import ResultsStore
+    from rageval_core.query.check import argument_run
+    from rageval_core.query.source import extra_ks
+
+    with ResultsStore(location, read_only=True, refresh=False) as store:
+        info = argument_run(store, run_id)
+    if info.status != "complete" or info.manifest is None:
+        raise ConfigError(
+            f"run {run_id} is {info.status}, not complete: rescore a finished run "
+            "(or finish this one with --resume first)"
+        )
+    table, problems = results.read_run_rows(info, results.filesystem(location)[0])
+    if problems:
+        raise ResultsError(f"run {run_id} cannot be read", problems)
+    rows = {r["question_id"]: r for r in table.to_pylist()}
+    for qid, row in rows.items():
+        if why := _unjudgeable(row):
+            raise ConfigError(
+                f"run {run_id} cannot be rescored: question {one_line(qid, 80)!r} {why}; "
+                "rescore needs the questions, answers and retrieved chunks' texts a run kept"
+            )
+    ks = tuple(sorted(set(DEFAULT_KS) | extra_ks(table.column_names)))
+    return Source(run_id, info.manifest, rows, ks)
+
+
+def _unjudgeable(row: Mapping[str, Any]) -> str | None:
+    """Why a judge cannot see this row again, or None. A pipeline error needs no judge."""
+    if row.get("error"):
+        return None
+    if not row.get("question"):
+        return "has no question text"
+    if row.get("answer") is None:
+        return "has no answer"
+    ids, texts = row.get("retrieved_ids") or [], row.get("retrieved_texts") or []
+    if len(ids) != len(texts):  # a writer's texts whose ids are unknown
+        return "has retrieved chunks without ids"
+    if ids and not any(texts):
+        return "has no texts for its retrieved chunks"
+    if not ids and row.get("answerable") is not False and row.get("mrr") is None:
+        # Nothing retrieved scores 0 on an answerable question; NULL means not known, and
+        # a judge shown no chunks would call every claim unsupported.
+        return "kept no retrieved chunks (its retrieval is unknown)"
+    return None
+
+
+def rescore_row(
+    judge: Judge,
+    redactor: Redactor,
+    thresholds: FailureThresholds,
+    run_id: str,
+    row: Mapping[str, Any],
+) -> dict[str, Any]:
+    """`row` of the source run judged again by `judge`, as a row of run `run_id`."""
+    new = {**row, "run_id": run_id}
+    if row.get("error"):
+        return redactor.row(new)
+    ids = row.get("retrieved_ids") or []
+    scores = list(row.get("retrieved_scores") or []) + [None] * len(ids)
+    chunks = tuple(
+        RetrievedChunk(cid, redactor.text(text), score)
+        for cid, text, score in zip(ids, row["retrieved_texts"], scores, strict=False)
+    )
+    inp = JudgeInput(
+        row["question"], redactor.text(row["answer"]), chunks, row.get("reference_answer")
+    )
+    known = row.get("answerable") is not None
+    # Gold unknown (an import without ids): the retrieval steps are passed over, as the
+    # writer does, rather than read as a miss.
+    ranks = list(row.get("gold_ranks") or []) if known else [1]
+    new.update(judge_columns(judge, inp, row.get("answerable") is not False, ranks, thresholds))
+    return redactor.row(new)
+
+
+def _source_config(source: Source, judge: Mapping[str, Any], judge_path: Path) -> RunConfig:
+    """The source run's config as a RunConfig with the new judge: what the runner needs
+    (name, ks, declared metrics, thresholds, concurrency, secrets to mask). Pipeline and
+    prices are only recorded, never used: nothing is asked and no pipeline cost changes."""
+    c = source.manifest.config
+    pipeline = c.get("pipeline") if isinstance(c.get("pipeline"), Mapping) else {}
+    params = pipeline.get("params")
+    concurrency = c.get("concurrency")
+    try:
+        thresholds = FailureThresholds.from_mapping(c.get("failure_thresholds") or {})
+    except ConfigError as exc:
+        raise ResultsError(
+            f"run {source.run_id}: its manifest's failure_thresholds are invalid", exc.problems
+        ) from None
+    return RunConfig(
+        name=str(c.get("name") or source.run_id),
+        path=judge_path,
+        dataset=source.manifest.dataset.path,
+        pipeline=PipelineSpec(
+            str(pipeline.get("factory") or ""), dict(params) if isinstance(params, Mapping) else {}
+        ),
+        judge=dict(judge),
+        concurrency=concurrency
+        if isinstance(concurrency, int) and not isinstance(concurrency, bool) and concurrency >= 1
+        else DEFAULT_CONCURRENCY,
+        tags=source.manifest.tags,
+        ks=source.ks,
+        failure_thresholds=thresholds,
+        metrics=source.manifest.metrics,
+    )
+
+
+class Rescorer(Runner):
+    """One rescore: the runner's writing with stored answers in place of a pipeline."""
+
+    command = "rescore"
+
+    def __init__(
+        self, source: Source, judge: Mapping[str, Any], judge_path: Path, options: RunOptions
+    ):
+        super().__init__(_source_config(source, judge, judge_path), options)
+        self.source = source
+
+    def _default_name(self) -> str:
+        return f"{self.config.name}-rescore"
+
+    def _what(self, folder: _RunFolder) -> tuple[str, str]:
+        return (
+            f"rescore {folder.run_id}",
+            f"rageval rescore {self.source.run_id} --judge {self.config.path} "
+            f"--resume {folder.run_id}",
+        )
+
+    def _manifest(self, run_id: str, judge: Judge) -> RunManifest:
+        """The source's manifest for a new run: the judge replaced, the source named."""
+        src = self.source.manifest
+        config = {**src.config, "judge": dict(self.config.judge), "concurrency": self.concurrency}
+        return RunManifest(
+            run_id=run_id,
+            status="running",
+            created_at=results.iso(self.now()),
+            config=self.redactor.value(config),
+            dataset=src.dataset,
+            judge=judge.describe(),
+            schema_version=results.SCHEMA_VERSION,
+            git_commit=git_commit(Path.cwd()),
+            tags=src.tags,
+            metrics=src.metrics,
+            source_run=self.source.run_id,
+        )
+
+    def run(self) -> RunResult:
+        if self.options.shard:
+            raise ConfigError("rescore does not take --shard")
+        run_id = self._run_id()
+        folder = _RunFolder(self.options.results, run_id, None)
+        judge = make_judge(self.config.judge)
+        try:
+            with self._sole_writer(folder):
+                work = partial(
+                    rescore_row, judge, self.redactor, self.config.failure_thresholds, run_id
+                )
+                return self._write(folder, self._manifest(run_id, judge), self.source.rows, work)
+        finally:
+            judge.close()

@@ -1,0 +1,71 @@
+"""Run folders with claims and a chosen judge, and labels, for the label tests."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from rageval_core.labels import HumanLabel
+from rageval_core.models import JudgeRef
+from rageval_core.results import atomic_write_json
+from tests.core.query.conftest import row
+from tests.core.query.conftest import write_run as query_run
+
+SHA = "a" * 64
+OFFLINE = JudgeRef("offline", "overlap>=0.6", "offline-1")
+LLM = JudgeRef("openai", "gpt-test", "v3")
+
+
+def claim(text: str, verdict: str) -> dict[str, Any]:
+    return {
+        "text": text,
+        "verdict": verdict,
+        "evidence_chunk_id": None,
+        "evidence": None,
+        "reason": "",
+    }
+
+
+def judged_row(qid: str, claims: list[tuple[str, str]], **kw: Any) -> dict[str, Any]:
+    """A question row whose faithfulness follows its claims' verdicts."""
+    cs = [claim(t, v) for t, v in claims]
+    faith = sum(v == "supported" for _, v in claims) / len(claims) if claims else None
+    return row(qid, claims=cs, faithfulness=faith, **kw)
+
+
+def write_run(
+    root: Path,
+    run_id: str,
+    rows: list[dict[str, Any]],
+    judge: JudgeRef = OFFLINE,
+    sha: str = SHA,
+    status: str = "complete",
+) -> Path:
+    """A run folder (tests/core/query's) whose manifest names `judge`."""
+    d = query_run(root, run_id, rows, status=status, dataset=("qa", "1", sha))
+    manifest = json.loads((d / "manifest.json").read_text())
+    atomic_write_json(d / "manifest.json", {**manifest, "judge": asdict(judge)})
+    return d
+
+
+def label(
+    qid: str,
+    claim_text: str | None,
+    value: str,
+    reviewer: str = "ann",
+    at: str = "2026-02-01T00:00:00Z",
+    **kw: Any,
+) -> HumanLabel:
+    return HumanLabel(
+        dataset=kw.pop("dataset", "qa"),
+        dataset_sha256=kw.pop("sha", SHA),
+        question_id=qid,
+        claim=claim_text,
+        verdict=value if claim_text is not None else None,
+        question_label=value if claim_text is None else None,
+        reviewer=reviewer,
+        created_at=at,
+        **kw,
+    )

@@ -1,0 +1,168 @@
+"""`rageval calibrate` over the labels location (the Judge page's figures), `rageval labels
+export` (CSV, and YAML that the older loader reads back), and the bundled example labels."""
+
+from __future__ import annotations
+
+import csv
+import io
+import shutil
+from pathlib import Path
+
+import pytest
+
+from rageval_core import cli
+from rageval_core.calibration import Label, load_labels
+from rageval_core.labels import LabelStore
+from rageval_core.labels.example import EXAMPLE_RUN, example_labels, write_example_labels
+from rageval_core.query.labels import judge_reports
+from rageval_core.query.store import ResultsStore
+from tests.core.labels.helpers import LLM, judged_row, label, write_run
+
+REPO = Path(__file__).resolve().parents[3]
+R1, R2, R3 = "20260101-000000-a", "20260102-000000-b", "20260103-000000-c"
+
+
+@pytest.fixture
+def project(tmp_path):
+    rows = [
+        judged_row("q1", [("Paris is big.", "supported"), ("It has 3 towers.", "unsupported")]),
+        judged_row("q2", [("Rome.", "supported")]),
+        judged_row("q3", [("Oslo.", "unsupported")]),
+    ]
+    write_run(tmp_path / "results", R1, rows)
+    write_run(tmp_path / "results", R2, rows[:2] + [judged_row("q3", [("Bergen.", "supported")])])
+    write_run(tmp_path / "results", R3, rows, judge=LLM)
+    store = LabelStore(str(tmp_path / "labels"))
+    store.save(
+        [
+            label("q1", "Paris is big.", "supported"),
+            label("q1", "It has 3 towers.", "supported", note="=HYPERLINK(1)"),
+            label("q3", "Oslo.", "unsupported"),
+            label("q3", "Bergen.", "unsupported"),
+            label("q2", None, "pass", run_id=R1),
+        ]
+    )
+    store.save([label("q1", "It has 3 towers.", "unsupported", reviewer="bob")])
+    return tmp_path
+
+
+def run_cli(*argv: str) -> tuple[int, str, str]:
+    import contextlib
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = cli.main(list(argv))
+    return code, out.getvalue(), err.getvalue()
+
+
+def test_calibrate_prints_the_judge_figures_of_every_run_of_the_judge(project):
+    code, out, _ = run_cli("calibrate", "--run", R1, "--results", str(project / "results"))
+    assert code == 0
+    with ResultsStore(project / "results") as store:
+        labels = LabelStore(str(project / "labels")).load()
+        offline = next(r for r in judge_reports(store, labels) if r.judge.kind == "offline")
+    k = offline.claims
+    assert f"Cohen's kappa {k.kappa:.3f} (95% CI {k.kappa_low:.3f} to {k.kappa_high:.3f})" in out
+    assert f"n {k.n}   agreement {k.raw:.3f}" in out
+    assert "(2 run(s): " in out and R3 not in out  # the LLM judge's run is another judge
+    assert "Claims: 5 labelled, 5 matched, 0 unmatched" in out  # Bergen: only in R2
+    assert "Questions (faithful): 1 labelled, 1 matched" in out
+
+
+def test_calibrate_merges_an_older_yaml_with_an_explicit_location(project):
+    yaml_file = project / "old.yaml"
+    yaml_file.write_text("labels:\n  - {question_id: q2, claim: 'Rome.', verdict: contradicted}\n")
+    code, out, _ = run_cli(
+        "calibrate",
+        str(yaml_file),
+        "--run",
+        R1,
+        "--results",
+        str(project / "results"),
+        "--labels",
+        str(project / "labels"),
+    )
+    assert code == 0 and "Claims: 6 labelled" in out
+    assert 'q2 "Rome.": human contradicted, judge supported' in out
+    # the YAML alone: that run only, the location is not read
+    code, out, _ = run_cli(
+        "calibrate", str(yaml_file), "--run", R1, "--results", str(project / "results")
+    )
+    assert "Claims: 1 labelled, 1 matched" in out and "(1 run(s): " in out
+
+
+def test_calibrate_warns_about_bad_label_lines_on_stderr(project):
+    bad = project / "labels" / "qa" / "ann" / "broken.jsonl"
+    bad.write_text("{oops\n")
+    code, out, err = run_cli("calibrate", "--run", R1, "--results", str(project / "results"))
+    assert code == 0 and f"{bad}:1: not JSON" in err and "broken" not in out
+
+
+def test_export_csv_has_every_field_and_neutralises_formulas(project):
+    out_file = project / "labels.csv"
+    code, _, _ = run_cli(
+        "labels", "export", "--results", str(project / "results"), "--out", str(out_file)
+    )
+    assert code == 0
+    rows = list(csv.DictReader(io.StringIO(out_file.read_text())))
+    assert len(rows) == 6
+    towers = [r for r in rows if r["claim"] == "It has 3 towers." and r["reviewer"] == "ann"]
+    assert towers[0]["note"] == "'=HYPERLINK(1)"
+
+
+def test_export_yaml_loads_with_the_older_loader(project, tmp_path):
+    code, out, _ = run_cli(
+        "labels",
+        "export",
+        "--format",
+        "yaml",
+        "--reviewer",
+        "ann",
+        "--labels",
+        str(project / "labels"),
+    )
+    assert code == 0
+    path = tmp_path / "exported.yaml"
+    path.write_text(out)
+    assert set(load_labels(path)) == {
+        Label("q1", "supported", "Paris is big."),
+        Label("q1", "supported", "It has 3 towers."),
+        Label("q3", "unsupported", "Oslo."),
+        Label("q3", "unsupported", "Bergen."),
+        Label("q2", "faithful"),
+    }
+
+
+def test_export_yaml_refuses_two_reviewers_of_one_claim(project):
+    code, out, err = run_cli(
+        "labels", "export", "--format", "yaml", "--labels", str(project / "labels")
+    )
+    assert code == 2 and out == "" and "--reviewer" in err
+
+
+def test_bundled_labels_are_the_example_labels_of_the_bundled_results(tmp_path):
+    bundled = sorted((REPO / "labels").rglob("*.jsonl"))
+    assert len(bundled) == 1
+    want = "".join(lab.to_line() + "\n" for lab in example_labels(REPO / "results"))
+    assert bundled[0].read_text() == want
+    assert len(want.splitlines()) == 98
+
+
+def test_demo_writes_the_example_labels_only_when_absent(tmp_path):
+    results = tmp_path / "results"
+    shutil.copytree(REPO / "results" / EXAMPLE_RUN, results / EXAMPLE_RUN)
+    path = write_example_labels(results)
+    assert path is not None and path.is_relative_to(tmp_path / "labels")
+    path.write_text("kept\n")
+    assert write_example_labels(results) is None and path.read_text() == "kept\n"
+
+
+def test_calibrate_prints_no_terminal_escapes_from_claims_or_notes(tmp_path):
+    rows = [judged_row("q1", [("Evil \x1b[2J\x1b]0;pwned\x07 claim.", "supported")])]
+    write_run(tmp_path / "results", R1, rows)
+    LabelStore(str(tmp_path / "labels")).save(
+        [label("q1", "Evil \x1b[2J\x1b]0;pwned\x07 claim.", "unsupported")]
+    )
+    code, out, _ = run_cli("calibrate", "--run", R1, "--results", str(tmp_path / "results"))
+    assert code == 0 and "human unsupported, judge supported" in out
+    assert "\x1b" not in out and "\x07" not in out
