@@ -173,7 +173,8 @@ def _label_rows(
             with registered(cur, need=want) as t:
                 q = sql.CLAIMS_FOR_KEYS.format(claims="read_parquet($paths)", need=t["need"])
                 found = cur.sql(q, params={"paths": paths}).to_arrow_table()
-            memo.rows = pa.concat_tables([memo.rows, found.cast(CLAIMS_SCHEMA)])
+            rows = pa.concat_tables([memo.rows, found.cast(CLAIMS_SCHEMA)])
+            memo.rows = rows.combine_chunks()  # one chunk per column: joins scan it faster
         memo.covered |= missing
         if totals and memo.totals is None:
             q = sql.RUN_CLAIM_TOTALS.format(claims="read_parquet($paths)")
@@ -220,15 +221,14 @@ def label_pairs(
     if not labels.labels or not infos:
         return []
     out = []
+    judges: dict[tuple, JudgeId] = {}  # one object per judge: pairs group on it cheaply
     with store.cursor() as cur, _label_rows(store, cur, infos, labels) as (claims, _):
         with registered(cur, labels=labels.table, runs=_runs_table(infos)) as t:
             for q in (sql.LABEL_CLAIM_PAIRS, sql.LABEL_QUESTION_PAIRS):
                 text = q.format(claims=claims, labels=t["labels"], runs=t["runs"])
                 extra = {"faithful_min": float(faithful_min)} if "$faithful_min" in q else {}
-                for kind, model, prompt, idx, value, run_id, n in cur.execute(
-                    text, extra
-                ).fetchall():
-                    judge = JudgeId(kind, model, prompt)
+                for *who, idx, value, run_id, n in cur.execute(text, extra).fetchall():
+                    judge = judges.get(tuple(who)) or judges.setdefault(tuple(who), JudgeId(*who))
                     out.append(Pair(judge, labels.labels[idx], value, run_id, n))
     return out
 
@@ -255,10 +255,12 @@ def judge_reports(
     by_judge: dict[JudgeId, list[RunInfo]] = {}
     for info in infos:
         by_judge.setdefault(judge_of(info), []).append(info)  # type: ignore[arg-type]
-    pairs = label_pairs(store, labels, infos, faithful_min=faithful_min)
+    pairs_of: dict[JudgeId, list[Pair]] = {}
+    for p in label_pairs(store, labels, infos, faithful_min=faithful_min):
+        pairs_of.setdefault(p.judge, []).append(p)  # one pass: comparing judges cost 0.4 s
     reports = []
     for judge, judged in sorted(by_judge.items(), key=lambda kv: kv[0].label()):
-        mine = [p for p in pairs if p.judge == judge]
+        mine = pairs_of.get(judge, [])
         claim_counts: Counter[tuple[str, str]] = Counter()
         question_counts: Counter[tuple[str, str]] = Counter()
         for p in mine:
