@@ -4,8 +4,6 @@ no labels it spends no time on it."""
 
 from __future__ import annotations
 
-import os
-
 import pytest
 
 from rageval_core.cli import main
@@ -14,23 +12,17 @@ from rageval_core.labels.example import example_labels
 from rageval_core.query import ResultsStore
 from rageval_core.query.claims_cache import ClaimsCache
 from rageval_core.query.labels import judge_reports
+from tests.dashboard.test_command_cache import execs  # noqa: F401 (the fixture: os.execve recorded, not run)
 
 
-@pytest.fixture
-def execs(monkeypatch) -> list[tuple]:
-    calls: list[tuple] = []
-    monkeypatch.setattr(os, "execve", lambda *a: calls.append(a))
-    return calls
-
-
+@pytest.mark.usefixtures("execs")
 def test_claims_are_built_before_the_server_and_used_by_the_app(
-    execs, demo_results, scratch, monkeypatch, capsys
+    demo_results, scratch, monkeypatch, capsys
 ):
     monkeypatch.setenv("XDG_CACHE_HOME", str(scratch / "xdg"))
     labels = scratch / "labels"
     LabelStore(str(labels)).save(example_labels(demo_results))
     assert main(["dashboard", "--results", str(demo_results), "--labels", str(labels)]) == 0
-    assert len(execs) == 1
     n = sum(1 for p in demo_results.iterdir() if not p.name.startswith("."))
     assert f"claims of {n:,} runs ready for labels" in capsys.readouterr().err
     # the app's store (read-only, same cache folder) unnests nothing on the Judge page
@@ -48,7 +40,8 @@ def test_claims_are_built_before_the_server_and_used_by_the_app(
     assert sum(r.claims.n for r in reports) > 0  # the prebuilt files carry the verdicts
 
 
-def test_no_labels_no_claims_build(execs, demo_results, scratch, monkeypatch, capsys):
+@pytest.mark.usefixtures("execs")
+def test_no_labels_no_claims_build(demo_results, scratch, monkeypatch, capsys):
     monkeypatch.setenv("XDG_CACHE_HOME", str(scratch / "xdg"))
     labels = scratch / "labels"  # missing: nobody labelled yet
     assert main(["dashboard", "--results", str(demo_results), "--labels", str(labels)]) == 0
