@@ -159,6 +159,7 @@ def bench(results: str, labels_dir: str, repeat: int) -> list[str]:
             f"{len(reports[0].disagreements):,} disagreements"
         )
         restarted = ResultsStore(results, read_only=True, cache_dir=cache)
+        labels_mod._joined.clear()  # a new process remembers no claims rows
         _, again = _timed(lambda: judge_reports(restarted, labels))
         say(f"judge_reports on a new store over the same cache files (a restart): {again:,.0f} ms")
         _, cov_first = _timed(lambda: run_coverage(store, labels))
