@@ -1,8 +1,10 @@
 """Time the Judge page's queries at scale: 1,000 runs × 1,000 questions (bench/synth.py)
-with 50,000 human labels by 20 reviewers in 500 label files. Prints first-view and warm
-times (ms) of `judge_reports`, `run_coverage`, `reviewer_agreement` and `review_queue`, the
-labels load, and the ratio against the naive query that unnests every run's claims column
-on every view. Asserts nothing but that the naive and the cached figures agree.
+with 50,000 human labels by 20 reviewers in 500 label files. Prints the claims cache build
+(what `rageval dashboard` does before the server starts), first-view and warm times (ms)
+of `judge_reports`, `run_coverage`, `reviewer_agreement` and `review_queue`, the rerun
+after a save of one label, the labels load, and the ratio against the naive query that
+unnests every run's claims column on every view. Asserts nothing but that the naive and
+the cached figures agree, and that the rerun after a save gives a full recompute's.
 
     python bench/labels_bench.py --out /tmp/labels-big        # generates, then times
     python bench/labels_bench.py --results /tmp/labels-big/results --labels /tmp/labels-big/labels
@@ -76,6 +78,19 @@ def make_labels(results: str, out: str, n: int, seed: int = 0) -> None:
         )
 
 
+def _after_save(labels, claim: str):
+    """`labels` after one more save: a new reviewer's label on `claim`."""
+    import dataclasses
+
+    from rageval_core.labels import LabelSet
+
+    first = labels.labels[0]
+    new = dataclasses.replace(
+        first, claim=claim, reviewer="late@example.com", created_at="2027-01-01T00:00:00Z"
+    )
+    return labels.merged(LabelSet((new,)))
+
+
 def _timed(fn):
     """fn's value and its wall-clock ms; `_cpu` has the process CPU ms of the last call."""
     t, c = time.perf_counter(), time.process_time()
@@ -95,6 +110,8 @@ def bench(results: str, labels_dir: str, repeat: int) -> list[str]:
     import pyarrow as pa
 
     from rageval_core.labels import LabelStore
+    from rageval_core.query import labels as labels_mod
+    from rageval_core.query.claims_cache import ClaimsCache
     from rageval_core.query.labels import (
         judge_reports,
         label_pairs,
@@ -122,6 +139,11 @@ def bench(results: str, labels_dir: str, repeat: int) -> list[str]:
         say(f"store refresh (derived cache build, every page pays it): {ms:,.0f} ms")
         runs = store.runs()
         newest = runs[-1].run_id
+        built, ms = _timed(lambda: ClaimsCache(store).build())
+        say(
+            f"claims cache build of {built:,} runs (rageval dashboard, before the server): "
+            f"{ms:,.0f} ms (CPU {_cpu[0]:,.0f} ms)"
+        )
 
         reports, first = _timed(lambda: judge_reports(store, labels))
         first_cpu = _cpu[0]
@@ -129,18 +151,37 @@ def bench(results: str, labels_dir: str, repeat: int) -> list[str]:
         warm_cpu = _cpu[0]
         claims = reports[0].claims
         say(
-            f"judge_reports: first view {first:,.0f} ms (CPU {first_cpu:,.0f} ms; builds the "
-            f"claims cache of {len(runs):,} runs), warm {warm:,.0f} ms (CPU {warm_cpu:,.0f} ms); "
+            f"judge_reports: first view {first:,.0f} ms (CPU {first_cpu:,.0f} ms; the claims "
+            f"cache built, the labels' keys read from it), warm {warm:,.0f} ms "
+            f"(CPU {warm_cpu:,.0f} ms); "
             f"n {claims.n:,} pairs, kappa "
             f"{claims.kappa:.3f} [{claims.kappa_low:.3f}, {claims.kappa_high:.3f}], "
             f"{len(reports[0].disagreements):,} disagreements"
         )
         restarted = ResultsStore(results, read_only=True, cache_dir=cache)
+        labels_mod._joined.clear()  # a new process remembers no claims rows
         _, again = _timed(lambda: judge_reports(restarted, labels))
         say(f"judge_reports on a new store over the same cache files (a restart): {again:,.0f} ms")
         _, cov_first = _timed(lambda: run_coverage(store, labels))
         cov_warm = _warm(lambda: run_coverage(store, labels), repeat)
         say(f"run_coverage (all runs): {cov_first:,.0f} ms, warm {cov_warm:,.0f} ms")
+        for what, claim in (
+            ("a claim labelled before", labels.labels[0].claim),
+            ("a claim nobody labelled", "a claim nobody labelled"),
+        ):
+            after = _after_save(labels, claim)
+
+            def rerun(after=after):  # what the next Runs/Judge rerun does after the save
+                return judge_reports(store, after), run_coverage(store, after)
+
+            figures, ms = _timed(rerun)
+            say(
+                f"rerun after a save of one label on {what} (labels table, judge_reports, "
+                f"run_coverage): {ms:,.0f} ms (CPU {_cpu[0]:,.0f} ms)"
+            )
+        labels_mod._joined.clear()
+        if figures != rerun():
+            raise SystemExit("the rerun after a save differs from a full recompute")
         rev = _warm(lambda: reviewer_agreement(labels), repeat)
         say(f"reviewer_agreement: {rev:,.0f} ms")
         q = _warm(lambda: review_queue(store, newest, labels, 40), repeat)

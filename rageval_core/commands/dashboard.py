@@ -97,20 +97,28 @@ def _links(location: str, base: str) -> list[str]:
     return lines
 
 
-def _build_cache(location: str) -> None:
+def _build_cache(location: str, labels: str) -> None:
     """Bring the derived cache of a local location up to date before the server starts,
     with a progress bar on the terminal: the first build over 10,000 runs takes minutes,
     better spent here than behind the first visitor's page. The app's store (read-only,
-    the same cache folder) then only checks it. A bucket is left to the app, which shows
-    its own progress: listing one can take long and needs the server's credentials."""
+    the same cache folder) then only checks it. When there are labels, the claims cache
+    the label views join on too (25 s at 1,000 runs, else the Judge page's first view;
+    a bucket of labels is not listed here, its claims are built).
+    A bucket is left to the app, which shows its own progress: listing one can take long
+    and needs the server's credentials."""
     from rageval_core.commands.runs import _progress
+    from rageval_core.labels import LabelStore
     from rageval_core.query import ResultsStore
+    from rageval_core.query.claims_cache import ClaimsCache
 
     if is_remote(location) or not os.path.isdir(location):
         return
     with ResultsStore(location, read_only=True, refresh=False) as store, _progress() as report:
         store.refresh(report)
-    print(f"rageval dashboard: {len(store.runs()):,} runs ready", file=sys.stderr)
+        print(f"rageval dashboard: {len(store.runs()):,} runs ready", file=sys.stderr)
+        if is_remote(labels) or LabelStore(labels, read_only=True).has_labels():
+            n = ClaimsCache(store).build(report)
+            print(f"rageval dashboard: claims of {n:,} runs ready for labels", file=sys.stderr)
 
 
 def _absolute(location: str) -> str:
@@ -135,6 +143,6 @@ def run(args: argparse.Namespace) -> int:
     print(f"rageval dashboard: labels in {labels}{mode}", file=sys.stderr)
     for line in _links(location, base):
         print(f"rageval dashboard: {line}", file=sys.stderr)
-    _build_cache(location)
+    _build_cache(location, labels)
     os.execve(cmd[0], cmd, env)
     return 0  # not reached: execve replaces the process

@@ -230,6 +230,11 @@ class LabelStore:
         write_new(path, data)
         return str(path)
 
+    def has_labels(self) -> bool:
+        """True when the location holds a label file (a listing, no file read): whether
+        label views will need the claims cache."""
+        return bool(self._files(None))
+
     def _files(self, dataset: str | None) -> dict[str, int]:
         """Every label file (path -> size) under the location or one dataset's folder."""
         base = f"{self.root}/{safe_name(dataset)}" if dataset else self.root

@@ -11,7 +11,8 @@ table registered on the query's cursor; every join runs in DuckDB.
 from __future__ import annotations
 
 import math
-from collections import Counter
+import threading
+from collections import Counter, OrderedDict
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -25,7 +26,7 @@ from rageval_core.errors import ConfigError
 from rageval_core.labels import QUESTION_LABELS, VERDICTS, HumanLabel, LabelSet
 from rageval_core.labels.agreement import Agreement, agreement_from_counts, kappas
 from rageval_core.query import sql
-from rageval_core.query.claims_cache import ClaimsCache, registered
+from rageval_core.query.claims_cache import CLAIMS_SCHEMA, ClaimsCache, registered
 from rageval_core.query.store import ResultsStore
 from rageval_core.results import RunInfo
 
@@ -125,6 +126,72 @@ def _claims_source(
         yield "(" + " UNION ALL BY NAME ".join(parts) + ")", params
 
 
+@dataclass
+class _Joined:
+    """The claims rows of one set of claims files that labels met so far (`covered`: their
+    keys): what a save's rerun reuses, scanning the files only for keys it has not seen."""
+
+    covered: set[tuple[str, str, str | None]]
+    rows: pa.Table
+    totals: dict[str, int] | None = None  # judged claims per run (RUN_CLAIM_TOTALS)
+
+
+JOINED_KEPT = 4  # claims file sets remembered (a new or changed run makes a new set)
+_joined: OrderedDict[tuple[str, ...], _Joined] = OrderedDict()
+_joined_lock = threading.Lock()
+
+
+def _need(labels: LabelSet) -> set[tuple[str, str, str | None]]:
+    t = labels.table
+    cols = [t.column(c).to_pylist() for c in ("dataset_sha256", "question_id", "claim_key")]
+    return set(zip(*cols, strict=True))
+
+
+@contextmanager
+def _label_rows(
+    store: ResultsStore,
+    cur: duckdb.DuckDBPyConnection,
+    runs: Sequence[RunInfo],
+    labels: LabelSet,
+    totals: bool = False,
+) -> Iterator[tuple[str, dict[str, int] | None]]:
+    """FROM text over the claims rows of `runs` that `labels` can meet (cached files read
+    once per new label key, live rows of running runs each time), and the judged claims
+    per run when `totals`. Joins over it give what they give over every claims row."""
+    paths, live = ClaimsCache(store).sources(cur, runs)
+    need = _need(labels)
+    with _joined_lock:
+        key = tuple(sorted(paths))
+        memo = _joined.pop(key, None) or _Joined(set(), CLAIMS_SCHEMA.empty_table())
+        _joined[key] = memo
+        while len(_joined) > JOINED_KEPT:
+            _joined.popitem(last=False)
+        missing = need - memo.covered
+        if missing and paths:
+            cols = list(zip(*missing, strict=True))
+            want = pa.table({n: pa.array(c, pa.string()) for n, c in zip(_KEY, cols, strict=True)})
+            with registered(cur, need=want) as t:
+                q = sql.CLAIMS_FOR_KEYS.format(claims="read_parquet($paths)", need=t["need"])
+                found = cur.sql(q, params={"paths": paths}).to_arrow_table()
+            rows = pa.concat_tables([memo.rows, found.cast(CLAIMS_SCHEMA)])
+            memo.rows = rows.combine_chunks()  # one chunk per column: joins scan it faster
+        memo.covered |= missing
+        if totals and memo.totals is None:
+            q = sql.RUN_CLAIM_TOTALS.format(claims="read_parquet($paths)")
+            memo.totals = dict(cur.execute(q, {"paths": paths}).fetchall()) if paths else {}
+        rows = memo.rows
+        per_run = dict(memo.totals or {})
+    if totals:
+        with registered(cur, live=live) as t:
+            q = sql.RUN_CLAIM_TOTALS.format(claims=t["live"])
+            per_run.update(cur.execute(q).fetchall())
+    with registered(cur, rows=pa.concat_tables([rows, live])) as t:
+        yield t["rows"], per_run if totals else None
+
+
+_KEY = ("dataset_sha256", "question_id", "claim_key")
+
+
 def _known(store: ResultsStore, runs: Sequence[str | RunInfo] | None) -> list[RunInfo]:
     infos = store.runs() if runs is None else [store.run(r) for r in runs]
     return [i for i in infos if i.manifest is not None and i.readable]
@@ -154,15 +221,14 @@ def label_pairs(
     if not labels.labels or not infos:
         return []
     out = []
-    with store.cursor() as cur, _claims_source(store, cur, infos) as (claims, params):
+    judges: dict[tuple, JudgeId] = {}  # one object per judge: pairs group on it cheaply
+    with store.cursor() as cur, _label_rows(store, cur, infos, labels) as (claims, _):
         with registered(cur, labels=labels.table, runs=_runs_table(infos)) as t:
             for q in (sql.LABEL_CLAIM_PAIRS, sql.LABEL_QUESTION_PAIRS):
                 text = q.format(claims=claims, labels=t["labels"], runs=t["runs"])
                 extra = {"faithful_min": float(faithful_min)} if "$faithful_min" in q else {}
-                for kind, model, prompt, idx, value, run_id, n in cur.execute(
-                    text, {**params, **extra}
-                ).fetchall():
-                    judge = JudgeId(kind, model, prompt)
+                for *who, idx, value, run_id, n in cur.execute(text, extra).fetchall():
+                    judge = judges.get(tuple(who)) or judges.setdefault(tuple(who), JudgeId(*who))
                     out.append(Pair(judge, labels.labels[idx], value, run_id, n))
     return out
 
@@ -189,10 +255,12 @@ def judge_reports(
     by_judge: dict[JudgeId, list[RunInfo]] = {}
     for info in infos:
         by_judge.setdefault(judge_of(info), []).append(info)  # type: ignore[arg-type]
-    pairs = label_pairs(store, labels, infos, faithful_min=faithful_min)
+    pairs_of: dict[JudgeId, list[Pair]] = {}
+    for p in label_pairs(store, labels, infos, faithful_min=faithful_min):
+        pairs_of.setdefault(p.judge, []).append(p)  # one pass: comparing judges cost 0.4 s
     reports = []
     for judge, judged in sorted(by_judge.items(), key=lambda kv: kv[0].label()):
-        mine = [p for p in pairs if p.judge == judge]
+        mine = pairs_of.get(judge, [])
         claim_counts: Counter[tuple[str, str]] = Counter()
         question_counts: Counter[tuple[str, str]] = Counter()
         for p in mine:
@@ -258,21 +326,21 @@ def run_coverage(store: ResultsStore, labels: LabelSet) -> dict[str, RunCoverage
     infos = _known(store, None)
     if not infos:
         return {}
-    with store.cursor() as cur, _claims_source(store, cur, infos) as (claims, params):
+    with store.cursor() as cur, _label_rows(store, cur, infos, labels, True) as (claims, totals):
         with registered(cur, labels=labels.table) as t:
             fmt = {"claims": claims, "labels": t["labels"]}
-            totals = cur.execute(sql.RUN_CLAIM_COVERAGE.format(**fmt), params).fetchall()
-            pairs = cur.execute(sql.RUN_CLAIM_PAIRS.format(**fmt), params).fetchall()
+            checked = dict(cur.execute(sql.RUN_CLAIM_CHECKED.format(**fmt)).fetchall())
+            pairs = cur.execute(sql.RUN_CLAIM_PAIRS.format(**fmt)).fetchall()
     index = {v: i for i, v in enumerate(VERDICTS)}
     matrices: dict[str, np.ndarray] = {}
     for run_id, human, judge, n in pairs:
         m = matrices.setdefault(run_id, np.zeros((len(VERDICTS),) * 2, dtype=np.int64))
         m[index[human], index[judge]] += n
     out = {}
-    for run_id, n_claims, checked in totals:
+    for run_id, n_claims in (totals or {}).items():
         kappa = float(kappas(matrices[run_id])) if run_id in matrices else math.nan
         out[run_id] = RunCoverage(
-            run_id, int(n_claims), int(checked), None if math.isnan(kappa) else kappa
+            run_id, int(n_claims), int(checked.get(run_id, 0)), None if math.isnan(kappa) else kappa
         )
     return out
 

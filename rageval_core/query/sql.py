@@ -423,18 +423,31 @@ m AS (
     + _PAIRS_BY_JUDGE
 )
 
-# Per run: its judged claims, how many of them carry a human label, and the human x judge
-# counts behind the run's kappa (every reviewer's label is a pair).
-RUN_CLAIM_COVERAGE = """
+# The claims rows label keys can meet ({need}: dataset version, question, claim key; a NULL
+# key for a question label, which meets the question's own row): the label side of the
+# joins, kept per claims fingerprint so a save scans only for its new keys.
+CLAIMS_FOR_KEYS = """
+SELECT c.* FROM {claims} c
+SEMI JOIN {need} n ON n.dataset_sha256 = c.dataset_sha256 AND n.question_id = c.question_id
+                  AND n.claim_key IS NOT DISTINCT FROM c.claim_key
+"""
+
+# Per run: its judged claims (no label involved), and of them how many carry a human
+# label; RUN_CLAIM_PAIRS the human x judge counts behind the run's kappa (every reviewer's
+# label is a pair).
+RUN_CLAIM_TOTALS = """
+SELECT run_id, count(*) AS claims FROM {claims} WHERE claim_key IS NOT NULL GROUP BY run_id
+"""
+
+RUN_CLAIM_CHECKED = """
 WITH lk AS (
   SELECT DISTINCT dataset_sha256, question_id, claim_key FROM {labels}
   WHERE claim_key IS NOT NULL
 )
-SELECT c.run_id, count(*) AS claims, count(lk.claim_key) AS checked
+SELECT c.run_id, count(*) AS checked
 FROM {claims} c
-LEFT JOIN lk ON lk.dataset_sha256 = c.dataset_sha256 AND lk.question_id = c.question_id
-            AND lk.claim_key = c.claim_key
-WHERE c.claim_key IS NOT NULL
+JOIN lk ON lk.dataset_sha256 = c.dataset_sha256 AND lk.question_id = c.question_id
+       AND lk.claim_key = c.claim_key
 GROUP BY c.run_id
 """
 
