@@ -84,7 +84,9 @@ def with_deltas(runs: pd.DataFrame, metrics: Iterable[str]) -> pd.DataFrame:
 
 def run_tags(runs: pd.DataFrame) -> list[str]:
     """Every tag used by any run, sorted (options of the tag filter)."""
-    return sorted({str(t) for tags in runs["tags"] for t in (tags if tags is not None else ())})
+    # tolist() first, str() on the distinct tags only: iterating the Arrow column was 10 ms
+    tags = {t for ts in runs["tags"].dropna().tolist() for t in ts}
+    return sorted({str(t) for t in tags})
 
 
 def distinct(values: pd.Series) -> list[str]:

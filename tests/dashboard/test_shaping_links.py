@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import pandas as pd
+import pyarrow as pa
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dashboard.links import ViewState, relative_url
-from dashboard.shaping import distinct, question_links, run_links
+from dashboard.shaping import distinct, question_links, run_links, run_tags
 
 ids = st.text(min_size=0, max_size=12)
 
@@ -34,3 +35,11 @@ def test_distinct_is_the_sorted_non_empty_strings(values):
     for dtype in ("object", "string[pyarrow]"):
         series = pd.Series(values, dtype=dtype)
         assert distinct(series) == sorted({v for v in values if v})
+
+
+@given(st.lists(st.one_of(st.none(), st.lists(st.sampled_from(["a", "b b", "é"]), max_size=3))))
+def test_run_tags_are_every_tag_once_sorted(tag_lists):
+    want = sorted({t for ts in tag_lists if ts is not None for t in ts})
+    arrow = pd.ArrowDtype(pa.list_(pa.string()))
+    for series in (pd.Series(tag_lists, dtype="object"), pd.Series(tag_lists, dtype=arrow)):
+        assert run_tags(pd.DataFrame({"tags": series})) == want
