@@ -9,20 +9,11 @@ import json
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-import rageval_core.query.store as store_mod
 from rageval_core.query import ResultsStore
 from rageval_core.results import atomic_write_json
+from tests.hosting.test_bucket_refresh import _counting as _inspected
 
 from .conftest import row, write_run
-
-
-def _inspected(monkeypatch) -> list[str]:
-    seen: list[str] = []
-    real = store_mod.inspect_run
-    monkeypatch.setattr(
-        store_mod, "inspect_run", lambda loc, rid: seen.append(rid) or real(loc, rid)
-    )
-    return seen
 
 
 def test_every_manifest_field_survives_a_restart(results, monkeypatch):
