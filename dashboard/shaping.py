@@ -7,6 +7,7 @@ put around it, so a page may pass their output to `unsafe_allow_html` and nothin
 
 from __future__ import annotations
 
+import functools
 import html
 import re
 import time
@@ -288,13 +289,14 @@ def _urls(page: str, pairs: Iterable[tuple[object, object]]) -> list[str]:
     1,000-row table.
     """
     path = relative_url(page, ViewState())
+    part = functools.cache(  # one run on every row of a run's table: quoted once
+        lambda key, value: (
+            f"{key}={quote_plus(str(value))}" if value is not None and str(value) else ""
+        )
+    )
     out = []
     for run, question in pairs:
-        query = "&".join(
-            f"{key}={quote_plus(str(value))}"
-            for key, value in (("run", run), ("question", question))
-            if value is not None and str(value)
-        )
+        query = "&".join(p for p in (part("run", run), part("question", question)) if p)
         out.append(f"{path}?{query}" if query else path)
     return out
 
