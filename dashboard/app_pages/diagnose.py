@@ -46,7 +46,7 @@ SORTS = (*SORT_KEYS, *cat.declared_names)
 
 breakdown = failure_breakdown(data.failure_counts([run]))
 st.subheader(failure_headline(dict(zip(breakdown["failure_type"], breakdown["n"], strict=True))))
-trust = coverage_columns([run], data.run_coverage()).iloc[0]
+trust = coverage_columns([run], data.run_coverage((run,))).iloc[0]  # this run only
 c = st.columns([1, 1, 1, 2], vertical_alignment="bottom")
 c[0].metric(cat.label("faithfulness"), fmt(runs.loc[runs["run_id"] == run, "faithfulness"].iloc[0]))
 c[1].metric("claims checked by people", trust["claims checked"])

@@ -105,7 +105,8 @@ for m, name in KEY_METRICS.items():
     table[name] = shown[m]
     table[f"Δ {name}"] = shown[f"{m}_delta"]
     if m == "faithfulness":  # how far to trust it, beside it
-        coverage = coverage_columns(shown["run_id"], data.run_coverage())
+        ids = shown["run_id"].tolist()
+        coverage = coverage_columns(ids, data.run_coverage(tuple(ids)))
         for col in coverage.columns:
             table[col] = coverage[col].to_numpy()
 event = st.dataframe(

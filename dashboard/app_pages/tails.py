@@ -9,6 +9,7 @@ from dashboard import data, ui
 from dashboard.links import CHARTS
 from dashboard.shaping import quality_metrics
 from rageval_core import charts
+from rageval_core.catalogue import BUILTIN
 from rageval_core.query import TAIL_PCT
 
 DEFAULT_RUNS = 3
@@ -47,8 +48,11 @@ page.publish(state.shared().with_(metric=metric, chart=kind, runs=tuple(chosen),
 ui.chart(charts.trend(data.metric_trend(metric), metric, cat), key="tails_trend")
 
 name = cat.label(metric)
-# a declared metric exists only in the runs that declare it
-having = [r for r in chosen if metric in data.run_catalogue(r).measures]
+# a declared metric exists only in the runs that declare it; a built-in one in every run
+# (each run_catalogue call looks its run up among all of them: 10,000 at scale)
+having = [
+    r for r in chosen if metric in BUILTIN.measures or metric in data.run_catalogue(r).measures
+]
 if having:
     values = pd.concat(
         [data.metric_distribution(r, metric).assign(run_id=r) for r in having], ignore_index=True

@@ -321,9 +321,13 @@ def reviewer_agreement(labels: LabelSet, *, n_boot: int = 1000) -> Agreement | N
     return agreement_from_counts(counts, VERDICTS, n_boot=n_boot)
 
 
-def run_coverage(store: ResultsStore, labels: LabelSet) -> dict[str, RunCoverage]:
-    """Per run: judged claims, how many people checked, the judge's kappa on those."""
-    infos = _known(store, None)
+def run_coverage(
+    store: ResultsStore, labels: LabelSet, runs: Sequence[str] | None = None
+) -> dict[str, RunCoverage]:
+    """Per run (of `runs`, default every run): judged claims, how many people checked,
+    the judge's kappa on those. A table of the newest 1,000 runs names them: every run's
+    claims file read took 4-5 s at 10,000 runs."""
+    infos = _known(store, runs)
     if not infos:
         return {}
     with store.cursor() as cur, _label_rows(store, cur, infos, labels, True) as (claims, totals):

@@ -1,0 +1,21 @@
+"""Tails overlays the chosen runs that have the metric: every run for a built-in metric
+(no per-run catalogue looked up), only the declaring runs for a declared one."""
+
+from __future__ import annotations
+
+from tests.dashboard.test_app import open_page, trace_names
+from tests.dashboard.test_declared_pages import declared_results  # noqa: F401 (fixture)
+
+
+def _overlaid(at) -> set[str]:
+    return {n for n in trace_names(at, 1) if n}
+
+
+def test_a_built_in_metric_overlays_every_chosen_run(app, declared_results):  # noqa: F811
+    at = open_page(app(declared_results, metric="recall_at_5", runs=["plain", "decl-a"]), "tails")
+    assert _overlaid(at) == {"plain", "decl-a"}
+
+
+def test_a_declared_metric_overlays_only_the_runs_that_declare_it(app, declared_results):  # noqa: F811
+    at = open_page(app(declared_results, metric="toxicity", runs=["plain", "decl-a"]), "tails")
+    assert _overlaid(at) == {"decl-a"}
