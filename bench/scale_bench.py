@@ -230,7 +230,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", default="/tmp/scale")
     p.add_argument("--reps", type=int, default=5)
     p.add_argument("--skip-build", action="store_true", help="reuse a built cache")
-    p.add_argument("--log", default="/work/bench-scale.txt", help="appended as it goes")
+    p.add_argument("--log", help="a file the figures are also appended to, as they come")
     p.add_argument("--child", help=argparse.SUPPRESS)
     a, rest = p.parse_known_args(argv)
     if a.child:
@@ -247,8 +247,9 @@ def main(argv: list[str] | None = None) -> int:
 
     def log(line: str) -> None:
         print(line, file=sys.stderr)
-        with open(a.log, "a") as fh:
-            fh.write(line + "\n")
+        if a.log:
+            with open(a.log, "a") as fh:
+                fh.write(line + "\n")
 
     log(f"\n## scale_bench {time.strftime('%Y-%m-%d %H:%M:%S')} sizes {a.sizes}")
     figs = []

@@ -179,13 +179,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--questions", type=int, default=1000)
     p.add_argument("--xdg", help="XDG_CACHE_HOME for the server (its derived cache)")
     p.add_argument("--sessions", type=int, default=20)
-    p.add_argument("--log", default="/work/bench-scale.txt", help="appended as it goes")
+    p.add_argument("--log", help="a file the figures are also appended to, as they come")
     a = p.parse_args(argv)
 
     def log(line: str) -> None:
         print(line, file=sys.stderr)
-        with open(a.log, "a") as fh:
-            fh.write(line + "\n")
+        if a.log:
+            with open(a.log, "a") as fh:
+                fh.write(line + "\n")
 
     results = a.results or f"/tmp/scale/r{a.runs}x{a.questions}"
     if not a.results and not Path(results).exists():
