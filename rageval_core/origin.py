@@ -1,4 +1,5 @@
-"""Where a run's rows came from: `rageval run`, the writer API, or another tool's file.
+"""Where a run's rows came from: `rageval run`, the writer API, another tool's file, or
+`rageval rescore` of another run.
 
 Recorded in the manifest as `config.origin` (absent for `rageval run`), so every place that
 already shows a run's config — Compare's config diff, the Runs table, `rageval compare` —
@@ -14,21 +15,23 @@ from typing import Any, Literal
 
 from rageval_core.errors import one_line
 
-OriginKind = Literal["writer", "import"]
+OriginKind = Literal["writer", "import", "rescore"]
 NATIVE = "rageval run"
 
 
 @dataclass(frozen=True)
 class RunOrigin:
-    """`kind` writer (a harness wrote it through `RunWriter`; `tool` names the harness) or
+    """`kind` writer (a harness wrote it through `RunWriter`; `tool` names the harness),
     import (`tool` is ragas | deepeval | promptfoo | inspect, `file` the file's name as
-    given, `sha256` its content hash, `tool_version` when the file records one)."""
+    given, `sha256` its content hash, `tool_version` when the file records one) or rescore
+    (`source_run` judged again by the judge `tool` names)."""
 
     kind: OriginKind
     tool: str
     file: str | None = None
     sha256: str | None = None
     tool_version: str | None = None
+    source_run: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {k: v for k, v in self.__dict__.items() if v is not None}
@@ -37,9 +40,9 @@ class RunOrigin:
     def from_config(cls, config: Mapping[str, Any] | None) -> RunOrigin | None:
         """The origin a manifest's config records; None for a native (or damaged) one."""
         raw = (config or {}).get("origin")
-        if not isinstance(raw, Mapping) or raw.get("kind") not in ("writer", "import"):
+        if not isinstance(raw, Mapping) or raw.get("kind") not in ("writer", "import", "rescore"):
             return None
-        fields = ("file", "sha256", "tool_version")
+        fields = ("file", "sha256", "tool_version", "source_run")
         return cls(
             kind=raw["kind"],
             tool=str(raw.get("tool") or "?"),
@@ -51,6 +54,8 @@ class RunOrigin:
         if self.kind == "import":
             where = f" ({self.file})" if self.file else ""
             return one_line(f"imported from {self.tool}{where}", 120)
+        if self.kind == "rescore":
+            return one_line(f"rescore of {self.source_run or '?'} by {self.tool}", 120)
         return one_line(f"written by {self.tool} (writer)", 120)
 
 

@@ -31,6 +31,7 @@ from rageval_core.errors import ConfigError, ResultsError, one_line
 from rageval_core.judges import Judge, make_judge
 from rageval_core.metrics.failure import FailureThresholds
 from rageval_core.models import JudgeInput, RetrievedChunk, RunManifest
+from rageval_core.origin import RunOrigin
 from rageval_core.redact import Redactor
 from rageval_core.runner import (
     Runner,
@@ -207,15 +208,23 @@ class Rescorer(Runner):
 
     def _manifest(self, run_id: str, judge: Judge) -> RunManifest:
         """The source's manifest for a new run: the judge replaced, the source named."""
-        src = self.source.manifest
-        config = {**src.config, "judge": dict(self.config.judge), "concurrency": self.concurrency}
+        src, ref = self.source.manifest, judge.describe()
+        origin = RunOrigin(
+            "rescore", " ".join(filter(None, (ref.kind, ref.model))), source_run=src.run_id
+        )
+        config = {
+            **src.config,
+            "judge": dict(self.config.judge),
+            "concurrency": self.concurrency,
+            "origin": origin.to_dict(),  # the Runs table and Compare show where it came from
+        }
         return RunManifest(
             run_id=run_id,
             status="running",
             created_at=results.iso(self.now()),
             config=self.redactor.value(config),
             dataset=src.dataset,
-            judge=judge.describe(),
+            judge=ref,
             schema_version=results.SCHEMA_VERSION,
             git_commit=git_commit(Path.cwd()),
             tags=src.tags,

@@ -30,6 +30,10 @@ from rageval_core.origin import NATIVE, RunOrigin, origin_label
         ),
         (json.dumps({"origin": {"kind": "import", "tool": "inspect"}}), "imported from inspect"),
         (
+            json.dumps({"origin": {"kind": "rescore", "tool": "offline", "source_run": "r1"}}),
+            "rescore of r1 by offline",
+        ),
+        (
             json.dumps({"origin": {"kind": "writer", "tool": "nightly"}}),
             "written by nightly (writer)",
         ),
@@ -44,6 +48,8 @@ def test_round_trip_through_the_config():
     o = RunOrigin("import", "deepeval", "run.json", "ab" * 32, "4.3.1")
     assert RunOrigin.from_config({"origin": o.to_dict()}) == o
     assert "sha256" not in RunOrigin("writer", "h").to_dict()
+    r = RunOrigin("rescore", "openai m", source_run="20261201-100000-x")
+    assert RunOrigin.from_config({"origin": r.to_dict()}) == r
 
 
 @given(

@@ -25,6 +25,7 @@ from streamlit.testing.v1 import AppTest
 from rageval_core import query
 from rageval_core.cli import main
 from rageval_core.demo import DEMO_RUNS, demo_run_id
+from rageval_core.origin import origin_label
 from rageval_core.results import RESULTS_ENV
 from rageval_core.writer import RunWriter
 from tests.core.judges.chat_server import ChatServer, Step
@@ -96,6 +97,7 @@ def test_http_rescore_writes_a_complete_run_of_the_new_judges_verdicts(
     assert wrote["config"]["judge"]["base_url"] == judge_server.base_url
     same = {k: v for k, v in was["config"].items() if k not in ("judge", "concurrency")}
     assert {k: wrote["config"][k] for k in same} == same
+    assert origin_label(json.dumps(wrote["config"])) == f"rescore of {SOURCE} by openai judge-model"
     assert wrote["totals"]["cost_usd"] == was["totals"]["cost_usd"]
     assert wrote["totals"]["judge_cost_usd"] == pytest.approx(len(answered) * PER_CALL)
     assert "source_run" not in was  # other manifests are written as before
