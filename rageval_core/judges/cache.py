@@ -4,7 +4,7 @@ no calls, into any results location.
 Where: one folder per user, `$XDG_CACHE_HOME/rageval/judge` (`~/.cache/rageval/judge`),
 or the judge config's `cache_dir`. Not the results location: a run into a new folder or a
 bucket (whose staging folder is temporary) would otherwise pay for every call again.
-Key: sha256 of (model, prompt version, request body) — the body holds the prompt text,
+Key: sha256 of (endpoint, model, prompt version, request body) — the body holds the prompt text,
 the question, answer, chunks and reference, so any change to what the judge sees is a new
 key. Value: the validated reply object and the token usage it cost. One file per key,
 `<dir>/<k[:2]>/<k>.json`, written atomically so concurrent threads, processes and
@@ -34,9 +34,12 @@ def default_cache_dir() -> Path:
     return user_cache_dir() / "judge"
 
 
-def cache_key(model: str, prompt_version: str, body: dict[str, Any]) -> str:
+def cache_key(endpoint: str, model: str, prompt_version: str, body: dict[str, Any]) -> str:
+    """The endpoint is part of the key: the cache is the user's, shared by every run, and
+    two servers may serve different weights under one model name (a hosted model and a
+    local quantised one): a reply of one must never stand for the other."""
     canonical = json.dumps(
-        {"model": model, "prompt_version": prompt_version, "body": body},
+        {"endpoint": endpoint, "model": model, "prompt_version": prompt_version, "body": body},
         sort_keys=True,
         ensure_ascii=False,
         separators=(",", ":"),

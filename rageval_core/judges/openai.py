@@ -246,7 +246,7 @@ class OpenAIJudge:
             {"role": "user", "content": user_message(inp)},
         ]
         body = self._body(messages)
-        key = cache_key(self.settings.model, PROMPT_VERSION, body)
+        key = cache_key(self.settings.base_url, self.settings.model, PROMPT_VERSION, body)
         if self._cache is not None and (entry := self._cache.get(key)) is not None:
             try:
                 return parse_reply(entry["reply"], chunk_ids)

@@ -11,7 +11,7 @@ SECRET = "pw-9f8e7d6c5b4a"
 
 def test_replies_are_stored_without_credentials(tmp_path):
     cache = ReplyCache(tmp_path)
-    key = cache_key("m", "v1", {"answer": "x"})
+    key = cache_key("http://127.0.0.1:1", "m", "v1", {"answer": "x"})
     claim = f"Reports run on postgres://ro:{SECRET}@replica/app."
     reply = {
         "claims": [
@@ -70,6 +70,19 @@ def test_default_cache_is_the_users_cache_folder(chat, sample_input, own_cache_h
     entries = _entries(own_cache_home / "rageval" / "judge")
     assert len(entries) == 1 and entries[0].parent.name == entries[0].stem[:2]
     assert (own_cache_home / "rageval" / "judge").stat().st_mode & 0o077 == 0  # private
+
+
+def test_another_endpoint_serving_the_same_model_name_is_asked(chat, sample_input, own_cache_home):
+    """One model name on two servers may be two models: the cache keeps their replies apart."""
+    with (
+        chat.ChatServer([chat.Step(content=GOOD)]) as one,
+        chat.ChatServer([chat.Step(content=GOOD)]) as two,
+    ):
+        _judge(one).judge(sample_input)
+        _judge(two).judge(sample_input)
+        _judge(one).judge(sample_input)
+        assert (one.calls, two.calls) == (1, 1)
+    assert len(_entries(own_cache_home / "rageval" / "judge")) == 2
 
 
 def test_a_relative_xdg_cache_home_is_ignored(monkeypatch, tmp_path):
