@@ -245,11 +245,7 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(out))
         return 0
 
-    def log(line: str) -> None:
-        print(line, file=sys.stderr)
-        if a.log:
-            with open(a.log, "a") as fh:
-                fh.write(line + "\n")
+    log = synth.figure_log(a.log)
 
     log(f"\n## scale_bench {time.strftime('%Y-%m-%d %H:%M:%S')} sizes {a.sizes}")
     figs = []

@@ -36,6 +36,9 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
+sys.path.insert(0, str(HERE))
+from synth import figure_log, generate  # noqa: E402  (bench/ is not a package)
+
 CHROMIUM = "/usr/bin/chromium"
 SETTLE_MS = 120_000
 VIEWS = [("Runs", ""), ("Diagnose", "diagnose")]  # (heading, url path)
@@ -182,17 +185,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--log", help="a file the figures are also appended to, as they come")
     a = p.parse_args(argv)
 
-    def log(line: str) -> None:
-        print(line, file=sys.stderr)
-        if a.log:
-            with open(a.log, "a") as fh:
-                fh.write(line + "\n")
+    log = figure_log(a.log)
 
     results = a.results or f"/tmp/scale/r{a.runs}x{a.questions}"
     if not a.results and not Path(results).exists():
-        sys.path.insert(0, str(HERE))
-        from synth import generate
-
         generate(results, a.runs, a.questions, workers=os.cpu_count() or 1)
     xdg = a.xdg or f"{results}.xdg"
     env = {**os.environ, "XDG_CACHE_HOME": xdg, "PYTHONPATH": str(ROOT)}

@@ -50,6 +50,19 @@ WORDS = (
 START = datetime(2025, 1, 1, tzinfo=UTC)
 
 
+def figure_log(path: str | None):
+    """A bench's `log(line)`: to stderr as it comes, and appended to `path` when given, so
+    a long measurement leaves its figures behind even when stopped halfway."""
+
+    def log(line: str) -> None:
+        print(line, file=sys.stderr)
+        if path:
+            with open(path, "a") as fh:
+                fh.write(line + "\n")
+
+    return log
+
+
 def _pool(rng: np.random.Generator, n: int, words: int) -> pa.Array:
     picks = rng.integers(0, len(WORDS), size=(n, words))
     return pa.array([" ".join(WORDS[i] for i in row) for row in picks])
