@@ -15,8 +15,8 @@ browser context per session, i.e. one Streamlit session each:
    link from a chat message does); each one's settled time.
 
 The server's RSS is sampled every 0.25 s throughout (`/proc/PID/status`, VmRSS) and
-printed as a timeline. A page is settled when its heading is visible, Streamlit's
-running indicator is gone and nothing on it is stale.
+printed as a timeline. A page is settled when its heading is visible, Streamlit marks
+its script run finished and nothing on it is stale.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
-sys.path.insert(0, str(HERE))
+sys.path[:0] = [str(HERE), str(ROOT)]  # synth.py, and tests/ for the browser flags
 from synth import figure_log, generate  # noqa: E402  (bench/ is not a package)
 
 CHROMIUM = "/usr/bin/chromium"
@@ -110,7 +110,7 @@ def start_server(results: str, env: dict[str, str], log: Path) -> tuple[subproce
 
 SETTLED_JS = """() => {
   const h = [...document.querySelectorAll('h1')].some(e => e.textContent.trim() === TITLE);
-  return h && !document.querySelector('[data-testid="stStatusWidget"]')
+  return h && document.querySelector('[data-testid="stApp"][data-test-script-state="notRunning"]')
            && !document.querySelector('[data-stale="true"]');
 }"""
 
@@ -226,8 +226,8 @@ def main(argv: list[str] | None = None) -> int:
         f"{a.sessions} concurrent sessions opening Runs: settled s min "
         f"{min(out['concurrent']):.2f}, median {statistics.median(out['concurrent']):.2f}, "
         f"max {max(out['concurrent']):.2f} (wall {out['concurrent_wall_s']:.1f} s, of which "
-        f"the server used {out['concurrent_server_cpu_s']:.1f} s of CPU: the rest is the 20 "
-        "browsers and the other jobs on the same cores); "
+        f"the server used {out['concurrent_server_cpu_s']:.1f} s of CPU: the rest is the "
+        f"{a.sessions} browsers and the other jobs on the same cores); "
         f"server RSS after: {out['rss_after_concurrent']:.0f} MB",
         "each concurrent session, settled s: " + ", ".join(f"{t:.2f}" for t in out["concurrent"]),
         "server RSS timeline (s, phase, MB), one sample a second:",

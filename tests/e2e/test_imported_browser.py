@@ -15,7 +15,7 @@ from rageval_core.dataset import example_dataset_path
 from rageval_core.importers import import_run
 from tests.core.importers.conftest import FILES
 from tests.e2e.conftest import Server, Watch, _serve
-from tests.e2e.test_dashboard_browser import ERROR, main_text, open_view, url
+from tests.e2e.test_dashboard_browser import ERROR, open_view, url
 
 pytestmark = pytest.mark.e2e
 
@@ -53,5 +53,5 @@ def test_an_imported_run_draws_in_the_browser(
         params = {"runs": [native[-2], RUN], "baseline": native[-2]}
     open_view(page, url(imported_server, page_key, **params), PAGES[page_key].title)
     expect(page.locator(ERROR)).to_have_count(0)
-    assert expected in main_text(page)
+    expect(page.locator('[data-testid="stMain"]')).to_contain_text(expected)
     assert watch.page_errors == [] and watch.dialogs == []
