@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import argparse
 import os
-from collections.abc import Callable
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 
@@ -117,3 +119,31 @@ def write_run_to(location: str, write: Callable[[str, Any], Any]) -> tuple[Any, 
     with staged(location) as stage:
         result = write(str(stage.local_root), stage)
     return result, f"{location.rstrip('/')}/{result.run_id}"
+
+
+@contextmanager
+def terminal_progress() -> Iterator[Callable[[str, int, int], None]]:
+    """A progress bar on a terminal's stderr for `ResultsStore.refresh`, one per phase."""
+    from tqdm import tqdm
+
+    bars: dict[str, tqdm] = {}
+
+    def report(what: str, done: int, total: int) -> None:
+        if what not in bars:
+            for old in bars.values():
+                old.close()
+            bars[what] = tqdm(
+                total=total,
+                desc=what,
+                file=sys.stderr,
+                leave=False,
+                disable=not sys.stderr.isatty(),
+            )
+        bars[what].n = done
+        bars[what].refresh()
+
+    try:
+        yield report
+    finally:
+        for bar in bars.values():
+            bar.close()

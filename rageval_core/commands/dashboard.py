@@ -13,7 +13,7 @@ import os
 import sys
 from pathlib import Path
 
-from rageval_core.commands import add_results_option, dashboard_link
+from rageval_core.commands import add_results_option, dashboard_link, terminal_progress
 from rageval_core.errors import ConfigError, RagevalError
 from rageval_core.labels import LABELS_ENV, labels_location
 from rageval_core.results import RESULTS_ENV, is_remote, results_location
@@ -106,14 +106,16 @@ def _build_cache(location: str, labels: str) -> None:
     a bucket of labels is not listed here, its claims are built).
     A bucket is left to the app, which shows its own progress: listing one can take long
     and needs the server's credentials."""
-    from rageval_core.commands.runs import _progress
     from rageval_core.labels import LabelStore
     from rageval_core.query import ResultsStore
     from rageval_core.query.claims_cache import ClaimsCache
 
     if is_remote(location) or not os.path.isdir(location):
         return
-    with ResultsStore(location, read_only=True, refresh=False) as store, _progress() as report:
+    with (
+        ResultsStore(location, read_only=True, refresh=False) as store,
+        terminal_progress() as report,
+    ):
         store.refresh(report)
         print(f"rageval dashboard: {len(store.runs()):,} runs ready", file=sys.stderr)
         if is_remote(labels) or LabelStore(labels, read_only=True).has_labels():

@@ -5,9 +5,8 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from contextlib import contextmanager
 
-from rageval_core.commands import add_results_option
+from rageval_core.commands import add_results_option, terminal_progress
 from rageval_core.results import results_location
 
 
@@ -27,34 +26,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(func=_runs)
 
 
-@contextmanager
-def _progress():
-    """A progress bar on a terminal's stderr for `ResultsStore.refresh`, one per phase."""
-    from tqdm import tqdm
-
-    bars: dict[str, tqdm] = {}
-
-    def report(what: str, done: int, total: int) -> None:
-        if what not in bars:
-            for old in bars.values():
-                old.close()
-            bars[what] = tqdm(
-                total=total,
-                desc=what,
-                file=sys.stderr,
-                leave=False,
-                disable=not sys.stderr.isatty(),
-            )
-        bars[what].n = done
-        bars[what].refresh()
-
-    try:
-        yield report
-    finally:
-        for bar in bars.values():
-            bar.close()
-
-
 def _runs(args: argparse.Namespace) -> int:
     from rageval_core.errors import ConfigError
     from rageval_core.query import ResultsStore
@@ -63,7 +34,7 @@ def _runs(args: argparse.Namespace) -> int:
     if args.limit < 0:
         raise ConfigError(f"--limit must be 0 or more, got {args.limit}")
     with ResultsStore(results_location(args.results), read_only=True, refresh=False) as store:
-        with _progress() as report:  # the first look at a large location builds the cache
+        with terminal_progress() as report:  # the first look at a large location builds the cache
             store.refresh(report)
         lines = run_lines(store)
         problems = store.problems
