@@ -106,9 +106,9 @@ for m, name in KEY_METRICS.items():
     table[f"Δ {name}"] = shown[f"{m}_delta"]
     if m == "faithfulness":  # how far to trust it, beside it
         ids = shown["run_id"].tolist()
-        coverage = coverage_columns(ids, data.run_coverage(tuple(ids)))
-        for col in coverage.columns:
-            table[col] = coverage[col].to_numpy()
+        coverage = data.run_coverage(tuple(ids))  # empty while nobody labelled anything
+        for col, values in coverage_columns(ids, coverage).items() if coverage else ():
+            table[col] = values.to_numpy()
 event = st.dataframe(
     table,
     key="runs_table",

@@ -265,6 +265,14 @@ def test_judge_page_without_labels_says_how_to_get_some(app, results, labels):
 # ---------------------------------------------------------------------------- Runs, Diagnose
 
 
+def test_runs_has_no_coverage_columns_while_nobody_labelled_anything(app, results, labels):
+    at = no_exception(app(results).run())
+    assert "faithfulness" in at.dataframe[0].value.columns
+    assert "claims checked" not in at.dataframe[0].value.columns
+    no_exception(at.switch_page(PAGES["diagnose"].path).run())
+    assert {m.label: m.value for m in at.metric}["claims checked by people"] == "–"
+
+
 def test_runs_and_diagnose_show_claims_checked_and_kappa_beside_faithfulness(
     app, results, labels, store
 ):

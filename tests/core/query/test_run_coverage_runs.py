@@ -30,3 +30,12 @@ def test_named_runs_get_the_figures_of_all_runs_and_only_their_claims_are_read(t
     assert some == {r: every[r] for r in (R1, R3)}
     assert every[R1].claims == 3 and every[R1].checked == 2  # the figures are real ones
     assert read == [R1, R3]  # R2's claims file was never built
+
+
+def test_without_labels_there_is_no_coverage_and_no_claims_file_is_built(tmp_path):
+    root = tmp_path / "results"
+    write_run(root, R1, [judged_row("q1", [("Paris is big.", "supported")])])
+    with ResultsStore(str(root), cache_dir=tmp_path / "c") as s:
+        assert run_coverage(s, LabelSet()) == {}
+        assert list(ClaimsCache(s)._existing()) == []
+        assert run_coverage(s, LABELS)[R1].claims == 1  # with labels, the same store counts
