@@ -49,6 +49,9 @@ P = ParamSpec("P")
 R = TypeVar("R")
 
 REFRESH_S = 15.0  # how stale the run list may be; a refresh re-lists the run folders
+# A restarted server lists the location this long after its first page (`_first_refresh`):
+# the listing is Python work that would slow that page down through the GIL.
+LISTING_DELAY_S = 2.0
 # How stale other processes' labels may be: a re-read lists every labels file and picks the
 # newest per key again (about 1 s at 50,000 labels), so not on every REFRESH_S.
 LABELS_REFRESH_S = 60.0
@@ -82,8 +85,16 @@ def store() -> ResultsStore:
 
 
 def _first_refresh(s: ResultsStore) -> None:
-    """The first look at a location, with a progress bar: over 1,000 runs of 1,000
-    questions building the cache takes seconds, which must not be a blank page."""
+    """The first look at a location. Over a runs index (a restarted server: the cache
+    was built before) the first page shows what it holds and the location is listed in
+    the background, its news shown from the next rerun on, as any refresh's are.
+    Otherwise with a progress bar: over 1,000 runs of 1,000 questions building the cache
+    takes seconds, which must not be a blank page."""
+    if s.open_indexed():
+        listing = threading.Timer(LISTING_DELAY_S, s.refresh)
+        listing.daemon = True
+        listing.start()
+        return
     slot = st.empty()
     with slot.status(f"Opening {s.location} …", expanded=True) as status:
         bar = st.progress(0.0, text="Listing run folders…")

@@ -289,11 +289,35 @@ class ResultsStore:
         with self._lock:
             self._state = self._refresh(progress)
 
-    def _refresh(self, progress: Progress | None = None) -> _State:
+    def open_indexed(self) -> bool:
+        """Take the finished runs of the cache's runs index as the state, without listing
+        the location; False (nothing done) when there is no index or the store was
+        refreshed already. What a restarted dashboard shows first: at 10,000 runs the
+        listing is a third of its first page, and the state is what the last refresh
+        found. Runs started, changed or removed since, running runs and folders that are
+        not runs appear with the next `refresh()`, which the caller starts at once."""
+        with self._lock:
+            if self._state.refreshed_at:
+                return False
+            known = self.cache.run_infos(self.root)
+            if not known:
+                return False
+            scan = tuple(sorted((rid, fp) for rid, (fp, _) in known.items()))
+            self._state = self._refresh(listing=(scan, []), known=known)
+            return True
+
+    def _refresh(
+        self,
+        progress: Progress | None = None,
+        listing: tuple[tuple[tuple[str, str], ...], list[IgnoredFolder]] | None = None,
+        known: dict[str, tuple[str, RunInfo]] | None = None,
+    ) -> _State:
         prev = self._state
         unlisted: list[RunProblem] = []
         try:
-            if self.remote:
+            if listing is not None:
+                scan, ignored = listing
+            elif self.remote:
                 scan, ignored = _scan_remote(self.fs, self.root)
             else:
                 scan, ignored = _scan_local(self.location)
@@ -313,7 +337,7 @@ class ResultsStore:
         # process starts from the cache's runs index, so a restart over unchanged runs
         # opens no manifest either. A folder deleted since the scan is left out.
         fps = dict(scan)
-        known = prev.infos or self.cache.run_infos(self.root)
+        known = known or prev.infos or self.cache.run_infos(self.root)
         runs: list[RunInfo] = []
         for n, (rid, fp) in enumerate(scan):
             if progress and n % 256 == 0:

@@ -96,6 +96,27 @@ def test_runs_page_lists_every_run_newest_first_with_metrics_and_charts(app, dem
     assert at.query_params["metric"] == "recall_at_5"
 
 
+def test_a_restarted_dashboard_opens_on_its_runs_index_then_lists_the_location(
+    app, results, monkeypatch
+):
+    from dashboard import data
+
+    ResultsStore(str(results), read_only=True)  # the cache a previous server built
+    newest = "20991231-000000-added-while-down"
+    shutil.copytree(results / LATEST, results / newest)
+    manifest = json.loads((results / newest / "manifest.json").read_text())
+    (results / newest / "manifest.json").write_text(json.dumps({**manifest, "run_id": newest}))
+    monkeypatch.setattr(data, "LISTING_DELAY_S", 0.0)
+    at = no_exception(app(results).run())
+    assert f"Latest run: {LATEST}" in texts(at.subheader)  # what the index held
+    store = data._store(str(results))
+    deadline = time.monotonic() + 20
+    while len(store.runs()) < len(RUN_IDS) + 1 and time.monotonic() < deadline:
+        time.sleep(0.05)  # the listing runs on its own thread
+    no_exception(at.run())
+    assert f"Latest run: {newest}" in texts(at.subheader)
+
+
 def test_runs_filters_come_from_the_url(app, demo_results):
     at = no_exception(app(demo_results, config="bm25-top5").run())
     assert list(at.dataframe[0].value["run_id"]) == [RUN_IDS[0]]
