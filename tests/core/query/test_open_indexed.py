@@ -4,8 +4,10 @@ the state a fresh store finds."""
 
 from __future__ import annotations
 
+import gc
 import shutil
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -96,3 +98,21 @@ def test_any_changes_while_down_end_in_the_state_of_a_fresh_store(tmp_path_facto
     restarted.open_indexed()
     restarted.refresh()
     _same(restarted, ResultsStore(results))
+
+
+def test_gc_paused_restores_what_it_found_even_on_an_error():
+    assert gc.isenabled()
+    with pytest.raises(RuntimeError), store_mod.gc_paused():
+        assert not gc.isenabled()
+        with store_mod.gc_paused():  # nested (or another thread): leaves it to the outer
+            pass
+        assert not gc.isenabled()
+        raise RuntimeError
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        with store_mod.gc_paused():
+            pass
+        assert not gc.isenabled()  # off before, off after
+    finally:
+        gc.enable()
