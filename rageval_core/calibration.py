@@ -15,6 +15,7 @@ and formats; the comparison itself lives in the query layer.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -22,7 +23,7 @@ from pathlib import Path
 import yaml
 
 from rageval_core.errors import DatasetError
-from rageval_core.labels import Agreement, HumanLabel, LabelSet, utc_stamp
+from rageval_core.labels import Agreement, HumanLabel, LabelSet, claim_key, utc_stamp
 from rageval_core.metrics.generation import normalize_answer
 from rageval_core.models import VERDICTS
 from rageval_core.query.labels import JudgeReport
@@ -161,10 +162,16 @@ def format_agreement(a: Agreement) -> list[str]:
     return lines
 
 
-def format_report(report: JudgeReport, labels: LabelSet) -> str:
+def format_report(
+    report: JudgeReport,
+    labels: LabelSet,
+    reasons: Mapping[tuple[str, str, str | None], str] | None = None,
+) -> str:
     """`rageval calibrate`'s text: per kind of label, how many were labelled and matched,
-    the figures, every disagreement (with its run and reviewer) and every unmatched label.
-    `labels` are those on the dataset versions of the report's runs."""
+    the figures, every disagreement (with its run, reviewer and the judge's reason from
+    `reasons`, see `query.labels.judge_reasons`) and every unmatched label. `labels` are
+    those on the dataset versions of the report's runs."""
+    reasons = reasons or {}
     unmatched = set(report.unmatched)
     runs = ", ".join(report.runs[:3]) + (
         f" and {len(report.runs) - 3} more" if len(report.runs) > 3 else ""
@@ -187,11 +194,14 @@ def format_report(report: JudgeReport, labels: LabelSet) -> str:
         found = [d for d in report.disagreements if (d.claim is not None) == is_claim]
         if found:
             parts.append(f"  disagreements ({len(found)}):")
-            parts += [
-                f"    {_where(d.question_id, d.claim)}: human {d.human}, judge {d.judge} "
-                f"(run {d.run_id}, {_short(d.reviewer, 40)})"
-                for d in found
-            ]
+            for d in found:
+                parts.append(
+                    f"    {_where(d.question_id, d.claim)}: human {d.human}, judge {d.judge} "
+                    f"(run {d.run_id}, {_short(d.reviewer, 40)})"
+                )
+                reason = reasons.get((d.run_id, d.question_id, claim_key(d.claim)))
+                if reason:
+                    parts.append(f"      judge's reason: {_short(reason, 90)}")
         if missing:
             parts.append(f"  unmatched labels ({len(missing)}):")
             parts += [

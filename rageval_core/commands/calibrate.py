@@ -50,7 +50,12 @@ def run(args: argparse.Namespace) -> int:
     # imported here: `rageval --help` should not pay for DuckDB and pandas (0.5 s)
     from rageval_core.calibration import format_report, labels_from_yaml
     from rageval_core.labels import LabelSet, LabelStore, labels_location
-    from rageval_core.query.labels import check_faithful_min, judge_of, judge_reports
+    from rageval_core.query.labels import (
+        check_faithful_min,
+        judge_of,
+        judge_reasons,
+        judge_reports,
+    )
     from rageval_core.query.store import ResultsStore, require_readable
     from rageval_core.results import inspect_run
 
@@ -81,5 +86,6 @@ def run(args: argparse.Namespace) -> int:
         shas = {r.manifest.dataset.sha256 for r in scope if r.manifest}
         labels = LabelSet(tuple(lab for lab in labels.labels if lab.dataset_sha256 in shas))
         (report,) = judge_reports(store, labels, scope, faithful_min=args.faithful_min)
-    print(format_report(report, labels))
+        reasons = judge_reasons(store, report.disagreements)
+    print(format_report(report, labels, reasons))
     return 0

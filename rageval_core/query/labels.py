@@ -22,11 +22,12 @@ import duckdb
 import numpy as np
 import pyarrow as pa
 
-from rageval_core.errors import ConfigError
-from rageval_core.labels import QUESTION_LABELS, VERDICTS, HumanLabel, LabelSet
+from rageval_core.errors import ConfigError, ResultsError
+from rageval_core.labels import QUESTION_LABELS, VERDICTS, HumanLabel, LabelSet, claim_key
 from rageval_core.labels.agreement import Agreement, agreement_from_counts, kappas
 from rageval_core.query import sql
 from rageval_core.query.claims_cache import CLAIMS_SCHEMA, ClaimsCache, registered
+from rageval_core.query.source import bind, reading_results
 from rageval_core.query.store import ResultsStore
 from rageval_core.results import RunInfo
 
@@ -348,6 +349,34 @@ def run_coverage(
         out[run_id] = RunCoverage(
             run_id, int(n_claims), int(checked.get(run_id, 0)), None if math.isnan(kappa) else kappa
         )
+    return out
+
+
+def judge_reasons(
+    store: ResultsStore, disagreements: Sequence[Disagreement]
+) -> dict[tuple[str, str, str | None], str]:
+    """Why the judge gave each claim verdict a person disagreed with, from the run each
+    disagreement names: (run id, question id, claim key) -> the judge's reason. One query
+    per run (the claims cache holds no reasons); a run that cannot be read gives none,
+    which leaves every figure as it is."""
+    wanted: dict[str, set[str]] = {}
+    for d in disagreements:
+        if d.claim is not None:
+            wanted.setdefault(d.run_id, set()).add(d.question_id)
+    out: dict[tuple[str, str, str | None], str] = {}
+    for run_id, question_ids in wanted.items():
+        try:
+            with store.cursor() as cur, store.run_source(cur, run_id) as src:
+                q = sql.QUESTION_CLAIMS.format(src=src.sql)
+                params = {**src.params, "question_ids": sorted(question_ids)}
+                with reading_results(run_id):
+                    rows = cur.execute(q, bind(q, params)).fetchall()
+        except ResultsError:
+            continue
+        for question_id, claims in rows:
+            for c in claims or ():
+                if c.get("reason"):
+                    out.setdefault((run_id, question_id, claim_key(c.get("text"))), c["reason"])
     return out
 
 

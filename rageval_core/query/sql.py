@@ -172,6 +172,11 @@ QUESTION_ONE = """
 SELECT * FROM {src} WHERE question_id = $question_id LIMIT 1
 """
 
+# The claims of some questions of one run: the judge's reasons `rageval calibrate` prints
+QUESTION_CLAIMS = """
+SELECT question_id, claims FROM {src} WHERE list_contains($question_ids, question_id)
+"""
+
 QUESTION_TAGS = """
 SELECT DISTINCT unnest(tags) AS tag FROM {src} ORDER BY tag
 """

@@ -18,20 +18,21 @@ OFFLINE = JudgeRef("offline", "overlap>=0.6", "offline-1")
 LLM = JudgeRef("openai", "gpt-test", "v3")
 
 
-def claim(text: str, verdict: str) -> dict[str, Any]:
+def claim(text: str, verdict: str, reason: str = "") -> dict[str, Any]:
     return {
         "text": text,
         "verdict": verdict,
         "evidence_chunk_id": None,
         "evidence": None,
-        "reason": "",
+        "reason": reason,
     }
 
 
-def judged_row(qid: str, claims: list[tuple[str, str]], **kw: Any) -> dict[str, Any]:
-    """A question row whose faithfulness follows its claims' verdicts."""
-    cs = [claim(t, v) for t, v in claims]
-    faith = sum(v == "supported" for _, v in claims) / len(claims) if claims else None
+def judged_row(qid: str, claims: list[tuple[str, ...]], **kw: Any) -> dict[str, Any]:
+    """A question row whose faithfulness follows its claims' verdicts; a claim is
+    (text, verdict) or (text, verdict, the judge's reason)."""
+    cs = [claim(*c) for c in claims]
+    faith = sum(c[1] == "supported" for c in claims) / len(claims) if claims else None
     return row(qid, claims=cs, faithfulness=faith, **kw)
 
 

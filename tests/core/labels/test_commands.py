@@ -20,12 +20,16 @@ from tests.core.labels.helpers import LLM, judged_row, label, write_run
 
 REPO = Path(__file__).resolve().parents[3]
 R1, R2, R3 = "20260101-000000-a", "20260102-000000-b", "20260103-000000-c"
+TOWERS_WHY = "no retrieved sentence says how many towers"
 
 
 @pytest.fixture
 def project(tmp_path):
     rows = [
-        judged_row("q1", [("Paris is big.", "supported"), ("It has 3 towers.", "unsupported")]),
+        judged_row(
+            "q1",
+            [("Paris is big.", "supported"), ("It has 3 towers.", "unsupported", TOWERS_WHY)],
+        ),
         judged_row("q2", [("Rome.", "supported")]),
         judged_row("q3", [("Oslo.", "unsupported")]),
     ]
@@ -66,6 +70,9 @@ def test_calibrate_prints_the_judge_figures_of_every_run_of_the_judge(project):
     assert f"n {k.n}   agreement {k.raw:.3f}" in out
     assert "(2 run(s): " in out and R3 not in out  # the LLM judge's run is another judge
     assert "Claims: 5 labelled, 5 matched, 0 unmatched" in out  # Bergen: only in R2
+    # the disagreement on the towers, with the judge's reason read from its run
+    towers = out.split('q1 "It has 3 towers.": human supported, judge unsupported')[1]
+    assert towers.splitlines()[1].strip() == f"judge's reason: {TOWERS_WHY}"
     assert "Questions (faithful): 1 labelled, 1 matched" in out
 
 
@@ -158,11 +165,13 @@ def test_demo_writes_the_example_labels_only_when_absent(tmp_path):
 
 
 def test_calibrate_prints_no_terminal_escapes_from_claims_or_notes(tmp_path):
-    rows = [judged_row("q1", [("Evil \x1b[2J\x1b]0;pwned\x07 claim.", "supported")])]
+    evil = "Evil \x1b[2J\x1b]0;pwned\x07 claim."
+    rows = [judged_row("q1", [(evil, "supported", "because \x1b[31mred\x1b[0m")])]
     write_run(tmp_path / "results", R1, rows)
     LabelStore(str(tmp_path / "labels")).save(
         [label("q1", "Evil \x1b[2J\x1b]0;pwned\x07 claim.", "unsupported")]
     )
     code, out, _ = run_cli("calibrate", "--run", R1, "--results", str(tmp_path / "results"))
     assert code == 0 and "human unsupported, judge supported" in out
+    assert "judge's reason: because [31mred [0m" in out  # the escape byte is gone
     assert "\x1b" not in out and "\x07" not in out
