@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+import logging
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -45,6 +46,7 @@ from rageval_core.query.labels import reviewer_agreement as _reviewer_agreement
 from rageval_core.query.labels import run_coverage as _run_coverage
 from rageval_core.results import RunInfo, results_location
 
+_log = logging.getLogger(__name__)
 P = ParamSpec("P")
 R = TypeVar("R")
 
@@ -91,7 +93,7 @@ def _first_refresh(s: ResultsStore) -> None:
     Otherwise with a progress bar: over 1,000 runs of 1,000 questions building the cache
     takes seconds, which must not be a blank page."""
     if s.open_indexed():
-        listing = threading.Timer(LISTING_DELAY_S, s.refresh)
+        listing = threading.Timer(LISTING_DELAY_S, _list_later, (s,))
         listing.daemon = True
         listing.start()
         return
@@ -106,6 +108,16 @@ def _first_refresh(s: ResultsStore) -> None:
         s.refresh(report)
         status.update(label=f"Opened {len(s.runs()):,} runs", state="complete")
     slot.empty()
+
+
+def _list_later(s: ResultsStore) -> None:
+    """The listing after a restart's first page. A failure is logged, not raised: no page
+    would show it from this thread, and the next rerun's refresh (REFRESH_S) lists again
+    and shows what fails on its page."""
+    try:
+        s.refresh()
+    except Exception:  # noqa: BLE001 - a thread's last resort, see above
+        _log.exception("listing %s after the first page failed", s.location)
 
 
 def runs() -> list[RunInfo]:

@@ -117,6 +117,22 @@ def test_a_restarted_dashboard_opens_on_its_runs_index_then_lists_the_location(
     assert f"Latest run: {newest}" in texts(at.subheader)
 
 
+def test_a_listing_that_fails_after_the_first_page_is_logged_not_raised(
+    results, monkeypatch, caplog
+):
+    from dashboard import data
+
+    store = ResultsStore(str(results), read_only=True, refresh=False)
+
+    def fails() -> None:
+        raise OSError("the disk went away")
+
+    monkeypatch.setattr(store, "refresh", fails)
+    data._list_later(store)  # on its thread this would end the thread, unseen
+    assert f"listing {results} after the first page failed" in caplog.text
+    assert "the disk went away" in caplog.text
+
+
 def test_runs_filters_come_from_the_url(app, demo_results):
     at = no_exception(app(demo_results, config="bm25-top5").run())
     assert list(at.dataframe[0].value["run_id"]) == [RUN_IDS[0]]
