@@ -23,7 +23,7 @@ import functools
 import itertools
 import logging
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
@@ -54,6 +54,10 @@ REFRESH_S = 15.0  # how stale the run list may be; a refresh re-lists the run fo
 # A restarted server lists the location this long after its first page (`_first_refresh`):
 # the listing is Python work that would slow that page down through the GIL.
 LISTING_DELAY_S = 2.0
+# A link to a run the store does not know lists the location again when the last listing
+# is older than this (`list_for_link`): often enough for the link `rageval run` prints,
+# seldom enough that links to runs that do not exist cannot keep the server listing.
+LINK_REFRESH_S = 2.0
 # How stale other processes' labels may be: a re-read lists every labels file and picks the
 # newest per key again (about 1 s at 50,000 labels), so not on every REFRESH_S.
 LABELS_REFRESH_S = 60.0
@@ -108,6 +112,19 @@ def _first_refresh(s: ResultsStore) -> None:
         s.refresh(report)
         status.update(label=f"Opened {len(s.runs()):,} runs", state="complete")
     slot.empty()
+
+
+def list_for_link(run_ids: Iterable[str]) -> None:
+    """Before a link's view is drawn: when it names a run the store does not know, list
+    the location now (at most every LINK_REFRESH_S; at once over a runs index not yet
+    listed), so a link to a run written since the last listing opens that run rather
+    than "not found" (`rageval run` prints such a link as it ends)."""
+    s = store()
+    if any(not s.knows(r) for r in run_ids if r):
+        if not s.listed:
+            s.refresh()
+        else:
+            s.maybe_refresh(LINK_REFRESH_S)
 
 
 def _list_later(s: ResultsStore) -> None:

@@ -46,6 +46,7 @@ def read_url() -> ViewState:
     """Parse the URL once per rerun (the app calls this before the page runs): every
     value is validated here and nowhere else; pages and the sidebar read the result."""
     params = {k: st.query_params.get_all(k) for k in st.query_params}
+    data.list_for_link(p for k in ("run", "runs", "baseline") for p in params.get(k, ()))
     st.session_state[_VIEW] = ViewState.from_query_params(params, data.catalogue().declared_names)
     return st.session_state[_VIEW][0]
 

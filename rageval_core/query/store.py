@@ -88,6 +88,7 @@ class _State:
     cache_stamp: tuple[int, int, int] | None = None
     catalogue: Catalogue = BUILTIN
     by_id: dict[str, RunInfo] = field(default_factory=dict)
+    listed: bool = True  # False while the state is the runs index only (`open_indexed`)
 
 
 def run_catalogue(*infos: RunInfo) -> tuple[Catalogue, tuple[str, ...]]:
@@ -305,8 +306,18 @@ class ResultsStore:
                 if not known:
                     return False
                 scan = tuple(sorted((rid, fp) for rid, (fp, _) in known.items()))
-                self._state = self._refresh(listing=(scan, []), known=known)
+                state = self._refresh(listing=(scan, []), known=known)
+                self._state = replace(state, listed=False)
             return True
+
+    @property
+    def listed(self) -> bool:
+        """False while the state is the runs index only: the location not listed yet."""
+        return self._state.listed
+
+    def knows(self, run_id: str) -> bool:
+        """Whether the last refresh saw a run of that id (no folder is looked at)."""
+        return run_id in self._state.by_id
 
     def _refresh(
         self,

@@ -96,16 +96,21 @@ def test_runs_page_lists_every_run_newest_first_with_metrics_and_charts(app, dem
     assert at.query_params["metric"] == "recall_at_5"
 
 
+def _copy_run(results, run_id: str) -> str:
+    """A new run folder: the latest demo run under another id."""
+    shutil.copytree(results / LATEST, results / run_id)
+    manifest = json.loads((results / run_id / "manifest.json").read_text())
+    (results / run_id / "manifest.json").write_text(json.dumps({**manifest, "run_id": run_id}))
+    return run_id
+
+
 def test_a_restarted_dashboard_opens_on_its_runs_index_then_lists_the_location(
     app, results, monkeypatch
 ):
     from dashboard import data
 
     ResultsStore(str(results), read_only=True)  # the cache a previous server built
-    newest = "20991231-000000-added-while-down"
-    shutil.copytree(results / LATEST, results / newest)
-    manifest = json.loads((results / newest / "manifest.json").read_text())
-    (results / newest / "manifest.json").write_text(json.dumps({**manifest, "run_id": newest}))
+    newest = _copy_run(results, "20991231-000000-added-while-down")
     monkeypatch.setattr(data, "LISTING_DELAY_S", 0.0)
     at = no_exception(app(results).run())
     assert f"Latest run: {LATEST}" in texts(at.subheader)  # what the index held
@@ -115,6 +120,33 @@ def test_a_restarted_dashboard_opens_on_its_runs_index_then_lists_the_location(
         time.sleep(0.05)  # the listing runs on its own thread
     no_exception(at.run())
     assert f"Latest run: {newest}" in texts(at.subheader)
+
+
+def test_a_link_to_a_run_written_while_down_opens_it_on_a_restarted_dashboard(
+    app, results, monkeypatch
+):
+    from dashboard import data
+
+    ResultsStore(str(results), read_only=True)  # the cache a previous server built
+    newest = _copy_run(results, "20991231-000000-added-while-down")
+    monkeypatch.setattr(data, "LISTING_DELAY_S", 600.0)  # the listing after it: not yet
+    at = no_exception(app(results, run=newest).switch_page("app_pages/diagnose.py").run())
+    assert not texts(at.error)
+    assert at.selectbox(key="diagnose_run").value == newest
+
+
+@pytest.mark.parametrize("every_s, found", [(0.0, True), (600.0, False)])
+def test_a_link_to_a_run_newer_than_the_listing_lists_again_at_most_so_often(
+    app, results, monkeypatch, every_s, found
+):
+    from dashboard import data
+
+    no_exception(app(results).run())  # the server listed the location for its first page
+    newest = _copy_run(results, "20991231-000000-written-since")
+    monkeypatch.setattr(data, "LINK_REFRESH_S", every_s)
+    at = no_exception(app(results, run=newest).switch_page("app_pages/diagnose.py").run())
+    assert (at.selectbox(key="diagnose_run").value == newest) is found
+    assert any(f"Run '{newest}' not found" in e for e in texts(at.error)) is not found
 
 
 def test_a_listing_that_fails_after_the_first_page_is_logged_not_raised(
