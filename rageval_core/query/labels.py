@@ -28,7 +28,7 @@ from rageval_core.labels.agreement import Agreement, agreement_from_counts, kapp
 from rageval_core.query import sql
 from rageval_core.query.claims_cache import CLAIMS_SCHEMA, ClaimsCache, registered
 from rageval_core.query.source import bind, reading_results
-from rageval_core.query.store import ResultsStore
+from rageval_core.query.store import ResultsStore, gc_paused
 from rageval_core.results import RunInfo
 
 DEFAULT_CORRECT_MIN = 0.5  # config `failure_thresholds.correctness_min` when a run has none
@@ -252,7 +252,17 @@ def judge_reports(
 ) -> list[JudgeReport]:
     """One report per judge seen in `runs` (default: every run of the store), by label."""
     check_faithful_min(faithful_min)
-    infos = _known(store, runs)
+    with gc_paused():  # 78,000 pairs and 40,000 disagreements at 50,000 labels
+        return _judge_reports(store, labels, _known(store, runs), faithful_min, n_boot)
+
+
+def _judge_reports(
+    store: ResultsStore,
+    labels: LabelSet,
+    infos: list[RunInfo],
+    faithful_min: float,
+    n_boot: int,
+) -> list[JudgeReport]:
     by_judge: dict[JudgeId, list[RunInfo]] = {}
     for info in infos:
         by_judge.setdefault(judge_of(info), []).append(info)  # type: ignore[arg-type]
