@@ -297,7 +297,7 @@ class ResultsStore:
         refreshed already. What a restarted dashboard shows first: at 10,000 runs the
         listing is a third of its first page, and the state is what the last refresh
         found. Runs started, changed or removed since, running runs and folders that are
-        not runs appear with the next `refresh()`, which the caller starts at once."""
+        not runs appear with the next `refresh()`, which the caller starts soon after."""
         with self._lock:
             if self._state.refreshed_at:
                 return False
