@@ -281,7 +281,7 @@ class ResultsStore:
             return held[0]
         if not self.remote:
             return _local_fingerprint(info.path) or ""
-        return dict(_scan_remote(self.fs, self.root)[0]).get(info.run_id, "")
+        return _remote_fingerprint(self.fs, info.path)
 
     def refresh(self, progress: Progress | None = None) -> None:
         """Re-list runs, bring the cache up to date, re-read running runs' journals.
@@ -562,11 +562,31 @@ def _scan_remote(
     for path, e in entries.items():
         folder, _, rest = path.removeprefix(prefix).partition("/")
         if rest and path.startswith(prefix):  # a file directly under the location is no run
-            parts.setdefault(folder, []).append(f"{rest}:{e.get('size')}:{_stamp(e)}")
+            parts.setdefault(folder, []).append(_object_part(rest, e))
     kinds = {name: folder_kind(name) for name in parts}
     scan = tuple(
-        (name, hashlib.sha256("|".join(sorted(parts[name])).encode()).hexdigest()[:20])
-        for name in sorted(n for n, k in kinds.items() if k == "run")
+        (name, _digest(parts[name])) for name in sorted(n for n, k in kinds.items() if k == "run")
     )
     ignored = [IgnoredFolder(display_name(n)) for n, k in kinds.items() if k == "invalid"]
     return scan, sorted(ignored, key=lambda f: f.name)
+
+
+def _remote_fingerprint(fs: fsspec.AbstractFileSystem, path: str) -> str:
+    """One run folder's fingerprint in an object store, as `_scan_remote` gives it, from
+    a listing of that folder only; "" when it cannot be listed."""
+    try:
+        entries = fs.find(path, detail=True)
+    except OSError:
+        return ""
+    prefix = path.rstrip("/") + "/"
+    inside = {p.removeprefix(prefix): e for p, e in entries.items() if p.startswith(prefix)}
+    return _digest([_object_part(name, e) for name, e in inside.items()])
+
+
+def _object_part(name: str, entry: dict[str, Any]) -> str:
+    """An object's share of its run folder's fingerprint: path in the folder, size, stamp."""
+    return f"{name}:{entry.get('size')}:{_stamp(entry)}"
+
+
+def _digest(parts: list[str]) -> str:
+    return hashlib.sha256("|".join(sorted(parts)).encode()).hexdigest()[:20]

@@ -69,3 +69,22 @@ def test_a_bucket_refresh_reads_only_the_runs_that_changed(
     restarted.refresh()
     assert ids[1] not in {r.run_id for r in restarted.runs()}
     assert ids[1] not in set(query.runs_overview(restarted)["run_id"])
+
+
+def test_one_runs_fingerprint_lists_that_run_only_and_matches_the_refresh(
+    bucket, demo_results, tmp_path, monkeypatch
+):
+    location = f"s3://{bucket}/team"
+    ids = sorted(p.name for p in demo_results.iterdir() if not p.name.startswith("."))
+    for run_id in ids[:3]:
+        storage.upload_run(demo_results / run_id, location, run_id)
+    refreshed = query.ResultsStore(location, read_only=True, cache_dir=tmp_path / "a")
+    fresh = query.ResultsStore(location, read_only=True, cache_dir=tmp_path / "b", refresh=False)
+    listed: list[str] = []
+    real = fresh.fs.find
+    monkeypatch.setattr(
+        fresh.fs, "find", lambda path, **kw: listed.append(path) or real(path, **kw)
+    )
+    info = refreshed.run(ids[1])
+    assert fresh.run_fingerprint(info) == refreshed.run_fingerprint(info) != ""
+    assert listed == [info.path]  # the run's folder, not the bucket
