@@ -54,11 +54,14 @@ def import_formats(subparsers: argparse._SubParsersAction) -> argparse._SubParse
 
 
 def add_baseline_option(parser: argparse.ArgumentParser, help: str) -> None:
-    """`--baseline RUN|latest`, shared by the commands that compare a run with another."""
+    """`--baseline RUN|latest|latest-any`, shared by the commands that compare a run with
+    another (`query.check.choose_baseline`)."""
     parser.add_argument(
         "--baseline",
-        metavar="RUN|latest",
-        help=f"{help}; `latest` = newest complete run made before RUN",
+        metavar="RUN|latest|latest-any",
+        help=f"{help}; `latest` = the previous run: the newest complete run of the same "
+        "config name and dataset version made before RUN; `latest-any` = the newest "
+        "complete run of any config made before RUN",
     )
 
 

@@ -5,7 +5,8 @@ metric → {min, max, max_drop, max_rise}. A metric is any run-level figure of t
 (`SUMMARY_KEYS`, plus the mean and p10 of each metric the checked run declares):
 `recall_at_5` is the mean, `recall_at_5_p10` the 10th percentile.
 `max_drop` is how far the figure may fall below the baseline's; `max_rise` how far it may
-climb (for latency and cost). Figures are computed from each run's own files.
+climb (for latency and cost). Figures are computed from each run's own files. Without
+any limit a check gates nothing, and says so rather than "passed".
 """
 
 from __future__ import annotations
@@ -18,9 +19,10 @@ from typing import Any
 
 from rageval_core.catalogue import BUILTIN, Catalogue
 from rageval_core.errors import ConfigError, ResultsError
+from rageval_core.query.previous import previous_run, series_of
 from rageval_core.query.store import ResultsStore, require_readable, run_catalogue
 from rageval_core.query.summary import summarize_run
-from rageval_core.results import RunInfo, inspect_run, list_runs
+from rageval_core.results import RunInfo, inspect_run
 from rageval_core.userfiles import load_yaml, shown
 
 _BOUNDS = ("min", "max", "max_drop", "max_rise")
@@ -79,14 +81,35 @@ class CheckResult:
     baseline: str | None
     rows: tuple[CheckRow, ...]
     notes: tuple[str, ...] = ()
+    baseline_why: str = ""
+    """Why that baseline (`Baseline.why`): `previous complete run of config … v2`; empty
+    when none was asked for."""
 
     @property
     def passed(self) -> bool:
         return not any(r.breached for r in self.rows)
 
     @property
+    def gated(self) -> bool:
+        """Whether any limit was set: without one a check passes and vouches for nothing."""
+        return any(r.threshold is not None for r in self.rows)
+
+    @property
     def exit_code(self) -> int:
         return 0 if self.passed else 1
+
+    @property
+    def baseline_line(self) -> str | None:
+        """`baseline: RUN (previous complete run of config X on dataset qa v2)`, or why
+        there is none; None when no baseline was asked for."""
+        if not self.baseline_why:
+            return None
+        if self.baseline is None:
+            return f"baseline: none (no {self.baseline_why} before {self.run_id})"
+        return f"baseline: {self.baseline} ({self.baseline_why})"
+
+
+NOTHING_GATED = "no thresholds: nothing gated"
 
 
 def _num(v: Any) -> bool:
@@ -159,34 +182,61 @@ def argument_run(store: ResultsStore, run: str | RunInfo, role: str = "run") -> 
     return require_readable(info)
 
 
-def baseline_run(store: ResultsStore, own: RunInfo, baseline: str | None) -> RunInfo | None:
-    """`latest` → the newest complete run made before `own` (None if there is none); a
-    run id → that run, checked as an argument (a typo is a ConfigError).
+LATEST = "latest"
+"""`--baseline latest`: the checked run's previous run (`previous.previous_run`)."""
+LATEST_ANY = "latest-any"
+"""`--baseline latest-any`: the newest complete run of any config made before the run."""
 
-    "Before" by the manifests' `created_at` (then run id), so checking an older run never
-    compares it with a newer one; a run whose own manifest is unreadable is compared with
-    the newest complete run other than itself.
+
+@dataclass(frozen=True)
+class Baseline:
+    """The run a check or report compares with, and why that one (printed by `check`)."""
+
+    info: RunInfo | None
+    why: str
+
+    @property
+    def run_id(self) -> str | None:
+        return self.info.run_id if self.info else None
+
+
+def choose_baseline(store: ResultsStore, own: RunInfo, baseline: str | None) -> Baseline:
+    """`latest` → `own`'s previous run (same config name and dataset version); `latest-any`
+    → the newest complete run of any config made before `own`; a run id → that run,
+    checked as an argument (a typo is a ConfigError); None → no baseline.
+
+    Both `latest` forms choose among the runs the store lists (`listed_runs`), "before"
+    by the manifests' `created_at` (then run id), so checking an older run never compares
+    it with a newer one.
     """
     if baseline is None:
-        return None
-    if baseline != "latest":
-        return argument_run(store, baseline, "--baseline")
+        return Baseline(None, "")
+    if baseline not in (LATEST, LATEST_ANY):
+        return Baseline(argument_run(store, baseline, "--baseline"), "named by --baseline")
+    series = series_of(own)
+    if baseline == LATEST:
+        what = f"previous complete run of {series.describe()}" if series else "previous run"
+        return Baseline(previous_run(store, own), what)
     own_key = (own.manifest.created_at, own.run_id) if own.manifest else None
 
     def key(r: RunInfo) -> tuple[str, str]:
         return (r.manifest.created_at if r.manifest else "", r.run_id)
 
-    # Manifests only: no run needs summarising to find the newest complete one.
     earlier = [
         r
-        for r in list_runs(store.location)
+        for r in store.listed_runs()
         if r.run_id != own.run_id
         and r.status == "complete"
         and r.manifest
         and r.readable
         and (own_key is None or key(r) < own_key)
     ]
-    return max(earlier, key=key, default=None)
+    return Baseline(max(earlier, key=key, default=None), "newest complete run of any config")
+
+
+def baseline_run(store: ResultsStore, own: RunInfo, baseline: str | None) -> RunInfo | None:
+    """The run of `choose_baseline`."""
+    return choose_baseline(store, own, baseline).info
 
 
 def resolve_baseline(store: ResultsStore, run: str | RunInfo, baseline: str | None) -> str | None:
@@ -204,24 +254,22 @@ def check_run(
 ) -> CheckResult:
     """Compare the run's figures with `thresholds` and, for drops, with `baseline`.
 
-    `baseline` may be a run id, `latest`, or None. Without thresholds the result lists a
-    default set of figures and passes. A limit on a figure the run lacks (e.g. no
-    faithfulness because every answer was a refusal) is a breach: the gate cannot vouch
-    for it. A drop/rise limit on a figure the baseline lacks is not a breach (the run
-    itself is not at fault) but is noted on its row.
+    `baseline` may be a run id, `latest`, `latest-any` (`choose_baseline`) or None.
+    Without thresholds the result lists a default set of figures and passes without
+    gating anything (`CheckResult.gated` is False, and the output says so). A limit on a
+    figure the run lacks (e.g. no faithfulness because every answer was a refusal) is a
+    breach: the gate cannot vouch for it. A drop/rise limit on a figure the baseline
+    lacks is not a breach (the run itself is not at fault) but is noted on its row.
     """
     info = argument_run(store, run)
     run_id = info.run_id
     if info.manifest is None:  # fail closed: a gate cannot vouch for a run it cannot identify
         raise ResultsError(f"run {run_id!r} cannot be checked: {'; '.join(info.problems)}")
     notes: list[str] = []
-    base = baseline_run(store, info, baseline)
-    base_id = base.run_id if base else None
-    if baseline == "latest" and base_id is None:
-        notes.append(
-            f"no complete run was made before {run_id}, so there is no `latest` baseline; "
-            "max_drop and max_rise limits not checked"
-        )
+    chosen = choose_baseline(store, info, baseline)
+    base, base_id = chosen.info, chosen.run_id
+    if baseline in (LATEST, LATEST_ANY) and base_id is None:
+        notes.append(f"no `{baseline}` baseline: max_drop and max_rise limits not checked")
     values = summarize_run(info, con=store.con, fs=store.fs, to_url=store.to_url)
     notes += values.pop("problems")
     values.update(values.pop("declared"))
@@ -274,7 +322,7 @@ def check_run(
                 if note not in notes:
                     notes.append(note)
         rows.append(CheckRow(m, v, b, t, tuple(breaches), tuple(row_notes), catalogue.label(m)))
-    return CheckResult(run_id, base_id, tuple(rows), tuple(notes))
+    return CheckResult(run_id, base_id, tuple(rows), tuple(notes), chosen.why)
 
 
 def _fmt(v: float | None) -> str:
@@ -303,12 +351,13 @@ def format_check(result: CheckResult, fmt: str = "text") -> str:
                 f"| {mark} | {r.label} | {_fmt(r.value)} | {_fmt(r.baseline)} | "
                 f"{_fmt_delta(r.delta)} | {r.limits} | {why} |"
             )
+        if result.baseline_line:
+            lines[1:1] = ["", result.baseline_line]
         lines.append("")
-        lines.append(
-            "**passed**"
-            if result.passed
-            else f"**failed**: {sum(r.breached for r in result.rows)} breach(es)"
-        )
+        if not result.passed:
+            lines.append(f"**failed**: {_breaches(result)}")
+        else:
+            lines.append("**passed**" if result.gated else f"**{NOTHING_GATED}**")
         lines += [f"- {n}" for n in result.notes]
         return "\n".join(lines) + "\n"
     width = max([len(r.label) for r in result.rows] + [6])
@@ -316,6 +365,8 @@ def format_check(result: CheckResult, fmt: str = "text") -> str:
         f"rageval check {result.run_id}"
         + (f" (baseline {result.baseline})" if result.baseline else "")
     ]
+    if result.baseline_line:
+        lines.append(result.baseline_line)
     for r in result.rows:
         was = f"(was {_fmt(r.baseline)})" if r.baseline is not None else ""
         mark = "✗" if r.breached else " "
@@ -324,7 +375,12 @@ def format_check(result: CheckResult, fmt: str = "text") -> str:
             line += "  " + "; ".join((*r.breaches, *r.notes))
         lines.append(line.rstrip())
     lines += [f"note: {n}" for n in result.notes]
-    lines.append(
-        "PASSED" if result.passed else f"FAILED: {sum(r.breached for r in result.rows)} breach(es)"
-    )
+    if not result.passed:
+        lines.append(f"FAILED: {_breaches(result)}")
+    else:
+        lines.append("PASSED" if result.gated else NOTHING_GATED)
     return "\n".join(lines) + "\n"
+
+
+def _breaches(result: CheckResult) -> str:
+    return f"{sum(r.breached for r in result.rows)} breach(es)"

@@ -1,9 +1,8 @@
 """The daily loop's answers in the terminal: a run's headline against the run before it
 (the end of `rageval run`) and the list of runs (`rageval runs`).
 
-"The run before" is the newest complete run of the same config name and dataset version
-created earlier: a change of dataset or of config name makes figures incomparable, so no
-delta is shown rather than a misleading one. Figures come from each run's own files
+"The run before" is `previous.previous_run`: the newest complete run of the same config
+name and dataset version created earlier. Figures come from each run's own files
 (`summarize_run`), like `rageval check`. Nothing here prints; the commands format.
 """
 
@@ -15,10 +14,11 @@ from typing import Any
 
 from rageval_core.catalogue import BUILTIN
 from rageval_core.models import FAILURE_TYPES
+from rageval_core.query.previous import previous_run
 from rageval_core.query.store import ResultsStore
 from rageval_core.query.summary import summarize_run
 from rageval_core.query.views import runs_overview
-from rageval_core.results import RunInfo, list_runs
+from rageval_core.results import RunInfo
 
 HEADLINE_FIGURES: tuple[str, ...] = (
     "recall_at_5",
@@ -82,35 +82,6 @@ class RunHeadline:
     problems: tuple[str, ...] = ()
 
 
-def same_series(a: RunInfo, b: RunInfo) -> bool:
-    """Whether two runs evaluate the same config name on the same dataset version."""
-    ma, mb = a.manifest, b.manifest
-    if ma is None or mb is None:
-        return False
-    return (
-        str(ma.config.get("name") or "") == str(mb.config.get("name") or "")
-        and ma.dataset.name == mb.dataset.name
-        and str(ma.dataset.version) == str(mb.dataset.version)
-    )
-
-
-def previous_run(store: ResultsStore, info: RunInfo) -> RunInfo | None:
-    """The newest complete run of `info`'s series created before it (manifests only)."""
-    if info.manifest is None:
-        return None
-    own = (info.manifest.created_at, info.run_id)
-    earlier = [
-        r
-        for r in list_runs(store.location)
-        if r.run_id != info.run_id
-        and r.status == "complete"
-        and r.readable
-        and same_series(r, info)
-        and (r.manifest.created_at, r.run_id) < own
-    ]
-    return max(earlier, key=lambda r: (r.manifest.created_at, r.run_id), default=None)
-
-
 def _figures(store: ResultsStore, info: RunInfo) -> dict[str, Any]:
     return summarize_run(info, con=store.con, fs=store.fs, to_url=store.to_url)
 
@@ -140,7 +111,11 @@ def format_headline(h: RunHeadline, link: str | None = None) -> str:
     """The terminal block: one line per figure (`recall@5  0.78  +0.07 ▲ better`), the
     failure types that occurred, and the Diagnose link."""
     width = max(len(f.label) for f in h.figures)
-    was = f"vs {h.previous}" if h.previous else "no earlier complete run of this config"
+    was = (
+        f"vs {h.previous}"
+        if h.previous
+        else "no earlier complete run of this config and dataset version"
+    )
     lines = [f"{h.run_id}: {h.n_questions} questions ({was})"]
     for f in h.figures:
         lines.append(f"  {f.label:<{width}}  {f.text():>8}  {f.delta_text()}".rstrip())

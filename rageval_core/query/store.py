@@ -319,6 +319,42 @@ class ResultsStore:
         """Whether the last refresh saw a run of that id (no folder is looked at)."""
         return run_id in self._state.by_id
 
+    def listed_runs(self) -> list[RunInfo]:
+        """The runs of the last refresh; before any, the location's runs as a refresh
+        would list them, without summarising a run or writing a cache: what a command
+        that needs to know which runs exist, not their figures, reads (the previous run
+        of `rageval run`'s headline and `rageval check --baseline latest`). A manifest is
+        read only for a folder the cache's runs index does not hold as it is now.
+        ResultsError when the location cannot be listed."""
+        if self._state.refreshed_at:
+            return self.runs()
+        scan, _ = self._scan()
+        return self._read_folders(scan, self.cache.run_infos(self.root))
+
+    def _scan(self) -> tuple[tuple[tuple[str, str], ...], list[IgnoredFolder]]:
+        """(run id, fingerprint) of every run folder, and the folders that are not runs."""
+        if self.remote:
+            return _scan_remote(self.fs, self.root)
+        return _scan_local(self.location)
+
+    def _read_folders(
+        self,
+        scan: tuple[tuple[str, str], ...],
+        known: dict[str, tuple[str, RunInfo]],
+        progress: Progress | None = None,
+    ) -> list[RunInfo]:
+        """The `RunInfo` of each scanned folder: `known`'s when its fingerprint is the
+        same, else a fresh look; a folder deleted since the scan is left out."""
+        runs: list[RunInfo] = []
+        for n, (rid, fp) in enumerate(scan):
+            if progress and n % 256 == 0:
+                progress("reading run folders", n, len(scan))
+            old = known.get(rid)
+            info = old[1] if old and old[0] == fp else inspect_run(self.location, rid)
+            if info.status != "missing":
+                runs.append(info)
+        return runs
+
     def _refresh(
         self,
         progress: Progress | None = None,
@@ -328,12 +364,7 @@ class ResultsStore:
         prev = self._state
         unlisted: list[RunProblem] = []
         try:
-            if listing is not None:
-                scan, ignored = listing
-            elif self.remote:
-                scan, ignored = _scan_remote(self.fs, self.root)
-            else:
-                scan, ignored = _scan_local(self.location)
+            scan, ignored = listing if listing is not None else self._scan()
         except ResultsError as exc:  # the location itself cannot be listed: no runs
             scan, ignored = (), []
             unlisted.append(RunProblem("", str(exc)))
@@ -350,15 +381,9 @@ class ResultsStore:
         # process starts from the cache's runs index, so a restart over unchanged runs
         # opens no manifest either. A folder deleted since the scan is left out.
         fps = dict(scan)
-        known = known or prev.infos or self.cache.run_infos(self.root)
-        runs: list[RunInfo] = []
-        for n, (rid, fp) in enumerate(scan):
-            if progress and n % 256 == 0:
-                progress("reading run folders", n, len(scan))
-            old = known.get(rid)
-            info = old[1] if old and old[0] == fp else inspect_run(self.location, rid)
-            if info.status != "missing":
-                runs.append(info)
+        runs = self._read_folders(
+            scan, known or prev.infos or self.cache.run_infos(self.root), progress
+        )
         problems = unlisted + [RunProblem(f.name, f.message) for f in ignored]
         finished: dict[str, tuple[RunInfo, str]] = {}
         running: list[RunInfo] = []

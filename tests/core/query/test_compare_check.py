@@ -236,7 +236,7 @@ def test_a_figure_the_run_lacks_but_the_baseline_has_breaches_a_drop_limit(resul
     assert main(["check", "cand", "--baseline", "base", "--thresholds", limits, *r]) == 1
 
 
-def test_latest_baseline_is_the_newest_complete_run_before(results):
+def test_latest_baseline_is_the_previous_run_latest_any_the_newest_complete_before(results):
     from rageval_core.query import resolve_baseline
 
     _pair(results)
@@ -244,8 +244,10 @@ def test_latest_baseline_is_the_newest_complete_run_before(results):
     write_run(results, "later", [row("q1")], created_at="2025-01-10T00:00:00Z")
     store = ResultsStore(results, refresh=False)
     assert resolve_baseline(store, "cand", "latest") == "base"  # not "later", not running
-    assert resolve_baseline(store, "later", "latest") == "cand"  # skips the running run
+    assert resolve_baseline(store, "later", "latest") is None  # another config's runs
+    assert resolve_baseline(store, "later", "latest-any") == "cand"  # skips the running run
     assert resolve_baseline(store, "base", "latest") is None  # nothing came before it
+    assert resolve_baseline(store, "base", "latest-any") is None
     assert resolve_baseline(store, "base", None) is None
 
 

@@ -69,7 +69,7 @@ def test_run_ends_with_headline_deltas_failures_and_link(toy, capsys, monkeypatc
     common = ["--results", str(toy.results), "--no-progress"]
     assert main(["run", str(toy.config()), "--run-id", "a", *common]) == 0
     first = capsys.readouterr().out
-    assert "a: 32 questions (no earlier complete run of this config)" in first
+    assert "a: 32 questions (no earlier complete run of this config and dataset version)" in first
     # the same config, now ranking the gold chunk second for facts 1-10: recall@5 stays,
     # MRR drops; a different config name is not "the previous run" of this one
     assert main(["run", str(toy.config(name="other")), "--run-id", "b", *common]) == 0
