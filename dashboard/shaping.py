@@ -75,11 +75,18 @@ def failure_label(failure_type: str) -> str:
 # ---------------------------------------------------------------------------- runs
 
 
-def with_deltas(runs: pd.DataFrame, metrics: Iterable[str]) -> pd.DataFrame:
-    """Add `<metric>_delta` = this run minus the next older one (`runs` is newest first)."""
+def with_deltas(
+    runs: pd.DataFrame, metrics: Iterable[str], among: pd.DataFrame | None = None
+) -> pd.DataFrame:
+    """Add `<metric>_delta` = this run minus its previous run (the `previous_run` column
+    of `runs_overview`), whose figures are looked up in `among` (every run: a filter may
+    hide the previous run); NaN for a run without one."""
     out = runs.copy()
+    values = (runs if among is None else among).set_index("run_id")
+    previous = out["previous_run"].tolist()
     for m in metrics:
-        out[f"{m}_delta"] = out[m] - out[m].shift(-1)
+        before = values[m].astype(float).reindex(previous).to_numpy()
+        out[f"{m}_delta"] = out[m].astype(float).to_numpy() - before
     return out
 
 
@@ -323,9 +330,15 @@ def split_config_diff(diff: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     )
 
 
-def default_compare(run_ids: Sequence[str]) -> tuple[str, ...]:
-    """Latest two runs, baseline (the older) first; `run_ids` is newest first."""
-    return tuple(reversed(run_ids[:2]))
+def default_compare(runs: pd.DataFrame) -> tuple[str, ...]:
+    """(baseline, candidate) Compare opens on: the newest complete run and its previous
+    run (`previous_run` of `runs_overview`, newest first); the latest two runs when no
+    complete run has one."""
+    done = runs[(runs["status"] == "complete") & runs["previous_run"].notna()]
+    if not done.empty:
+        first = done.iloc[0]
+        return (str(first["previous_run"]), str(first["run_id"]))
+    return tuple(reversed(runs["run_id"].head(2).tolist()))
 
 
 def widest_gap_run(runs: pd.DataFrame, among: Sequence[str]) -> str | None:

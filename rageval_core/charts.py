@@ -65,30 +65,77 @@ def _layout(fig: go.Figure, title: str, x: str, y: str, **kw) -> go.Figure:
     return fig
 
 
+TREND_COLORS = (
+    "#1f77b4",
+    "#ff7f0e",
+    "#2ca02c",
+    "#d62728",
+    "#9467bd",
+    "#8c564b",
+    "#e377c2",
+    "#7f7f7f",
+    "#bcbd22",
+    "#17becf",
+)
+"""One colour per config line of the trend (plotly's default cycle), its p10 the same."""
+
+
 def trend(df: pd.DataFrame, metric: str, cat: Catalogue = BUILTIN) -> go.Figure:
-    """Mean and p10 of a run-level metric over time (columns created_at, run_id, value, p10)."""
+    """A run-level metric over time, one line per config: its mean, and its p10 dotted in
+    the same colour (hidden until picked in the legend when several configs are drawn).
+    A ◆ marks each run whose dataset version differs from the run before it on its line:
+    figures on either side of it are not comparable (no delta crosses it elsewhere).
+
+    Columns: created_at, run_id, config_name, dataset_name, dataset_version, value, p10;
+    oldest first (`metric_trend`).
+    """
     fig = go.Figure()
-    runs = _esc(df["run_id"])
-    fig.add_scatter(
-        x=df["created_at"],
-        y=df["value"],
-        mode="lines+markers",
-        name="mean",
-        text=runs,
-        hovertemplate="%{text}<br>mean %{y:.3f}<extra></extra>",
-    )
-    if df["p10"].notna().any():
+    has_p10 = df["p10"].notna().any()
+    configs = df["config_name"].fillna("").astype(str)
+    names = list(dict.fromkeys(configs))
+    dataset = df["dataset_name"].fillna("").astype(str) + " v" + df["dataset_version"].astype(str)
+    for i, config in enumerate(names):
+        sub, ds = df[configs == config], dataset[configs == config]
+        color = TREND_COLORS[i % len(TREND_COLORS)]
+        name = html.escape(config or "(unnamed)")
+        hover = [f"{r}<br>{d}" for r, d in zip(_esc(sub["run_id"]), _esc(ds), strict=True)]
         fig.add_scatter(
-            x=df["created_at"],
-            y=df["p10"],
+            x=sub["created_at"],
+            y=sub["value"],
             mode="lines+markers",
-            name="p10",
-            line=dict(dash="dot"),
-            text=runs,
-            hovertemplate="%{text}<br>p10 %{y:.3f}<extra></extra>",
+            name=name,
+            legendgroup=name,
+            line=dict(color=color),
+            text=hover,
+            hovertemplate=f"{name}<br>%{{text}}<br>mean %{{y:.3f}}<extra></extra>",
         )
-    name = cat.label(metric)
-    return _layout(fig, f"{name} over time", "run created", name)
+        if has_p10:
+            fig.add_scatter(
+                x=sub["created_at"],
+                y=sub["p10"],
+                mode="lines+markers",
+                name=f"{name} p10",
+                legendgroup=name,
+                line=dict(color=color, dash="dot"),
+                visible=True if len(names) == 1 else "legendonly",
+                text=hover,
+                hovertemplate=f"{name}<br>%{{text}}<br>p10 %{{y:.3f}}<extra></extra>",
+            )
+        changed = (ds != ds.shift()) & ds.shift().notna()
+        if changed.any():
+            was = _esc(ds.shift()[changed])
+            fig.add_scatter(
+                x=sub["created_at"][changed],
+                y=sub["value"][changed],
+                mode="markers",
+                name=f"{name}: dataset version changed",
+                legendgroup=name,
+                marker=dict(symbol="diamond-open", size=14, color=color, line=dict(width=2)),
+                text=[f"{h}<br>was {w}" for h, w in zip(_esc(ds[changed]), was, strict=True)],
+                hovertemplate=f"{name}: dataset now %{{text}}<extra></extra>",
+            )
+    label = cat.label(metric)
+    return _layout(fig, f"{label} over time, one line per config", "run created", label)
 
 
 def failure_shares(df: pd.DataFrame) -> go.Figure:

@@ -49,12 +49,11 @@ if len(runs) < 2:
     page.publish(state.shared())
     st.stop()
 
-ids = runs["run_id"].tolist()
 wanted = ([state.baseline] if state.baseline else []) + [
     r for r in state.runs if r != state.baseline
 ]
 chosen = ui.pick_runs(
-    runs, wanted, default_compare(ids), key="compare_runs", label="Runs to compare"
+    runs, wanted, default_compare(runs), key="compare_runs", label="Runs to compare"
 )
 if len(chosen) < 2:
     page.publish(state.shared().with_(runs=tuple(chosen), baseline=None))

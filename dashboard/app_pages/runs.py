@@ -71,7 +71,7 @@ if runs.empty:
     st.info("No run matches these filters.")
     st.stop()
 
-runs = with_deltas(runs, KEY_METRICS)
+runs = with_deltas(runs, KEY_METRICS, all_runs)  # against each run's previous run
 latest = runs.iloc[0]
 st.subheader(f"Latest run: {latest['run_id']}")
 stale = {r.run_id: r for r in data.runs() if r.stale}

@@ -32,6 +32,7 @@ from rageval_core.catalogue import (
 from rageval_core.errors import ConfigError, NotFoundError, ResultsError
 from rageval_core.models import FAILURE_TYPES, Claim
 from rageval_core.query import sql
+from rageval_core.query.previous import previous_run_ids
 from rageval_core.query.source import bind, projection, reading_results
 from rageval_core.query.store import ResultsStore, run_catalogue
 from rageval_core.query.summary import QUALITY_METRICS, SUMMARY_KEYS, run_value_sql
@@ -156,7 +157,9 @@ def runs_overview(
     dataset_version: str | None = None,
     status: str | None = None,
 ) -> pd.DataFrame:
-    """Every run, newest first: manifest fields + aggregates (columns of SUMMARY_SCHEMA).
+    """Every run, newest first: manifest fields + aggregates (columns of SUMMARY_SCHEMA),
+    and `previous_run`: the id of the run's previous run (`previous.previous_runs`, over
+    every run whatever the filters), None when it has none.
 
     Filters: runs carrying all of `tags`, config name, dataset name / version, status.
     Running runs are included with aggregates over their journal so far. Declared
@@ -174,7 +177,12 @@ def runs_overview(
         },
     )
     cat = store.catalogue()
-    return _expand_declared(df, (f for f in cat.figures if cat.figures[f].declared))
+    df = _expand_declared(df, (f for f in cat.figures if cat.figures[f].declared))
+    previous = previous_run_ids(store)
+    df["previous_run"] = pd.Series(
+        [previous.get(r) for r in df["run_id"].tolist()], index=df.index, dtype=object
+    )
+    return df
 
 
 def _opt_str(v: object) -> str | None:

@@ -103,6 +103,8 @@ def _frames() -> dict[str, tuple[tuple, dict]]:
             "run_id": RUNS,
             "created_at": pd.to_datetime(["2026-01-01", "2026-01-02"]),
             "config_name": [XSS, "c"],
+            "dataset_name": [XSS, "qa"],
+            "dataset_version": ["1", XSS],
             "value": [0.5, 0.6],
             "p10": [0.1, 0.2],
             "quality": [0.5, 0.6],
@@ -207,3 +209,30 @@ def test_confusion_puts_rows_top_down_with_each_count_in_its_cell():
     assert [list(r) for r in heat.z] == [[5, 1], [2, 3]]
     assert fig.layout.yaxis.autorange == "reversed"  # the first category on top
     assert fig.layout.xaxis.title.text == "judge" and fig.layout.yaxis.title.text == "human"
+
+
+def test_trend_draws_one_line_per_config_and_marks_dataset_version_changes():
+    df = pd.DataFrame(
+        {
+            "run_id": ["a1", "b1", "a2", "b2", "a3"],
+            "created_at": pd.to_datetime(["2026-01-0%d" % d for d in range(1, 6)]),
+            "config_name": ["a", "b", "a", "b", "a"],
+            "dataset_name": ["qa"] * 5,
+            "dataset_version": ["1", "1", "2", "1", "2"],
+            "value": [0.5, 0.6, 0.7, 0.8, 0.9],
+            "p10": [0.1, 0.2, 0.3, 0.4, 0.5],
+        }
+    )
+    fig = charts.trend(df, "recall_at_5")
+    by_name = {t.name: t for t in fig.data}
+    assert list(by_name) == ["a", "a p10", "a: dataset version changed", "b", "b p10"]
+    assert list(by_name["a"].y) == [0.5, 0.7, 0.9] and list(by_name["b"].y) == [0.6, 0.8]
+    assert by_name["a p10"].visible == "legendonly"  # two configs: the means first
+    # the marker sits on a2, the first run of `a` on v2, and says what it was before
+    (changed,) = [t for t in fig.data if "changed" in t.name]
+    assert (
+        list(changed.y) == [0.7] and "qa v2" in changed.text[0] and "was qa v1" in changed.text[0]
+    )
+    assert changed.legendgroup == "a"
+    single = charts.trend(df[df["config_name"] == "b"], "recall_at_5")
+    assert [t.name for t in single.data] == ["b", "b p10"] and single.data[1].visible is True

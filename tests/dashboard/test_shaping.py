@@ -163,11 +163,18 @@ def test_failure_breakdown_groups_in_order():
     ]
 
 
-def test_deltas_are_against_the_next_older_run():
-    runs = pd.DataFrame({"run_id": ["c", "b", "a"], "mrr": [0.7, 0.5, None]})
-    out = with_deltas(runs, ["mrr"])
-    assert out["mrr_delta"].iloc[0] == pytest.approx(0.2)
-    assert math.isnan(out["mrr_delta"].iloc[1]) and math.isnan(out["mrr_delta"].iloc[2])
+def test_deltas_are_against_each_runs_previous_run_even_when_filtered_out():
+    every = pd.DataFrame(
+        {
+            "run_id": ["d", "c", "b", "a"],
+            "previous_run": ["b", "a", None, None],
+            "mrr": [0.7, 0.9, 0.5, 0.1],
+        }
+    )
+    shown = every[every["run_id"].isin(["d", "c", "a"])]  # b filtered out of the table
+    out = with_deltas(shown, ["mrr"], every)
+    assert out["mrr_delta"].tolist()[:2] == pytest.approx([0.2, 0.8])
+    assert math.isnan(out["mrr_delta"].iloc[2])  # `a` has no previous run
 
 
 def test_question_links_point_at_the_question_page():
@@ -196,7 +203,15 @@ def test_config_diff_splits_differing_from_same():
 
 
 def test_small_helpers():
-    assert default_compare(["new", "mid", "old"]) == ("mid", "new")
+    runs = pd.DataFrame(
+        {
+            "run_id": ["new", "mid", "old", "first"],
+            "status": ["failed", "complete", "complete", "complete"],
+            "previous_run": ["mid", "first", None, None],
+        }
+    )
+    assert default_compare(runs) == ("first", "mid")  # the newest complete run with one
+    assert default_compare(runs.assign(previous_run=None)) == ("mid", "new")
     assert slider_range(None, None) == (0.0, 1.0)
     assert slider_range(0.8, 0.2) == (0.2, 0.8)
     assert slider_range(-3, 9) == (0.0, 1.0)
