@@ -260,132 +260,205 @@ def compare_runs(
     unanswerable question that changes its refusal shows as a flip). A run is an id (as
     the store last saw it, `store.run`) or the `RunInfo` a caller holds; one that is gone
     or has nothing to read is a ResultsError.
+
+    The steps: the runs and metrics asked for (checked), what to warn about, each run's
+    rows read once and averaged, each candidate paired with the baseline and its deltas
+    bootstrapped, then the per-question changes and their fold (all in DuckDB over the
+    small Arrow tables read), and the known-flaky marks.
     """
+    infos = _compared_runs(store, run_ids, tolerance)
+    base, candidates = infos[0], infos[1:]
+    catalogue, conflicts = run_catalogue(*infos)
+    mets = _compared_metrics(metrics, catalogue)
+    warnings = [*conflicts, *_dataset_warnings(base, candidates), *_run_warnings(infos)]
+    with store.cursor() as cur:  # tables registered on the cursor go with it
+        read = {i.run_id: _read_run(store, cur, i, mets) for i in infos}
+        metric_rows = _baseline_metric_rows(base.run_id, read[base.run_id].means, mets)
+        paired_names = []
+        for cand in candidates:
+            pairing = _pair_with_baseline(
+                cur, read[base.run_id], read[cand.run_id], mets, n_resamples, seed
+            )
+            paired_names.append(pairing.table)
+            metric_rows += pairing.metric_rows
+            warnings += pairing.warnings
+        union = " UNION ALL ".join(f"SELECT * FROM {p}" for p in paired_names)
+        q = _changes_sql(mets, f"({union})", catalogue)
+        changes = cur.execute(q, {"tolerance": float(tolerance)}).df()
+        ids = [i.run_id for i in infos]
+        questions = fold_changes(cur, changes, ids, mets, catalogue)
+    return Comparison(
+        run_ids=tuple(ids),
+        baseline=base.run_id,
+        config_diff=config_diff(infos),
+        metrics=pd.DataFrame(metric_rows),
+        changes=changes,
+        questions=mark_flaky(store, infos, questions),
+        warnings=tuple(dict.fromkeys(warnings)),
+        tolerance=float(tolerance),
+        catalogue=catalogue,
+    )
+
+
+def _compared_runs(
+    store: ResultsStore, run_ids: Iterable[str | RunInfo], tolerance: float
+) -> list[RunInfo]:
+    """The runs to compare, baseline first: two or more different ones, each readable;
+    ConfigError for a wrong request (ids or tolerance), ResultsError for a damaged run."""
     runs = list(run_ids)
     named = [r.run_id if isinstance(r, RunInfo) else r for r in runs]
     if len(named) < 2 or len(set(named)) != len(named):
         raise ConfigError("compare needs at least two different run ids")
     if not isinstance(tolerance, (int, float)) or tolerance < 0:
         raise ConfigError("tolerance must be a non-negative number")
-    infos = [require_readable(store.run(r)) for r in runs]
-    ids = [i.run_id for i in infos]
-    # The whitelist: built-in measures plus what the compared runs declare.
-    catalogue, conflicts = run_catalogue(*infos)
-    mets = list(
-        dict.fromkeys(
-            _check(m, catalogue.measure_names(), "metric")
-            for m in (metrics or catalogue.measure_names("compare"))
-        )
-    )
-    warnings: list[str] = list(conflicts)
-    base = infos[0]
-    for i in infos[1:]:
+    return [require_readable(store.run(r)) for r in runs]
+
+
+def _compared_metrics(metrics: Iterable[str] | None, catalogue: Catalogue) -> list[str]:
+    """The metrics asked for (else the catalogue's `compare` set), each checked against
+    the whitelist: built-in measures plus what the compared runs declare."""
+    names = catalogue.measure_names()
+    wanted = metrics or catalogue.measure_names("compare")
+    return list(dict.fromkeys(_check(m, names, "metric") for m in wanted))
+
+
+def _dataset_warnings(base: RunInfo, candidates: Sequence[RunInfo]) -> list[str]:
+    """A warning per candidate run on another dataset (version or content) than the
+    baseline: its deltas mix question-set changes with pipeline changes."""
+    out = []
+    for i in candidates:
         bm, cm = base.manifest, i.manifest
         if (
             bm
             and cm
             and (bm.dataset.sha256 != cm.dataset.sha256 or bm.dataset.version != cm.dataset.version)
         ):
-            warnings.append(
+            out.append(
                 f"{i.run_id} used dataset {cm.dataset.name} v{cm.dataset.version} "
                 f"({cm.dataset.sha256[:12]}), baseline {base.run_id} used "
                 f"{bm.dataset.name} v{bm.dataset.version} ({bm.dataset.sha256[:12]}): "
                 "deltas mix question-set changes with pipeline changes"
             )
+    return out
+
+
+def _run_warnings(infos: Sequence[RunInfo]) -> list[str]:
+    """Unfinished runs (figures so far) and each run's own problems."""
+    out = []
     for i in infos:
         if i.status != "complete":
-            warnings.append(f"{i.run_id} is {i.status}: figures cover the questions so far")
-        warnings += [f"{i.run_id}: {p}" for p in i.problems]
+            out.append(f"{i.run_id} is {i.status}: figures cover the questions so far")
+        out += [f"{i.run_id}: {p}" for p in i.problems]
+    return out
 
-    # Each run is read once, by path, with only the columns a comparison uses; the means,
-    # the join and the change table then run in DuckDB over those small Arrow tables.
+
+@dataclass(frozen=True)
+class _ReadRun:
+    """One compared run's rows, registered on the cursor as `table`, and their means."""
+
+    run_id: str
+    table: str
+    means: Mapping[str, Any]  # n_questions, and per metric its mean and `n_<metric>`
+
+
+def _read_run(
+    store: ResultsStore, cur: duckdb.DuckDBPyConnection, info: RunInfo, mets: Sequence[str]
+) -> _ReadRun:
+    """Read the run once, by path, with only the columns a comparison uses; register the
+    rows on `cur` and average them there."""
+    name = f"cmp_{uuid.uuid4().hex}"
+    cur.register(name, _run_rows(store, cur, info, mets))
     agg = ", ".join(f'avg("{m}") AS "{m}", count("{m}") AS "n_{m}"' for m in mets)
+    rel = cur.execute(sql.RUN_MEANS.format(cols=agg, src=name))
+    means = dict(zip([d[0] for d in rel.description], rel.fetchall()[0], strict=True))
+    return _ReadRun(info.run_id, name, means)
+
+
+def _baseline_metric_rows(
+    run_id: str, means: Mapping[str, Any], mets: Sequence[str]
+) -> list[dict[str, Any]]:
+    """The baseline's `Comparison.metrics` rows: its means, delta 0 and no interval."""
+    return [
+        _metric_row(m, run_id, means, delta=0.0, n_pairs=None, interval=(None, None)) for m in mets
+    ]
+
+
+def _metric_row(
+    metric: str,
+    run_id: str,
+    means: Mapping[str, Any],
+    *,
+    delta: float | None,
+    n_pairs: int | None,
+    interval: tuple[float | None, float | None],
+    note: str | None = None,
+) -> dict[str, Any]:
+    lo, hi = interval
+    return {
+        "metric": metric,
+        "run_id": run_id,
+        "mean": means[metric],
+        "n": means[f"n_{metric}"],
+        "delta": delta,
+        "ci_low": lo,
+        "ci_high": hi,
+        "n_pairs": n_pairs,
+        "significant": bool(n_pairs and (lo > 0 or hi < 0)),
+        "note": note,
+    }
+
+
+@dataclass(frozen=True)
+class _Pairing:
+    """A candidate paired with the baseline: its paired rows (registered as `table`), its
+    `Comparison.metrics` rows and the warning about unpaired questions, if any."""
+
+    table: str
+    metric_rows: list[dict[str, Any]]
+    warnings: list[str]
+
+
+def _pair_with_baseline(
+    cur: duckdb.DuckDBPyConnection,
+    base: _ReadRun,
+    cand: _ReadRun,
+    mets: Sequence[str],
+    n_resamples: int,
+    seed: int,
+) -> _Pairing:
+    """Join the candidate's rows with the baseline's on question_id, and per metric the
+    mean paired delta with its bootstrap interval (one draw for every metric)."""
     pairs = ", ".join(f'b."{m}" AS "base_{m}", c."{m}" AS "{m}"' for m in mets)
-    metric_rows: list[dict[str, Any]] = []
-    paired_names: list[str] = []
-    # tables registered on the cursor go with it
-    with store.cursor() as cur:
-        means: dict[str, dict[str, Any]] = {}
-        names: dict[str, str] = {}
-        for info in infos:
-            name = f"cmp_{uuid.uuid4().hex}"
-            cur.register(name, _run_rows(store, cur, info, mets))
-            names[info.run_id] = name
-            rel = cur.execute(sql.RUN_MEANS.format(cols=agg, src=name))
-            means[info.run_id] = dict(
-                zip([d[0] for d in rel.description], rel.fetchall()[0], strict=True)
+    q = sql.PAIRED_ROWS.format(pairs=pairs, base=base.table, cand=cand.table)
+    paired = cur.sql(q, params={"run_id": cand.run_id}).to_arrow_table()
+    name = f"paired_{uuid.uuid4().hex}"
+    cur.register(name, paired)
+    counts = (base.run_id, base.means["n_questions"], cand.run_id, cand.means["n_questions"])
+    unpaired = _unpaired(*counts, paired.num_rows)
+    warnings = [f"{cand.run_id} vs baseline {base.run_id}: {unpaired}"] if unpaired else []
+    deltas = np.column_stack([_floats(paired, m) - _floats(paired, f"base_{m}") for m in mets])
+    ci_lo, ci_hi = paired_bootstrap_many(deltas, n_resamples, seed)
+    rows = []
+    for j, m in enumerate(mets):
+        delta = deltas[:, j]
+        ok = ~np.isnan(delta)
+        n_pairs = int(ok.sum())
+        if n_pairs:
+            row = _metric_row(
+                m,
+                cand.run_id,
+                cand.means,
+                delta=float(delta[ok].mean()),
+                n_pairs=n_pairs,
+                interval=(float(ci_lo[j]), float(ci_hi[j])),
             )
-        for m in mets:
-            metric_rows.append(
-                {
-                    "metric": m,
-                    "run_id": base.run_id,
-                    "mean": means[base.run_id][m],
-                    "n": means[base.run_id][f"n_{m}"],
-                    "delta": 0.0,
-                    "ci_low": None,
-                    "ci_high": None,
-                    "n_pairs": None,
-                    "significant": False,
-                    "note": None,
-                }
+        else:
+            note = _no_pairs(*counts, paired.num_rows)
+            row = _metric_row(
+                m, cand.run_id, cand.means, delta=None, n_pairs=0, interval=(None, None), note=note
             )
-        for info in infos[1:]:
-            q = sql.PAIRED_ROWS.format(
-                pairs=pairs, base=names[base.run_id], cand=names[info.run_id]
-            )
-            paired = cur.sql(q, params={"run_id": info.run_id}).to_arrow_table()
-            name = f"paired_{uuid.uuid4().hex}"
-            cur.register(name, paired)
-            paired_names.append(name)
-            n_base = means[base.run_id]["n_questions"]
-            n_cand = means[info.run_id]["n_questions"]
-            unpaired = _unpaired(base.run_id, n_base, info.run_id, n_cand, paired.num_rows)
-            if unpaired:
-                warnings.append(f"{info.run_id} vs baseline {base.run_id}: {unpaired}")
-            deltas = np.column_stack(
-                [_floats(paired, m) - _floats(paired, f"base_{m}") for m in mets]
-            )
-            ci_lo, ci_hi = paired_bootstrap_many(deltas, n_resamples, seed)
-            for j, m in enumerate(mets):
-                delta = deltas[:, j]
-                ok = ~np.isnan(delta)
-                n_pairs = int(ok.sum())
-                note = None
-                if not n_pairs:
-                    note = _no_pairs(base.run_id, n_base, info.run_id, n_cand, paired.num_rows)
-                lo = float(ci_lo[j]) if n_pairs else None
-                hi = float(ci_hi[j]) if n_pairs else None
-                metric_rows.append(
-                    {
-                        "metric": m,
-                        "run_id": info.run_id,
-                        "mean": means[info.run_id][m],
-                        "n": means[info.run_id][f"n_{m}"],
-                        "delta": float(delta[ok].mean()) if n_pairs else None,
-                        "ci_low": lo,
-                        "ci_high": hi,
-                        "n_pairs": n_pairs,
-                        "significant": bool(n_pairs and (lo > 0 or hi < 0)),
-                        "note": note,
-                    }
-                )
-        union = " UNION ALL ".join(f"SELECT * FROM {p}" for p in paired_names)
-        q = _changes_sql(mets, f"({union})", catalogue)
-        changes = cur.execute(q, {"tolerance": float(tolerance)}).df()
-        questions = fold_changes(cur, changes, ids, mets, catalogue)
-    questions = mark_flaky(store, infos, questions)
-    return Comparison(
-        run_ids=tuple(ids),
-        baseline=ids[0],
-        config_diff=config_diff(infos),
-        metrics=pd.DataFrame(metric_rows),
-        changes=changes,
-        questions=questions,
-        warnings=tuple(dict.fromkeys(warnings)),
-        tolerance=float(tolerance),
-        catalogue=catalogue,
-    )
+        rows.append(row)
+    return _Pairing(name, rows, warnings)
 
 
 def _no_pairs(base: str, n_base: int, cand: str, n_cand: int, n_common: int) -> str:
