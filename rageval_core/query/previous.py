@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from rageval_core.query.store import ResultsStore
 from rageval_core.results import RunInfo
+from rageval_core.userfiles import plain
 
 
 @dataclass(frozen=True, order=True)
@@ -28,8 +29,10 @@ class Series:
     version: str
 
     def describe(self) -> str:
-        """`config bm25 on dataset qa v2`, as `rageval check` explains its baseline."""
-        return f"config {self.config or '(unnamed)'} on dataset {self.dataset} v{self.version}"
+        """`config bm25 on dataset qa v2`, as `rageval check` explains its baseline (a
+        name that is long or not printable quoted on one line: it is the user's text)."""
+        config = plain(self.config) if self.config else "(unnamed)"
+        return f"config {config} on dataset {plain(self.dataset)} v{plain(self.version)}"
 
 
 def series_of(info: RunInfo) -> Series | None:
