@@ -65,24 +65,43 @@ def _layout(fig: go.Figure, title: str, x: str, y: str, **kw) -> go.Figure:
     return fig
 
 
-TREND_COLORS = (
-    "#1f77b4",
-    "#ff7f0e",
-    "#2ca02c",
-    "#d62728",
-    "#9467bd",
-    "#8c564b",
-    "#e377c2",
-    "#7f7f7f",
-    "#bcbd22",
-    "#17becf",
+def trend(df: pd.DataFrame, metric: str, cat: Catalogue = BUILTIN) -> go.Figure:
+    """Mean and p10 of a run-level metric over time, every run on one line (the Tails page:
+    what the mean hides); columns created_at, run_id, value, p10."""
+    fig = go.Figure()
+    runs = _esc(df["run_id"])
+    fig.add_scatter(
+        x=df["created_at"],
+        y=df["value"],
+        mode="lines+markers",
+        name="mean",
+        text=runs,
+        hovertemplate="%{text}<br>mean %{y:.3f}<extra></extra>",
+    )
+    if df["p10"].notna().any():
+        fig.add_scatter(
+            x=df["created_at"],
+            y=df["p10"],
+            mode="lines+markers",
+            name="p10",
+            line=dict(dash="dot"),
+            text=runs,
+            hovertemplate="%{text}<br>p10 %{y:.3f}<extra></extra>",
+        )
+    name = cat.label(metric)
+    return _layout(fig, f"{name} over time", "run created", name)
+
+
+TREND_COLORS = tuple(
+    "#1f77b4 #ff7f0e #2ca02c #d62728 #9467bd #8c564b #e377c2 #7f7f7f #bcbd22 #17becf".split()
 )
 """One colour per config line of the trend (plotly's default cycle), its p10 the same."""
 
 
-def trend(df: pd.DataFrame, metric: str, cat: Catalogue = BUILTIN) -> go.Figure:
-    """A run-level metric over time, one line per config: its mean, and its p10 dotted in
-    the same colour (hidden until picked in the legend when several configs are drawn).
+def config_trend(df: pd.DataFrame, metric: str, cat: Catalogue = BUILTIN) -> go.Figure:
+    """A run-level metric over time, one line per config (the Runs page): its mean, and
+    its p10 dotted in the same colour (hidden until picked in the legend when several
+    configs are drawn).
     A ◆ marks each run whose dataset version differs from the run before it on its line:
     figures on either side of it are not comparable (no delta crosses it elsewhere).
 

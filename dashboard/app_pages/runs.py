@@ -132,7 +132,7 @@ event = st.dataframe(
 if event.selection.rows:
     ui.go("diagnose", ViewState(run=str(runs.iloc[event.selection.rows[0]]["run_id"])))
 
-ui.chart(charts.trend(data.metric_trend(metric, **filters), metric, cat), key="runs_trend")
+ui.chart(charts.config_trend(data.metric_trend(metric, **filters), metric, cat), key="runs_trend")
 ui.chart(
     charts.failure_shares(data.failure_counts(list(runs["run_id"].head(MAX_BARS)))),
     key="runs_failures",

@@ -142,6 +142,7 @@ def _frames() -> dict[str, tuple[tuple, dict]]:
     breakdown = pd.DataFrame({"failure_type": [XSS], "n": [2], "group": ["retrieval"]})
     return {
         "trend": ((two, XSS), {}),
+        "config_trend": ((two, XSS), {}),
         "failure_shares": ((long,), {}),
         "failure_breakdown": ((breakdown,), {}),
         "distributions": ((long, XSS, "ecdf"), {}),
@@ -215,7 +216,7 @@ def test_trend_draws_one_line_per_config_and_marks_dataset_version_changes():
     df = pd.DataFrame(
         {
             "run_id": ["a1", "b1", "a2", "b2", "a3"],
-            "created_at": pd.to_datetime(["2026-01-0%d" % d for d in range(1, 6)]),
+            "created_at": pd.to_datetime([f"2026-01-0{d}" for d in range(1, 6)]),
             "config_name": ["a", "b", "a", "b", "a"],
             "dataset_name": ["qa"] * 5,
             "dataset_version": ["1", "1", "2", "1", "2"],
@@ -223,7 +224,7 @@ def test_trend_draws_one_line_per_config_and_marks_dataset_version_changes():
             "p10": [0.1, 0.2, 0.3, 0.4, 0.5],
         }
     )
-    fig = charts.trend(df, "recall_at_5")
+    fig = charts.config_trend(df, "recall_at_5")
     by_name = {t.name: t for t in fig.data}
     assert list(by_name) == ["a", "a p10", "a: dataset version changed", "b", "b p10"]
     assert list(by_name["a"].y) == [0.5, 0.7, 0.9] and list(by_name["b"].y) == [0.6, 0.8]
@@ -234,5 +235,5 @@ def test_trend_draws_one_line_per_config_and_marks_dataset_version_changes():
         list(changed.y) == [0.7] and "qa v2" in changed.text[0] and "was qa v1" in changed.text[0]
     )
     assert changed.legendgroup == "a"
-    single = charts.trend(df[df["config_name"] == "b"], "recall_at_5")
+    single = charts.config_trend(df[df["config_name"] == "b"], "recall_at_5")
     assert [t.name for t in single.data] == ["b", "b p10"] and single.data[1].visible is True
