@@ -15,12 +15,13 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from rageval_core.models import RunManifest
 from rageval_core.query.store import ResultsStore
 from rageval_core.results import RunInfo
 from rageval_core.userfiles import plain
 
 
-@dataclass(frozen=True, order=True)
+@dataclass(frozen=True)
 class Series:
     """What a run's figures are comparable within: its config name and dataset version."""
 
@@ -37,27 +38,28 @@ class Series:
 
 def series_of(info: RunInfo) -> Series | None:
     """The run's series; None when its manifest cannot be read (it has no previous run)."""
-    m = info.manifest
-    if m is None:
-        return None
-    return Series(str(m.config.get("name") or ""), m.dataset.name, str(m.dataset.version))
+    return None if info.manifest is None else Series(*_series_key(info.manifest))
+
+
+def _series_key(m: RunManifest) -> tuple[str, str, str]:
+    return (str(m.config.get("name") or ""), m.dataset.name, str(m.dataset.version))
 
 
 def previous_runs(runs: Iterable[RunInfo]) -> dict[str, RunInfo]:
     """Run id → its previous run among `runs`, for each run that has one: one pass per
     series in creation order (10,000 runs in milliseconds, no pairwise search)."""
-    by_series: dict[Series, list[RunInfo]] = {}
+    by_series: dict[tuple[str, str, str], list[tuple[str, str, RunInfo]]] = {}
     for r in runs:
-        s = series_of(r)
-        if s is not None:
-            by_series.setdefault(s, []).append(r)
+        m = r.manifest
+        if m is not None:  # `series_of` as a tuple: 10,000 frozen dataclasses cost
+            by_series.setdefault(_series_key(m), []).append((m.created_at, r.run_id, r))
     out: dict[str, RunInfo] = {}
     for members in by_series.values():
         members.sort(key=_created)
         last: RunInfo | None = None
-        for r in members:
+        for _, rid, r in members:
             if last is not None:
-                out[r.run_id] = last
+                out[rid] = last
             if r.status == "complete" and r.readable:
                 last = r
     return out
@@ -75,6 +77,5 @@ def previous_run_ids(store: ResultsStore) -> dict[str, str]:
     return {rid: prev.run_id for rid, prev in previous_runs(store.listed_runs()).items()}
 
 
-def _created(info: RunInfo) -> tuple[str, str]:
-    assert info.manifest is not None  # `series_of` kept only runs with a manifest
-    return (str(info.manifest.created_at), info.run_id)
+def _created(member: tuple[str, str, RunInfo]) -> tuple[str, str]:
+    return (member[0], member[1])
