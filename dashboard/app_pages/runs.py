@@ -21,6 +21,10 @@ from rageval_core.origin import origin_label
 
 MAX_BARS = 60  # newest runs in the failure-share chart; more bars stop being readable
 TABLE_RUNS = 1_000  # newest runs in the table (10,000 rows took seconds per rerun)
+DELTA_HELP = (
+    "this run minus its previous run: the newest complete run created before it with the "
+    "same config name and dataset version (empty when there is none)"
+)
 
 page = ui.start("runs")
 state = page.state
@@ -122,7 +126,12 @@ event = st.dataframe(
         **{
             c: st.column_config.NumberColumn(c, format="%.3f")
             for c in table.columns
-            if c.startswith("Δ") or c in KEY_METRICS.values()
+            if c in KEY_METRICS.values()
+        },
+        **{
+            c: st.column_config.NumberColumn(c, format="%.3f", help=DELTA_HELP)
+            for c in table.columns
+            if c.startswith("Δ")
         },
         "judge κ": st.column_config.NumberColumn(
             "judge κ", format="%.2f", help="the judge's Cohen's kappa on the checked claims"
