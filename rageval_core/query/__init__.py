@@ -19,6 +19,9 @@ and raise `ConfigError`, run ids raise `ResultsError`):
 - run_catalogue(*infos) -> (Catalogue, conflicts)   the metrics those runs' files hold
 - summarize_run(info) -> dict            the run's aggregates (keys: SUMMARY_KEYS)
 - runs_overview(store, *, tags, config, dataset, dataset_version, status) -> DataFrame
+  (with `previous_run`: each run's previous run, the one rule of `previous.py`)
+- previous_run(store, info) -> RunInfo | None; previous_runs(infos) -> {run id: RunInfo}
+  the newest complete run created before, same config name and dataset version
 - metric_trend(store, metric, *, config, dataset, dataset_version, tags) -> DataFrame
 - question_rows(store, run_id, filters, *, sort, descending, limit, offset) -> QuestionPage
 - bottom_questions(store, run_id, metric, *, pct=TAIL_PCT) -> Tail (the worst tenth)
@@ -34,6 +37,7 @@ and raise `ConfigError`, run ids raise `ResultsError`):
 - question_tags(store, run_id) -> list[str]                  distinct question tags, sorted
 - compare_runs(store, run_ids, *, metrics, tolerance, n_resamples, seed) -> Comparison
 - load_thresholds(path) / check_run(store, run_id, *, baseline, thresholds) -> CheckResult
+  (`baseline`: a run id, `latest` = the previous run, `latest-any`; `choose_baseline`)
 """
 
 from rageval_core.query.check import (
@@ -46,6 +50,7 @@ from rageval_core.query.check import (
     resolve_baseline,
 )
 from rageval_core.query.compare import Comparison, compare_runs
+from rageval_core.query.previous import previous_run, previous_runs
 from rageval_core.query.store import ResultsStore, RunProblem, run_catalogue
 from rageval_core.query.summary import QUALITY_METRICS, SUMMARY_KEYS, summarize_run
 from rageval_core.query.views import (
@@ -105,6 +110,8 @@ __all__ = [
     "metric_distribution",
     "metric_trend",
     "parse_thresholds",
+    "previous_run",
+    "previous_runs",
     "question_detail",
     "question_history",
     "question_rows",
