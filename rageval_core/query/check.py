@@ -82,8 +82,8 @@ class CheckResult:
     rows: tuple[CheckRow, ...]
     notes: tuple[str, ...] = ()
     baseline_why: str = ""
-    """Why that baseline (`Baseline.why`): `previous complete run of config … v2`; empty
-    when none was asked for."""
+    """Why that baseline (`Baseline.why`): `previous complete run of config … v2`, or
+    why there is none (`no earlier complete run of …`); empty when none was asked for."""
 
     @property
     def passed(self) -> bool:
@@ -104,9 +104,7 @@ class CheckResult:
         there is none; None when no baseline was asked for."""
         if not self.baseline_why:
             return None
-        if self.baseline is None:
-            return f"baseline: none (no {self.baseline_why} before {self.run_id})"
-        return f"baseline: {self.baseline} ({self.baseline_why})"
+        return f"baseline: {self.baseline or 'none'} ({self.baseline_why})"
 
 
 NOTHING_GATED = "no thresholds: nothing gated"
@@ -190,7 +188,8 @@ LATEST_ANY = "latest-any"
 
 @dataclass(frozen=True)
 class Baseline:
-    """The run a check or report compares with, and why that one (printed by `check`)."""
+    """The run a check or report compares with (None: there is none), and why that one
+    or why none (printed by `check`)."""
 
     info: RunInfo | None
     why: str
@@ -213,10 +212,11 @@ def choose_baseline(store: ResultsStore, own: RunInfo, baseline: str | None) -> 
         return Baseline(None, "")
     if baseline not in (LATEST, LATEST_ANY):
         return Baseline(argument_run(store, baseline, "--baseline"), "named by --baseline")
-    series = series_of(own)
     if baseline == LATEST:
-        what = f"previous complete run of {series.describe()}" if series else "previous run"
-        return Baseline(previous_run(store, own), what)
+        series = series_of(own)
+        of = series.describe() if series else "this run's config and dataset version"
+        base = previous_run(store, own)
+        return Baseline(base, f"{'previous' if base else 'no earlier'} complete run of {of}")
     own_key = (own.manifest.created_at, own.run_id) if own.manifest else None
 
     def key(r: RunInfo) -> tuple[str, str]:
@@ -231,7 +231,8 @@ def choose_baseline(store: ResultsStore, own: RunInfo, baseline: str | None) -> 
         and r.readable
         and (own_key is None or key(r) < own_key)
     ]
-    return Baseline(max(earlier, key=key, default=None), "newest complete run of any config")
+    base = max(earlier, key=key, default=None)
+    return Baseline(base, f"{'newest' if base else 'no earlier'} complete run of any config")
 
 
 def baseline_run(store: ResultsStore, own: RunInfo, baseline: str | None) -> RunInfo | None:

@@ -74,7 +74,7 @@ def test_latest_with_no_earlier_run_is_noted_not_an_error(runs, capsys):
     code = main(["check", "base", "--baseline", "latest", "--results", str(runs)])
     out = capsys.readouterr().out
     assert code == 0, out
-    assert "baseline: none (no previous complete run of config base on dataset qa v1" in out
+    assert "baseline: none (no earlier complete run of config base on dataset qa v1)" in out
     assert "no `latest` baseline: max_drop and max_rise limits not checked" in out
 
 
