@@ -1,4 +1,5 @@
-"""`previous.previous_runs` against its definition, written out the slow way."""
+"""`previous.previous_runs` against its definition written out the slow way, and the
+store's listing it reads before any refresh."""
 
 from __future__ import annotations
 
@@ -6,8 +7,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from rageval_core.models import DatasetRef, JudgeRef, RunManifest
+from rageval_core.query import ResultsStore
+from rageval_core.query import store as store_mod
 from rageval_core.query.previous import previous_runs
 from rageval_core.results import RunInfo
+from tests.core.query.conftest import row, write_run
 
 _RUN = st.tuples(
     st.sampled_from(["a", "b", None]),  # config name (None: a config without one)
@@ -61,3 +65,29 @@ def test_a_run_without_a_manifest_is_in_no_series():
     done = _info(0, ("a", ("qa", "1"), "complete", 1, True))
     broken = RunInfo("run99", "/r/run99", "corrupt", None, [], [], None, ["bad manifest"])
     assert previous_runs([done, broken]) == {}
+
+
+def test_listed_runs_before_a_refresh_read_only_the_manifests_the_index_lacks(
+    results, tmp_path, monkeypatch
+):
+    for i in range(3):
+        write_run(results, f"old{i}", [row("q1")], created_at=f"2025-01-0{i + 1}T00:00:00Z")
+    cache = tmp_path / "cache"
+    ResultsStore(results, read_only=True, cache_dir=cache).close()  # builds the runs index
+    write_run(results, "new", [row("q1")], status="running", created_at="2025-01-09T00:00:00Z")
+    looked_at = []
+    inspect = store_mod.inspect_run
+    monkeypatch.setattr(
+        store_mod, "inspect_run", lambda loc, rid: looked_at.append(rid) or inspect(loc, rid)
+    )
+    store = ResultsStore(results, read_only=True, cache_dir=cache, refresh=False)
+    listed = [(r.run_id, r.status) for r in store.listed_runs()]
+    assert looked_at == ["new"] and not store.refreshed_at  # nothing summarised or kept
+    assert listed == [
+        ("new", "running"),
+        ("old0", "complete"),
+        ("old1", "complete"),
+        ("old2", "complete"),
+    ]
+    store.refresh()
+    assert [(r.run_id, r.status) for r in store.listed_runs()] == listed
