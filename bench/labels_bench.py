@@ -47,7 +47,7 @@ def make_labels(results: str, out: str, n: int, seed: int = 0) -> None:
     from synth import Pools
 
     from rageval_core.labels import HumanLabel, LabelStore
-    from rageval_core.results import list_runs
+    from rageval_core.runs.reading import list_runs
 
     info = list_runs(results)[0]
     ds = info.manifest.dataset

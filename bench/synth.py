@@ -1,8 +1,8 @@
 """Synthetic results in the real on-disk format, fast enough for 1,000 runs × 1,000 questions.
 
 Each run gets `manifest.json`, `questions.parquet` (the full row schema of
-`results.question_schema()`, texts and lists included) and `summary.json`, all written
-with the helpers of `rageval_core.results`. Rows are built as Arrow arrays straight from
+`runs.rows.question_schema()`, texts and lists included) and `summary.json`, all written
+with the helpers of `rageval_core.runs`. Rows are built as Arrow arrays straight from
 vectorised numpy (no per-row Python) and written in parallel processes (`--workers`): a
 million rows take about 25 s on 2 cores, ten million about 4 minutes.
 Metrics are internally consistent (recall/precision/hit/MRR/nDCG follow from the generated
@@ -25,20 +25,14 @@ import duckdb
 import numpy as np
 import pyarrow as pa
 
+from rageval_core.catalogue import DEFAULT_KS
 from rageval_core.models import FAILURE_TYPES, DatasetRef, JudgeRef, RunManifest
 from rageval_core.query.summary import summarize_run
-from rageval_core.results import (
-    CLAIM_TYPE,
-    DEFAULT_KS,
-    MANIFEST,
-    SUMMARY,
-    atomic_write_json,
-    inspect_run,
-    iso,
-    manifest_to_dict,
-    question_schema,
-    write_parquet,
-)
+from rageval_core.runs.atomic import atomic_write_json, write_parquet
+from rageval_core.runs.layout import MANIFEST, SUMMARY, iso
+from rageval_core.runs.manifest import manifest_to_dict
+from rageval_core.runs.reading import inspect_run
+from rageval_core.runs.rows import CLAIM_TYPE, question_schema
 
 CONFIGS = ("bm25", "bm25-rerank", "dense", "hybrid", "hybrid-rerank")
 N_RETRIEVED = 20

@@ -44,7 +44,8 @@ from rageval_core.query.labels import judge_reports as _judge_reports
 from rageval_core.query.labels import review_queue as _review_queue
 from rageval_core.query.labels import reviewer_agreement as _reviewer_agreement
 from rageval_core.query.labels import run_coverage as _run_coverage
-from rageval_core.results import RunInfo, results_location
+from rageval_core.runs.layout import results_location
+from rageval_core.runs.reading import RunInfo
 
 _log = logging.getLogger(__name__)
 P = ParamSpec("P")

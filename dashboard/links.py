@@ -21,7 +21,7 @@ from rageval_core.dataset import QUESTION_ID_RE
 from rageval_core.errors import ResultsError
 from rageval_core.models import FAILURE_TYPES
 from rageval_core.query import QUESTION_METRICS, SORT_KEYS
-from rageval_core.results import validate_run_id
+from rageval_core.runs.layout import validate_run_id
 
 TAG_RE = re.compile(r"^[^\x00-\x1f<>]{1,64}$")
 CHARTS = ("ecdf", "histogram")

@@ -24,7 +24,8 @@ from rageval_core.labels import QUESTION_LABELS, VERDICTS, HumanLabel
 from rageval_core.labels.agreement import Agreement
 from rageval_core.models import FAILURE_TYPES, Claim
 from rageval_core.query.labels import Disagreement, QueueItem, RunCoverage
-from rageval_core.results import RUN_ID_RE, RunInfo
+from rageval_core.runs.layout import RUN_ID_RE
+from rageval_core.runs.reading import RunInfo
 
 FAILURE_GROUPS: dict[str, str] = {
     "retrieval_miss": "retrieval",

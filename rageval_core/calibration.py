@@ -27,7 +27,7 @@ from rageval_core.labels import Agreement, HumanLabel, LabelSet, claim_key, utc_
 from rageval_core.metrics.generation import normalize_answer
 from rageval_core.models import VERDICTS
 from rageval_core.query.labels import JudgeReport
-from rageval_core.results import RunInfo
+from rageval_core.runs.reading import RunInfo
 from rageval_core.userfiles import SafeLoader, load_yaml, plain
 
 FAITHFUL = ("faithful", "unfaithful")

@@ -23,7 +23,7 @@ import yaml
 
 from rageval_core.errors import ConfigError, DatasetError
 from rageval_core.models import Chunk, GoldenDataset, GoldenQuestion
-from rageval_core.results import atomic_write_bytes
+from rageval_core.runs.atomic import atomic_write_bytes
 from rageval_core.userfiles import SafeLoader, parse_json, parse_yaml, plain, read_text, shown
 
 DATASET_FILE = "dataset.yaml"

@@ -22,8 +22,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from rageval_core.config import load_config
-from rageval_core.results import default_run_id, inspect_run
 from rageval_core.runner import RunOptions, RunResult, run
+from rageval_core.runs.layout import default_run_id
+from rageval_core.runs.reading import inspect_run
 
 CONFIGS = Path(__file__).parent / "example" / "configs"
 

@@ -33,7 +33,7 @@ from typing import Any, Protocol
 from rageval_core.config import PipelineSpec
 from rageval_core.errors import ConfigError, PipelineError
 from rageval_core.models import PipelineOutput
-from rageval_core.results import positive_env_seconds
+from rageval_core.runs.layout import positive_env_seconds
 
 Pipeline = Callable[[str], Any]
 # Set to the run's golden dataset (absolute path) while the factory runs, so a pipeline can

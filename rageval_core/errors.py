@@ -55,6 +55,19 @@ def one_line(text: object, limit: int = 600) -> str:
     return flat if len(flat) <= limit else f"{flat[: limit - 1]}…"
 
 
+def describe(exc: BaseException) -> str:
+    """`Type: message` of an exception, on one bounded line."""
+    return one_line(f"{type(exc).__name__}: {exc}", 160)
+
+
+def display_name(name: str) -> str:
+    """A folder or id that failed validation, safe to show anywhere: its repr (newlines and
+    control characters escaped), backticks escaped so it cannot end a Markdown code span,
+    cut to 80 characters."""
+    shown = repr(name).replace("`", "\\x60")
+    return shown if len(shown) <= 80 else shown[:79] + "…"
+
+
 class DatasetError(RagevalError):
     """A golden dataset or its corpus cannot be read or is invalid."""
 

@@ -22,8 +22,8 @@ import pyarrow.parquet as pq
 from rageval_core.catalogue import parse_declared
 from rageval_core.config import DEFAULT_CONCURRENCY, PipelineSpec, Prices, RunConfig
 from rageval_core.errors import ConfigError, PipelineError
-from rageval_core.results import results_location
 from rageval_core.runner import RunOptions, run
+from rageval_core.runs.layout import parquet_name, results_location
 
 FACTORY = "rageval_core.notebook:registered"
 _PIPELINES: dict[str, Callable[[str], Any]] = {}
@@ -107,5 +107,5 @@ def evaluate(
             progress=progress,
         ),
     )
-    rows = pq.read_table(result.path / "questions.parquet").to_pandas()
+    rows = pq.read_table(result.path / parquet_name()).to_pandas()
     return Evaluation(result.run_id, result.path, result.status, rows)

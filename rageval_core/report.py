@@ -31,7 +31,8 @@ from rageval_core.query.check import argument_run, baseline_run
 from rageval_core.query.compare import question_headline
 from rageval_core.query.store import run_catalogue
 from rageval_core.redact import scrub_shapes
-from rageval_core.results import RunInfo, atomic_write_bytes
+from rageval_core.runs.atomic import atomic_write_bytes
+from rageval_core.runs.reading import RunInfo
 
 CSP = (
     "default-src 'none'; script-src 'unsafe-inline'; "

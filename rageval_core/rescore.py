@@ -9,7 +9,7 @@ and pipeline errors (a question whose pipeline failed has nothing to judge).
 
 The new run's manifest keeps the source's dataset (human labels join on its sha256) and
 config, with the judge replaced, and names its `source_run` and its judge (`JudgeRef`).
-Writing it is the runner's (`Runner._write`): the lease, the journal, `--resume`, the
+Writing it is the runner's (`runner.RunJob`): the lease, the journal, `--resume`, the
 bounded pool with its progress bar and Ctrl-C, redaction, and the upload when the results
 location is object storage behave as for `rageval run`; the judge's reply cache is the
 user's, so a second rescore with the same judge makes no calls, into any location.
@@ -24,7 +24,6 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from rageval_core import results
 from rageval_core.catalogue import DEFAULT_KS
 from rageval_core.config import DEFAULT_CONCURRENCY, PipelineSpec, RunConfig
 from rageval_core.errors import ConfigError, ResultsError, one_line
@@ -33,14 +32,11 @@ from rageval_core.metrics.failure import FailureThresholds
 from rageval_core.models import JudgeInput, RetrievedChunk, RunManifest
 from rageval_core.origin import RunOrigin
 from rageval_core.redact import Redactor
-from rageval_core.runner import (
-    Runner,
-    RunOptions,
-    RunResult,
-    _RunFolder,
-    git_commit,
-    judge_columns,
-)
+from rageval_core.runner import RunJob, RunOptions, RunResult, git_commit, judge_columns
+from rageval_core.runs.folder import RunFolder
+from rageval_core.runs.layout import filesystem, iso
+from rageval_core.runs.manifest import SCHEMA_VERSION
+from rageval_core.runs.reading import read_run_rows
 from rageval_core.userfiles import load_yaml
 
 
@@ -91,7 +87,7 @@ def read_source(location: str, run_id: str) -> Source:
             f"run {run_id} is {info.status}, not complete: rescore a finished run "
             "(or finish this one with --resume first)"
         )
-    table, problems = results.read_run_rows(info, results.filesystem(location)[0])
+    table, problems = read_run_rows(info, filesystem(location)[0])
     if problems:
         raise ResultsError(f"run {run_id} cannot be read", problems)
     rows = {r["question_id"]: r for r in table.to_pylist()}
@@ -185,25 +181,21 @@ def _source_config(source: Source, judge: Mapping[str, Any], judge_path: Path) -
     )
 
 
-class Rescorer(Runner):
-    """One rescore: the runner's writing with stored answers in place of a pipeline."""
-
-    command = "rescore"
+class Rescorer:
+    """One rescore: stored answers judged again, written by the runner's `RunJob`."""
 
     def __init__(
         self, source: Source, judge: Mapping[str, Any], judge_path: Path, options: RunOptions
     ):
-        super().__init__(_source_config(source, judge, judge_path), options)
+        self.config = _source_config(source, judge, judge_path)
+        self.options = options
         self.source = source
+        self.job = RunJob("rescore", self.config, options)
 
-    def _default_name(self) -> str:
-        return f"{self.config.name}-rescore"
-
-    def _what(self, folder: _RunFolder) -> tuple[str, str]:
+    def _what(self, run_id: str) -> tuple[str, str]:
         return (
-            f"rescore {folder.run_id}",
-            f"rageval rescore {self.source.run_id} --judge {self.config.path} "
-            f"--resume {folder.run_id}",
+            f"rescore {run_id}",
+            f"rageval rescore {self.source.run_id} --judge {self.config.path} --resume {run_id}",
         )
 
     def _manifest(self, run_id: str, judge: Judge) -> RunManifest:
@@ -215,17 +207,17 @@ class Rescorer(Runner):
         config = {
             **src.config,
             "judge": dict(self.config.judge),
-            "concurrency": self.concurrency,
+            "concurrency": self.job.concurrency,
             "origin": origin.to_dict(),  # the Runs table and Compare show where it came from
         }
         return RunManifest(
             run_id=run_id,
             status="running",
-            created_at=results.iso(self.now()),
-            config=self.redactor.value(config),
+            created_at=iso(self.job.now()),
+            config=self.job.redactor.value(config),
             dataset=src.dataset,
             judge=ref,
-            schema_version=results.SCHEMA_VERSION,
+            schema_version=SCHEMA_VERSION,
             git_commit=git_commit(Path.cwd()),
             tags=src.tags,
             metrics=src.metrics,
@@ -235,14 +227,13 @@ class Rescorer(Runner):
     def run(self) -> RunResult:
         if self.options.shard:
             raise ConfigError("rescore does not take --shard")
-        run_id = self._run_id()
-        folder = _RunFolder(self.options.results, run_id, None)
+        run_id = self.job.run_id(f"{self.config.name}-rescore")
+        folder = RunFolder(self.options.results, run_id)
         judge = make_judge(self.config.judge)
         try:
-            with self._sole_writer(folder):
-                work = partial(
-                    rescore_row, judge, self.redactor, self.config.failure_thresholds, run_id
-                )
-                return self._write(folder, self._manifest(run_id, judge), self.source.rows, work)
+            with self.job.sole_writer(folder, *self._what(run_id)):
+                thresholds = self.config.failure_thresholds
+                work = partial(rescore_row, judge, self.job.redactor, thresholds, run_id)
+                return self.job.write(folder, self._manifest(run_id, judge), self.source.rows, work)
         finally:
             judge.close()

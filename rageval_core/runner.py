@@ -2,12 +2,13 @@
 
 Order of writes, which is what makes a run survive `kill -9`:
 
-1. `manifest.json` with status `running` (created only if absent when sharded, so
+1. the manifest with status `running` (created only if absent when sharded, so
    concurrent shard workers never clobber each other's manifest);
 2. one journal line per finished question, flushed and fsynced before the next is
    recorded — a killed run keeps every question whose line completed;
 3. at the end the typed Parquet (rows in dataset order), then the journal is removed (the
-   Parquet holds the same rows), `summary.json`, and the manifest as `complete`.
+   Parquet holds the same rows), the summary, and the manifest as `complete`. The
+   files and their names are the run folder's (`runs.folder.RunFolder`, `runs.layout`).
 
 `--resume RUN_ID` reads the journal back, skips the question ids already there and
 finishes the rest. Ctrl-C stops submitting questions, records the ones in flight, marks
@@ -23,9 +24,6 @@ after the call — redaction, judge, metrics, journal — happens here, the same
 
 from __future__ import annotations
 
-import hashlib
-import json
-import os
 import queue
 import subprocess
 import sys
@@ -40,17 +38,13 @@ from functools import partial
 from pathlib import Path
 from typing import Any, Protocol
 
-import pyarrow as pa
-import pyarrow.parquet as pq
 from tqdm import tqdm
 
-from rageval_core import results
 from rageval_core.config import RunConfig
 from rageval_core.dataset import load_dataset
 from rageval_core.engines import Answered, Ask, Engine, LocalEngine, PipelineSource
 from rageval_core.errors import ConfigError, PipelineError, ResultsError
 from rageval_core.judges import Judge, make_judge
-from rageval_core.lease import Lease, LocalLease, heartbeat, heartbeat_s, lease_name
 from rageval_core.metrics.failure import FailureThresholds, classify_failure
 from rageval_core.metrics.retrieval import gold_ranks, retrieval_metrics
 from rageval_core.models import (
@@ -63,53 +57,21 @@ from rageval_core.models import (
     PipelineOutput,
     RunManifest,
 )
-from rageval_core.query.summary import summarize_run
 from rageval_core.redact import Redactor
-from rageval_core.results import MAX_SHARDS, stale_after_s
-
-
-@dataclass(frozen=True)
-class Shard:
-    """Worker `index` of `count`: owns the questions whose stable id hash lands on it.
-
-    Users number shards 1..N (`--shard 1/3` … `3/3`, as Playwright, Jest and a CI matrix
-    do); `index` is that number minus one, which is also the number in the shard's file
-    names (`questions-0.parquet` is shard 1/N), so runs written before stay readable.
-    """
-
-    index: int
-    count: int
-
-    @classmethod
-    def parse(cls, text: str) -> Shard:
-        """`K/N` with 1 <= K <= N, e.g. `1/2`; ConfigError naming the value otherwise."""
-        k, sep, n = text.partition("/")
-        short = sep and k.isdigit() and n.isdigit() and len(k) <= 6 and len(n) <= 6
-        if not (short and 1 <= int(n) <= MAX_SHARDS):
-            raise ConfigError(
-                f"--shard must be K/N with 1 <= K <= N <= {MAX_SHARDS} (e.g. 1/2), "
-                f"got {text[:40]!r}"
-            )
-        if not 1 <= int(k) <= int(n):
-            raise ConfigError(
-                f"--shard {text}: shards are numbered from 1 to {int(n)}, "
-                f"so K = {int(k)} is not one of them"
-            )
-        return cls(int(k) - 1, int(n))
-
-    @property
-    def label(self) -> str:
-        """`K/N` as the user typed it (1-based)."""
-        return f"{self.index + 1}/{self.count}"
-
-    def owns(self, question_id: str) -> bool:
-        # sha256, not hash(): Python salts str hashes per process, workers must agree.
-        digest = hashlib.sha256(question_id.encode("utf-8")).digest()
-        return int.from_bytes(digest[:8], "big") % self.count == self.index
+from rageval_core.runs.folder import RunFolder, run_totals
+from rageval_core.runs.journal import Journal
+from rageval_core.runs.layout import (
+    Shard,
+    default_run_id,
+    iso,
+    utc_now,
+    validate_run_id,
+)
+from rageval_core.runs.lease import Lease, stale_after_s
 
 
 class Remote(Protocol):
-    """Object storage behind the local results folder of a run (`storage.StagedRun`)."""
+    """Object storage behind the local results folder of a run (`runs.remote.StagedRun`)."""
 
     def lease(self, run_id: str, shard: int | None) -> Lease | None:
         """The run's lease in the store; None when the store cannot hold one."""
@@ -131,7 +93,7 @@ class RunOptions:
     the run is dated `pinned_time`, its duration and `finished_at` follow from the
     pipeline's own reported timings, and no git commit is recorded, so the same inputs
     give byte-identical manifests and rows. `remote` is set when the results folder
-    stands in for object storage (`storage.StagedRun`)."""
+    stands in for object storage (`runs.remote.StagedRun`)."""
 
     results: str = "results"
     run_id: str | None = None
@@ -271,7 +233,7 @@ def _declared_scores(
 
 
 def evaluate_question(ctx: _Context, q: GoldenQuestion) -> dict[str, Any]:
-    """The result row of one question (schema `results.question_schema`), redacted."""
+    """The result row of one question (schema `question_schema`), redacted."""
     answered: Answered = ctx.ask(q.question)
     out, error, wall_ms = answered.output, answered.error, answered.wall_ms
     if out is not None:
@@ -374,7 +336,7 @@ class _DaemonPool:
                 t.join()
 
 
-# ---------------------------------------------------------------------------- the run folder
+# ---------------------------------------------------------------------------- writing a run
 
 
 def git_commit(cwd: Path | None = None) -> str | None:
@@ -388,46 +350,6 @@ def git_commit(cwd: Path | None = None) -> str | None:
     return done.stdout.strip() or None if done.returncode == 0 else None
 
 
-def _create_json_if_absent(path: Path, value: Any) -> bool:
-    """Write `value` to `path` atomically unless it exists; False when another won.
-
-    A hard link of a complete temporary file is atomic and fails if the name is taken, so
-    two shard workers starting together cannot both write (or half-write) the manifest.
-    """
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    results.atomic_write_json(tmp, value)
-    try:
-        os.link(tmp, path)
-        return True
-    except FileExistsError:
-        return False
-    finally:
-        tmp.unlink(missing_ok=True)
-
-
-def _totals(rows: Iterable[Mapping[str, Any]], duration_s: float) -> dict[str, Any]:
-    rows = list(rows)
-
-    def total(col: str) -> float:
-        return round(sum(r.get(col) or 0.0 for r in rows), 8)
-
-    return {
-        "n_questions": len(rows),
-        "n_errors": sum(1 for r in rows if r.get("error")),
-        "n_judge_errors": sum(1 for r in rows if r.get("judge_error")),
-        "cost_usd": total("cost_usd"),
-        "judge_cost_usd": total("judge_cost_usd"),
-        "duration_s": round(duration_s, 3),
-    }
-
-
-def _cannot_write(folder: _RunFolder, exc: OSError) -> ResultsError:
-    """Not a folder, read-only, disk full: a user's setup, said in one line."""
-    return ResultsError(
-        f"cannot write run {folder.run_id} in {folder.path.parent}: {exc.strerror or exc}"
-    )
-
-
 def _relative(path: Path) -> str:
     """A path as the user would type it: relative to cwd when below it."""
     try:
@@ -436,92 +358,14 @@ def _relative(path: Path) -> str:
         return str(path)
 
 
-class _RunFolder:
-    """Paths and writes of one run folder (or of one shard of it)."""
+class RunJob:
+    """The writing of one run (or one shard of one) whose rows some `work` makes: lease,
+    manifest, journal, resume, the bounded pool with its progress bar and Ctrl-C, Parquet,
+    summary, upload. `Runner` gives it a pipeline's answers and `rescore.Rescorer` stored
+    answers judged again; `command` is how its messages name the command."""
 
-    def __init__(self, results_dir: str, run_id: str, shard: Shard | None):
-        if results.is_remote(results_dir):
-            raise ConfigError(f"--results {results_dir}: runs are written to a local folder")
-        self.path = Path(results_dir) / results.validate_run_id(run_id)
-        self.run_id = run_id
-        self.shard = shard
-        k = shard.index if shard else None
-        self.journal = self.path / results.journal_name(k)
-        self.parquet = self.path / results.parquet_name(k)
-        self.manifest = self.path / results.MANIFEST
-        self.shard_status = self.path / f"shard-{k}.json" if shard else None
-
-    def read_manifest(self) -> RunManifest | None:
-        if not self.manifest.exists():
-            return None
-        try:
-            data = json.loads(self.manifest.read_text(encoding="utf-8"))
-        except OSError as exc:  # a folder, no permission: the user's files, not our bug
-            raise ResultsError(f"{self.manifest}: cannot read ({exc.strerror or exc})") from exc
-        except ValueError as exc:
-            raise ResultsError(f"{self.manifest}: not valid JSON ({exc})") from exc
-        return results.manifest_from_dict(data, str(self.manifest))
-
-    def write_manifest(self, manifest: RunManifest) -> None:
-        results.atomic_write_json(self.manifest, results.manifest_to_dict(manifest))
-
-    def done_rows(self) -> list[dict[str, Any]]:
-        """Rows already recorded for this shard: final Parquet, else the journal."""
-        if self.parquet.exists():
-            try:
-                # Through a file handle: pyarrow would read a folder as an (empty) dataset.
-                with open(self.parquet, "rb") as fh:
-                    return pq.read_table(fh).to_pylist()
-            except (OSError, ValueError, pa.ArrowException) as exc:
-                reason = " ".join(str(getattr(exc, "strerror", None) or exc).split())
-                raise ResultsError(
-                    f"{self.parquet}: unreadable Parquet ({type(exc).__name__}: {reason})"
-                ) from exc
-        if not self.journal.exists():
-            return []
-        rows, problems = results.read_journal(str(self.journal))
-        for p in problems:
-            print(f"rageval run: warning: {p} (that question will be run again)", file=sys.stderr)
-        return rows
-
-
-def write_rows(
-    folder: _RunFolder,
-    rows: list[dict[str, Any]],
-    ks: Iterable[int],
-    declared: tuple[DeclaredMetric, ...],
-) -> None:
-    """The final typed Parquet of `rows`, then the journal removed (the Parquet holds the
-    same rows). Shared with `writer.RunWriter`, so both write the same files."""
-    table = results.rows_to_table(rows, results.question_schema(ks, declared))
-    results.write_parquet(folder.parquet, table)
-    folder.journal.unlink(missing_ok=True)
-
-
-def publish(folder: _RunFolder, final: RunManifest) -> None:
-    """Write a finished run's manifest, after its `summary.json` when complete: the
-    manifest goes last, so a reader never sees a complete run without its summary."""
-    if final.status == "complete":
-        info = results.inspect_run(str(folder.path.parent), folder.run_id)
-        info.status, info.manifest = "complete", final
-        results.atomic_write_json(folder.path / results.SUMMARY, summarize_run(info))
-    folder.write_manifest(final)
-
-
-# ---------------------------------------------------------------------------- the run
-
-
-class Runner:
-    """One run (or one shard of one) of a config; `run()` does the whole job.
-
-    The writing — lease, manifest, journal, resume, the bounded pool with its progress bar
-    and Ctrl-C, Parquet, summary, upload — is `_write`, shared with `rescore.Rescorer`,
-    which judges a stored run's answers again instead of calling a pipeline.
-    """
-
-    command = "run"  # how messages name the command
-
-    def __init__(self, config: RunConfig, options: RunOptions):
+    def __init__(self, command: str, config: RunConfig, options: RunOptions):
+        self.command = command
         self.config = config
         self.options = options
         self.concurrency = (
@@ -539,104 +383,19 @@ class Runner:
         print(f"rageval {self.command}: {self.redactor.text(message)}", file=sys.stderr, flush=True)
 
     def now(self) -> datetime:
-        return self.pinned or results.utc_now()
+        return self.pinned or utc_now()
 
-    # -- set-up
-
-    def _run_id(self) -> str:
+    def run_id(self, default_name: str) -> str:
+        """The run's id: `--resume`'s, `--run-id`'s, else the UTC time and `default_name`."""
         if self.options.resume:
             if self.options.run_id and self.options.run_id != self.options.resume:
                 raise ConfigError("--run-id and --resume name different runs; give one")
-            return results.validate_run_id(self.options.resume)
+            return validate_run_id(self.options.resume)
         if self.options.run_id:
-            return results.validate_run_id(self.options.run_id)
+            return validate_run_id(self.options.run_id)
         if self.options.shard:
             raise ConfigError("--shard needs --run-id so every worker writes the same run")
-        return results.default_run_id(self._default_name(), self.now())
-
-    def _default_name(self) -> str:
-        """What a default run id is made of, after the UTC time."""
-        return self.config.name
-
-    def _new_manifest(self, run_id: str, dataset: GoldenDataset, judge: Judge) -> RunManifest:
-        config = self.config.to_manifest()
-        config["concurrency"] = self.concurrency
-        if not isinstance(self.options.engine, LocalEngine):
-            # Absent means local: local runs' manifests stay as they were (byte-identical demo).
-            config["engine"] = self.options.engine.name
-        return RunManifest(
-            run_id=run_id,
-            status="running",
-            created_at=results.iso(self.now()),
-            config=self.redactor.value(config),
-            dataset=DatasetRef(
-                name=dataset.name,
-                version=dataset.version,
-                sha256=dataset.sha256,
-                n_questions=len(dataset.questions),
-                path=_relative(Path(dataset.path)),
-            ),
-            judge=judge.describe(),
-            git_commit=None if self.pinned else git_commit(Path.cwd()),
-            tags=self.config.tags,
-            shards=self.options.shard.count if self.options.shard else 1,
-            metrics=self.config.metrics,
-        )
-
-    def _check_same_run(self, old: RunManifest, new: RunManifest) -> None:
-        """A resumed run or a second shard must evaluate exactly what the first started."""
-        problems = []
-        if old.dataset.sha256 != new.dataset.sha256:
-            problems.append("the dataset changed (sha256 differs)")
-        strip = ("concurrency", "engine")  # how a run is executed, not what it evaluates
-        a = {k: v for k, v in old.config.items() if k not in strip}
-        b = json.loads(json.dumps({k: v for k, v in new.config.items() if k not in strip}))
-        if a != b:
-            problems.append("the run config differs (pipeline, judge, prices, ks or thresholds)")
-        if old.metrics != new.metrics:
-            problems.append("the declared metrics differ")
-        if old.source_run != new.source_run:
-            problems.append(f"it rescores run {old.source_run}, not {new.source_run}")
-        if old.shards != new.shards:
-            problems.append(f"the run has {old.shards} shard(s), this worker says {new.shards}")
-        if problems:
-            raise ConfigError(f"run {old.run_id} was started with other settings", problems)
-
-    def _open(self, folder: _RunFolder, manifest: RunManifest) -> RunManifest:
-        """Create or re-open the run folder; the manifest the run continues under."""
-        existing = folder.read_manifest()
-        if self.options.resume:
-            if existing is None:
-                raise ResultsError(f"cannot resume {folder.run_id}: {folder.manifest} not found")
-            self._check_same_run(existing, manifest)
-            manifest = replace(existing, status="running", finished_at=None)
-            if folder.shard_status is not None:
-                folder.shard_status.unlink(missing_ok=True)  # back to running
-            else:
-                folder.write_manifest(manifest)
-            return manifest
-        if self.options.shard:
-            if folder.journal.exists() or folder.parquet.exists():
-                raise ResultsError(
-                    f"shard {self.options.shard.label} of {folder.run_id} already started; "
-                    f"use --resume {folder.run_id}"
-                )
-            folder.path.mkdir(parents=True, exist_ok=True)
-            if not _create_json_if_absent(folder.manifest, results.manifest_to_dict(manifest)):
-                # Another shard created it first: continue under its manifest.
-                existing = folder.read_manifest() or manifest
-                self._check_same_run(existing, manifest)
-                return existing
-            return manifest
-        if existing is not None:
-            raise ResultsError(
-                f"run {folder.run_id} already exists in {folder.path.parent}; "
-                f"use --resume {folder.run_id} or another --run-id"
-            )
-        folder.write_manifest(manifest)
-        return manifest
-
-    # -- the work
+        return default_run_id(default_name, self.now())
 
     def _duration(self, rows: list[dict[str, Any]], previous: float) -> float:
         if self.pinned:
@@ -650,7 +409,7 @@ class Runner:
         work: Callable[[Any], dict[str, Any]],
         todo: list[Any],
         done: int,
-        journal: results.Journal,
+        journal: Journal,
     ) -> list[dict[str, Any]]:
         """Run `work` on each item of `todo` on a bounded pool; journal each row as it
         finishes. Ctrl-C: stop submitting, record what is in flight, then re-raise. A second
@@ -682,12 +441,12 @@ class Runner:
 
         pool = _DaemonPool(self.concurrency, "rageval")
         pending: set[Future[dict[str, Any]]] = set()
-        queue = iter(todo)
+        items = iter(todo)
         abandoned = False
         try:
             while True:
                 # A short queue keeps memory flat and lets Ctrl-C stop quickly.
-                for item in queue:
+                for item in items:
                     pending.add(pool.submit(work, item))
                     if len(pending) >= 2 * self.concurrency:
                         break
@@ -714,64 +473,29 @@ class Runner:
             bar.close()
         return new_rows
 
-    def run(self) -> RunResult:
-        dataset = load_dataset(self.config.dataset_path)
-        run_id = self._run_id()
-        folder = _RunFolder(self.options.results, run_id, self.options.shard)
-        judge = make_judge(self.config.judge)
-        try:
-            with self._sole_writer(folder), self._pipeline() as ask:
-                return self._run(folder, dataset, judge, ask)
-        finally:
-            judge.close()
-
-    @contextmanager
-    def _pipeline(self) -> Iterator[Ask]:
-        """The run's pipeline, built by its engine (here, or once per Ray worker)."""
-        source = PipelineSource(
-            self.config.pipeline, self.config.folder, self.config.dataset_path, Path.cwd()
-        )
-        with ExitStack() as stack:
-            try:
-                ask = stack.enter_context(
-                    self.options.engine.open(source, self.concurrency, self.log)
-                )
-            except PipelineError as exc:  # user code's message may echo a secret
-                raise PipelineError(self.redactor.text(exc.message)) from None
-            yield ask
-
-    def _run(self, folder: _RunFolder, dataset: GoldenDataset, judge: Judge, ask: Ask) -> RunResult:
-        mine = {
-            q.id: q
-            for q in dataset.questions
-            if self.options.shard is None or self.options.shard.owns(q.id)
-        }
-        ctx = _Context(folder.run_id, self.config, ask, judge, self.redactor)
-        manifest = self._new_manifest(folder.run_id, dataset, judge)
-        return self._write(folder, manifest, mine, partial(evaluate_question, ctx))
-
-    def _write(
+    def write(
         self,
-        folder: _RunFolder,
+        folder: RunFolder,
         manifest: RunManifest,
         mine: Mapping[str, Any],
         work: Callable[[Any], dict[str, Any]],
     ) -> RunResult:
         """Open (or resume) the run under `manifest`, turn every item of `mine` (question
         id -> item, in the order rows are written) not yet journalled into its row with
-        `work`, and finish the run. Hold the lease (`_sole_writer`) around it."""
-        try:
-            manifest = self._open(folder, manifest)
-        except OSError as exc:  # not a folder, read-only, disk full: a user's setup
-            raise _cannot_write(folder, exc) from exc
-        done_rows = folder.done_rows()
+        `work`, and finish the run. Hold the lease (`sole_writer`) around it."""
+        manifest = folder.open(
+            manifest,
+            resume=bool(self.options.resume),
+            exists_hint=f"use --resume {folder.run_id} or another --run-id",
+        )
+        done_rows = folder.done_rows(self.log)
         done_ids = {r["question_id"] for r in done_rows}
         todo = [item for qid, item in mine.items() if qid not in done_ids]
         if done_rows:
             self.log(f"resuming {folder.run_id}: {len(mine) - len(todo)} of {len(mine)} done")
         order = list(mine)
         previous = float(manifest.totals.get("duration_s") or 0.0)
-        with results.Journal(folder.journal) as journal:
+        with folder.journal_writer() as journal:
             try:
                 new_rows = self._evaluate_all(
                     folder.run_id, work, todo, len(mine) - len(todo), journal
@@ -785,50 +509,24 @@ class Runner:
 
     # -- one writer
 
-    def _what(self, folder: _RunFolder) -> tuple[str, str]:
-        """How messages name this writer's part of the run, and the command that resumes it."""
-        shard = self.options.shard
-        if shard is None:
-            return f"run {folder.run_id}", f"rageval run CONFIG.yaml --resume {folder.run_id}"
-        part = shard.label
-        return (
-            f"shard {part} of run {folder.run_id}",
-            f"rageval run CONFIG.yaml --resume {folder.run_id} --shard {part}",
-        )
-
     @contextmanager
-    def _sole_writer(self, folder: _RunFolder) -> Iterator[None]:
-        """Hold the lease of the run (or of this shard) for the block, renewed by a
-        heartbeat; refuse when another writer holds it (lease.py). With object storage the
-        bucket's lease comes first, the run is copied down only then, and it is uploaded
-        (failed runs too) before the lease is let go."""
+    def sole_writer(self, folder: RunFolder, what: str, resume: str) -> Iterator[None]:
+        """Hold the lease of the run (or of this shard) for the block (`RunFolder.hold`;
+        `what` names the writer's part of the run, `resume` the command that resumes it).
+        With object storage the bucket's lease comes first, the run is copied down only
+        then, and it is uploaded (failed runs too) before the lease is let go."""
         remote = self.options.remote
-        k = folder.shard.index if folder.shard else None
-        leases: list[Lease] = []
+        first: list[Lease] = []
         if remote is not None:
-            bucket = remote.lease(folder.run_id, k)
+            bucket = remote.lease(folder.run_id, folder.shard.index if folder.shard else None)
             if bucket is None:
                 self.log(
                     "warning: this object store has no conditional writes rageval uses, so "
                     "nothing stops a second writer of this run: start only one"
                 )
             else:
-                leases.append(bucket)
-        leases.append(LocalLease(folder.path / lease_name(k)))
-        what, resume = self._what(folder)
-        with ExitStack() as held:
-            for lease in leases:
-                try:
-                    holder = lease.acquire()
-                except OSError as exc:
-                    raise _cannot_write(folder, exc) from exc
-                if holder is not None:
-                    raise ResultsError(
-                        f"{what} is already being written by {holder}; wait for it to "
-                        f"finish, or stop it and run `{resume}`"
-                    )
-                held.callback(lease.release)
-            held.enter_context(heartbeat(leases, heartbeat_s()))
+                first.append(bucket)
+        with folder.hold(what, resume, first) as leases:
             self._leases, self._writing = leases, what
             if remote is None:
                 yield
@@ -851,7 +549,7 @@ class Runner:
 
     def _finish(
         self,
-        folder: _RunFolder,
+        folder: RunFolder,
         manifest: RunManifest,
         order: list[str],
         rows: list[dict[str, Any]],
@@ -860,21 +558,18 @@ class Runner:
     ) -> RunResult:
         if failed:
             # Rows stay in the journal; totals count what it holds so far.
-            rows = folder.done_rows()
+            rows = folder.done_rows(self.log)
         rank = {qid: i for i, qid in enumerate(order)}
         rows = sorted(rows, key=lambda r: rank.get(r["question_id"], len(rank)))
-        totals = _totals(rows, self._duration(rows, previous))
+        totals = run_totals(rows, self._duration(rows, previous))
         status = "failed" if failed else "complete"
-        finished_at = results.iso(
+        finished_at = iso(
             self.pinned + timedelta(seconds=totals["duration_s"]) if self.pinned else self.now()
         )
         if not failed:
-            write_rows(folder, rows, self.config.ks, self.config.metrics)
+            folder.write_rows(rows, self.config.ks, self.config.metrics)
         if folder.shard_status is not None:
-            results.atomic_write_json(
-                folder.shard_status,
-                {"status": status, "finished_at": finished_at, "totals": totals},
-            )
+            folder.write_shard_status(status, finished_at, totals)
             if not failed and self.options.remote is not None:
                 # Other workers finish elsewhere: look at their status now, not at start-up.
                 self.options.remote.sync_shard(folder.path, folder.shard.index, folder.shard.count)
@@ -890,36 +585,110 @@ class Runner:
                 )
             totals = self._shard_totals(folder, manifest.shards)
         final = replace(manifest, status=status, finished_at=finished_at, totals=totals)
-        publish(folder, final)
+        folder.publish(final)
         return RunResult(folder.run_id, folder.path, status, totals, shard=folder.shard)
 
-    @staticmethod
-    def _shard_statuses(folder: _RunFolder, count: int) -> list[dict[str, Any] | None]:
-        out = []
-        for k in range(count):
-            p = folder.path / f"shard-{k}.json"
-            try:
-                out.append(json.loads(p.read_text(encoding="utf-8")))
-            except (OSError, ValueError):
-                out.append(None)
-        return out
-
-    def _missing_shards(self, folder: _RunFolder, count: int) -> tuple[str, ...]:
+    def _missing_shards(self, folder: RunFolder, count: int) -> tuple[str, ...]:
         """Labels (`2/3`) of the shards that have not reported complete."""
         return tuple(
             Shard(k, count).label
-            for k, s in enumerate(self._shard_statuses(folder, count))
-            if s is None or s.get("status") != "complete"
+            for k, s in enumerate(folder.shard_statuses(count))
+            if s.status != "complete"
         )
 
-    def _shard_totals(self, folder: _RunFolder, count: int) -> dict[str, Any]:
-        parts = [s["totals"] for s in self._shard_statuses(folder, count) if s]
+    def _shard_totals(self, folder: RunFolder, count: int) -> dict[str, Any]:
+        parts = [s.totals for s in folder.shard_statuses(count) if s.status == "complete"]
         summed = {k: sum(p.get(k) or 0 for p in parts) for k in parts[0]}
         # Shards run side by side: the run took as long as its slowest shard.
         summed["duration_s"] = max(p.get("duration_s") or 0 for p in parts)
         summed["cost_usd"] = round(summed["cost_usd"], 8)
         summed["judge_cost_usd"] = round(summed["judge_cost_usd"], 8)
         return summed
+
+
+# ---------------------------------------------------------------------------- the run
+
+
+class Runner:
+    """One run (or one shard of one) of a config; `run()` does the whole job: the
+    pipeline's answers, judged and scored, written by a `RunJob`."""
+
+    def __init__(self, config: RunConfig, options: RunOptions):
+        self.config = config
+        self.options = options
+        self.job = RunJob("run", config, options)
+
+    def _new_manifest(self, run_id: str, dataset: GoldenDataset, judge: Judge) -> RunManifest:
+        config = self.config.to_manifest()
+        config["concurrency"] = self.job.concurrency
+        if not isinstance(self.options.engine, LocalEngine):
+            # Absent means local: local runs' manifests stay as they were (byte-identical demo).
+            config["engine"] = self.options.engine.name
+        return RunManifest(
+            run_id=run_id,
+            status="running",
+            created_at=iso(self.job.now()),
+            config=self.job.redactor.value(config),
+            dataset=DatasetRef(
+                name=dataset.name,
+                version=dataset.version,
+                sha256=dataset.sha256,
+                n_questions=len(dataset.questions),
+                path=_relative(Path(dataset.path)),
+            ),
+            judge=judge.describe(),
+            git_commit=None if self.job.pinned else git_commit(Path.cwd()),
+            tags=self.config.tags,
+            shards=self.options.shard.count if self.options.shard else 1,
+            metrics=self.config.metrics,
+        )
+
+    def run(self) -> RunResult:
+        dataset = load_dataset(self.config.dataset_path)
+        run_id = self.job.run_id(self.config.name)
+        folder = RunFolder(self.options.results, run_id, self.options.shard)
+        judge = make_judge(self.config.judge)
+        try:
+            with self.job.sole_writer(folder, *self._what(folder)), self._pipeline() as ask:
+                return self._run(folder, dataset, judge, ask)
+        finally:
+            judge.close()
+
+    @contextmanager
+    def _pipeline(self) -> Iterator[Ask]:
+        """The run's pipeline, built by its engine (here, or once per Ray worker)."""
+        source = PipelineSource(
+            self.config.pipeline, self.config.folder, self.config.dataset_path, Path.cwd()
+        )
+        with ExitStack() as stack:
+            try:
+                ask = stack.enter_context(
+                    self.options.engine.open(source, self.job.concurrency, self.job.log)
+                )
+            except PipelineError as exc:  # user code's message may echo a secret
+                raise PipelineError(self.job.redactor.text(exc.message)) from None
+            yield ask
+
+    def _run(self, folder: RunFolder, dataset: GoldenDataset, judge: Judge, ask: Ask) -> RunResult:
+        mine = {
+            q.id: q
+            for q in dataset.questions
+            if self.options.shard is None or self.options.shard.owns(q.id)
+        }
+        ctx = _Context(folder.run_id, self.config, ask, judge, self.job.redactor)
+        manifest = self._new_manifest(folder.run_id, dataset, judge)
+        return self.job.write(folder, manifest, mine, partial(evaluate_question, ctx))
+
+    def _what(self, folder: RunFolder) -> tuple[str, str]:
+        """How messages name this writer's part of the run, and the command that resumes it."""
+        shard = self.options.shard
+        if shard is None:
+            return f"run {folder.run_id}", f"rageval run CONFIG.yaml --resume {folder.run_id}"
+        part = shard.label
+        return (
+            f"shard {part} of run {folder.run_id}",
+            f"rageval run CONFIG.yaml --resume {folder.run_id} --shard {part}",
+        )
 
 
 def run(config: RunConfig, options: RunOptions = RunOptions()) -> RunResult:

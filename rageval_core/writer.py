@@ -10,10 +10,10 @@ For evaluation loops rageval does not drive (SPEC §11)::
             run.add(q.id, answer=out.text, retrieved=out.chunk_ids, scores={"tone": 0.8})
 
 The files are those of `rageval run` (manifest first as `running`, one fsynced journal line
-per question, then Parquet, summary and the manifest as `complete`; `runner.write_rows` and
-`runner.publish` are shared), so a writer killed with `kill -9` keeps every added question
+per question, then Parquet, summary and the manifest as `complete`: both write through a
+`runs.folder.RunFolder`), so a writer killed with `kill -9` keeps every added question
 and `RunWriter(..., resume=RUN_ID)` continues it. One writer per run, held by the run's
-lease (`lease.py`).
+lease (`runs/lease.py`).
 
 What the harness gives is recorded; what it does not stays NULL, never invented. Retrieval
 metrics are computed here (`metrics.retrieval`) when both the gold ids (from the dataset, or
@@ -23,7 +23,7 @@ Every string goes through a `Redactor` before it is written.
 
 from __future__ import annotations
 
-import json
+import sys
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from contextlib import ExitStack
@@ -31,11 +31,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from rageval_core import results
 from rageval_core.catalogue import DEFAULT_KS, parse_declared
 from rageval_core.dataset import load_dataset
 from rageval_core.errors import ConfigError, ResultsError, SourceError, one_line
-from rageval_core.lease import LocalLease, heartbeat, heartbeat_s, lease_name
 from rageval_core.metrics.failure import DEFAULT_THRESHOLDS, FailureThresholds, classify_failure
 from rageval_core.metrics.retrieval import gold_ranks, retrieval_metrics
 from rageval_core.models import (
@@ -50,7 +48,10 @@ from rageval_core.models import (
 )
 from rageval_core.origin import RunOrigin
 from rageval_core.redact import Redactor, secret_values
-from rageval_core.runner import RunResult, _RunFolder, _totals, git_commit, publish, write_rows
+from rageval_core.runner import RunResult, git_commit
+from rageval_core.runs.folder import RunFolder, run_totals
+from rageval_core.runs.layout import default_run_id, iso, results_location, utc_now
+from rageval_core.runs.rows import conform_row
 
 NO_DATASET = DatasetRef(name="", version="", sha256="", n_questions=0)
 
@@ -172,10 +173,11 @@ class RunWriter:
         recorded = {**dict(config or {}), "name": name, "origin": origin.to_dict()}
         recorded.setdefault("ks", list(self.ks))
         self.redactor = Redactor(secret_values(recorded))
-        location = results.results_location(results_dir)
-        now = results.utc_now()
-        run_id = resume or run_id or results.default_run_id(name, now)
-        self.folder = _RunFolder(location, run_id, None)
+        location = results_location(results_dir)
+        now = utc_now()
+        run_id = resume or run_id or default_run_id(name, now)
+        self.folder = RunFolder(location, run_id)
+        self._command = origin.kind  # how warnings name who writes
         self.run_id = self.folder.run_id
         self._questions = {q.id: q for q in self.dataset.questions} if self.dataset else {}
         self._by_text = _ids_by_text(self.dataset)
@@ -186,7 +188,7 @@ class RunWriter:
         manifest = RunManifest(
             run_id=self.run_id,
             status="running",
-            created_at=results.iso(now),
+            created_at=iso(now),
             config=self.redactor.value(recorded),
             dataset=self._dataset_ref(),
             judge=judge or JudgeRef(kind="none"),
@@ -197,7 +199,7 @@ class RunWriter:
         self._hold()
         try:
             self.manifest = self._open(manifest, bool(resume))
-            self._journal = results.Journal(self.folder.journal) if durable else None
+            self._journal = self.folder.journal_writer() if durable else None
         except BaseException:
             self._held.close()
             raise
@@ -212,46 +214,19 @@ class RunWriter:
 
     def _hold(self) -> None:
         """Take the run's lease (as `rageval run` does) for as long as the writer is open."""
-        lease = LocalLease(self.folder.path / lease_name(None))
-        try:
-            holder = lease.acquire()
-        except OSError as exc:
-            raise ResultsError(
-                f"cannot write run {self.run_id} in {self.folder.path.parent}: "
-                f"{exc.strerror or exc}"
-            ) from exc
-        if holder is not None:
-            raise ResultsError(f"run {self.run_id} is already being written by {holder}")
-        self._held.callback(lease.release)
-        self._held.enter_context(heartbeat([lease], heartbeat_s()))
+        self._held.enter_context(self.folder.hold(f"run {self.run_id}"))
 
     def _open(self, manifest: RunManifest, resume: bool) -> RunManifest:
-        existing = self.folder.read_manifest()
-        if not resume:
-            if existing is not None:
-                raise ResultsError(
-                    f"run {self.run_id} already exists in {self.folder.path.parent}; "
-                    "resume it or choose another run id"
-                )
-            self.folder.write_manifest(manifest)
-            return manifest
-        if existing is None:
-            raise ResultsError(f"cannot resume {self.run_id}: {self.folder.manifest} not found")
-        same = (
-            existing.dataset.sha256 == manifest.dataset.sha256
-            and existing.metrics == manifest.metrics
-            and json.loads(json.dumps(dict(existing.config)))
-            == json.loads(json.dumps(dict(manifest.config), default=str))
+        opened = self.folder.open(
+            manifest, resume=resume, exists_hint="resume it or choose another run id"
         )
-        if not same:
-            raise ConfigError(
-                f"run {self.run_id} was started with another dataset, config or metrics"
-            )
-        for row in self.folder.done_rows():
-            self._rows[row["question_id"]] = row
-        reopened = replace(existing, status="running", finished_at=None)
-        self.folder.write_manifest(reopened)
-        return reopened
+        if resume:
+            for row in self.folder.done_rows(self._warn):
+                self._rows[row["question_id"]] = row
+        return opened
+
+    def _warn(self, message: str) -> None:
+        print(f"rageval {self._command}: {message}", file=sys.stderr)
 
     # -- adding
 
@@ -271,7 +246,7 @@ class RunWriter:
             raise SourceError(f"question {one_line(question_id, 80)!r}: {exc}") from None
         row = self.redactor.row(self.row(record))
         try:
-            row = results.conform_row(row, {d.name for d in self.declared})
+            row = conform_row(row, {d.name for d in self.declared})
         except ValueError as exc:
             raise SourceError(str(exc)) from None
         if self._journal is not None:
@@ -279,7 +254,7 @@ class RunWriter:
         self._rows[row["question_id"]] = row
 
     def row(self, r: QuestionRecord) -> dict[str, Any]:
-        """The result row (schema `results.question_schema`) of one record."""
+        """The result row (schema `question_schema`) of one record."""
         qid = r.question_id
         if not isinstance(qid, str) or not qid:
             raise SourceError(f"a question id must be non-empty text, got {qid!r:.80}")
@@ -428,17 +403,17 @@ class RunWriter:
                 order = {q.id: i for i, q in enumerate(self.dataset.questions)}
                 rows.sort(key=lambda row: order.get(row["question_id"], len(order)))
             previous = float(self.manifest.totals.get("duration_s") or 0.0)
-            totals = _totals(rows, previous + time.monotonic() - self._started)
+            totals = run_totals(rows, previous + time.monotonic() - self._started)
             status = "failed" if failed else "complete"
             if not failed:
-                write_rows(self.folder, rows, self.ks, self.declared)
+                self.folder.write_rows(rows, self.ks, self.declared)
             self.manifest = replace(
                 self.manifest,
                 status=status,
-                finished_at=results.iso(results.utc_now()),
+                finished_at=iso(utc_now()),
                 totals=totals,
             )
-            publish(self.folder, self.manifest)
+            self.folder.publish(self.manifest)
         finally:
             self._held.close()
         return RunResult(self.run_id, self.folder.path, status, totals)

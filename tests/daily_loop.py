@@ -12,8 +12,11 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
-from rageval_core import results as res
 from rageval_core.query import summarize_run
+from rageval_core.runs.atomic import atomic_write_json, write_parquet
+from rageval_core.runs.layout import MANIFEST, SUMMARY
+from rageval_core.runs.reading import inspect_run
+from rageval_core.runs.rows import rows_to_table
 
 SOURCE = "20261102-090000-bm25-top5"
 QUESTION = "q001"
@@ -50,17 +53,15 @@ def _copy(results: Path, run_id: str, day: int, broken: bool, wrong: str) -> Non
                 ],
                 unsupported_claims=[wrong],
             )
-    res.write_parquet(folder / "questions.parquet", res.rows_to_table(rows))
-    manifest = json.loads((folder / res.MANIFEST).read_text())
+    write_parquet(folder / "questions.parquet", rows_to_table(rows))
+    manifest = json.loads((folder / MANIFEST).read_text())
     manifest.update(
         run_id=run_id,
         created_at=f"2026-11-{day:02d}T09:00:00Z",
         finished_at=f"2026-11-{day:02d}T09:00:02Z",
     )
-    res.atomic_write_json(folder / res.MANIFEST, manifest)
-    res.atomic_write_json(
-        folder / res.SUMMARY, summarize_run(res.inspect_run(str(results), run_id))
-    )
+    atomic_write_json(folder / MANIFEST, manifest)
+    atomic_write_json(folder / SUMMARY, summarize_run(inspect_run(str(results), run_id)))
 
 
 def add_flaky_series(results: Path, wrong: str = WRONG) -> FlakySeries:

@@ -112,12 +112,12 @@ def write_run_to(location: str, write: Callable[[str, Any], Any]) -> tuple[Any, 
     """`write(folder, remote)` a run into a results location; its `RunResult` and where the
     run now is. Object stores cannot append a journal, so for an `s3://…` location the
     runner writes a local staging folder that is uploaded at the end (`runner.Remote`)."""
-    from rageval_core.results import is_remote
+    from rageval_core.runs.layout import is_remote
 
     if not is_remote(location):
         result = write(location, None)
         return result, str(result.path)
-    from rageval_core.storage import staged
+    from rageval_core.runs.remote import staged
 
     with staged(location) as stage:
         result = write(str(stage.local_root), stage)

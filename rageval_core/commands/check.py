@@ -6,7 +6,7 @@ import argparse
 import sys
 
 from rageval_core.commands import add_baseline_option, add_results_option
-from rageval_core.results import results_location
+from rageval_core.runs.layout import MANIFEST, results_location
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -54,9 +54,7 @@ def _check(args: argparse.Namespace) -> int:
             m = info.manifest
             recorded = (m.config.get("thresholds") if m else None) or None
             thresholds = (
-                parse_thresholds(recorded, f"{args.run}/manifest.json", catalogue)
-                if recorded
-                else ()
+                parse_thresholds(recorded, f"{args.run}/{MANIFEST}", catalogue) if recorded else ()
             )
         result = check_run(store, info, baseline=args.baseline, thresholds=thresholds)
     print(format_check(result, args.format), end="")

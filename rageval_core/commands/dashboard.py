@@ -16,7 +16,7 @@ from pathlib import Path
 from rageval_core.commands import add_results_option, dashboard_link, terminal_progress
 from rageval_core.errors import ConfigError, RagevalError
 from rageval_core.labels import LABELS_ENV, labels_location
-from rageval_core.results import RESULTS_ENV, is_remote, results_location
+from rageval_core.runs.layout import RESULTS_ENV, is_remote, results_location
 
 READ_ONLY_ENV = "RAGEVAL_READ_ONLY"
 
@@ -82,7 +82,7 @@ def streamlit_command(port: int, host: str) -> list[str]:
 def _links(location: str, base: str) -> list[str]:
     """The Runs page and the newest complete run's Diagnose view, as `rageval run` prints
     them (a local folder's manifests only: nothing is summarised before the server starts)."""
-    from rageval_core.results import list_runs
+    from rageval_core.runs.reading import list_runs
 
     lines = [f"runs: {dashboard_link('runs', base=base)}"]
     if is_remote(location):  # listing a bucket can take long; the Runs page shows it

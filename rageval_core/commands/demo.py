@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from rageval_core.commands import add_results_option
-from rageval_core.results import is_remote, results_location
+from rageval_core.runs.layout import is_remote, results_location
 
 if TYPE_CHECKING:
     from rageval_core.runner import RunResult
@@ -40,7 +40,7 @@ def _demo(args: argparse.Namespace) -> int:
         if labels is not None:
             print(f"example labels → {labels}")
         return 0
-    from rageval_core.storage import staged
+    from rageval_core.runs.remote import staged
 
     # Runs are written locally (journals need appends), then uploaded manifest-last.
     with staged(location) as stage:

@@ -7,7 +7,7 @@ import tempfile
 
 from rageval_core.commands import add_results_option, import_formats
 from rageval_core.errors import ResultsError
-from rageval_core.results import (
+from rageval_core.runs.layout import (
     MANIFEST,
     filesystem,
     is_remote,
@@ -66,7 +66,7 @@ def _run(args: argparse.Namespace) -> int:
     )
     if is_remote(location):
         # Written whole in a local folder, then uploaded manifest last (storage.upload_run).
-        from rageval_core.storage import upload_run
+        from rageval_core.runs.remote import upload_run
 
         with tempfile.TemporaryDirectory(prefix="rageval-import-") as local:
             result = import_run(args.tool, args.file, results_dir=local, **kw)

@@ -10,7 +10,7 @@ from rageval_core.commands import add_labels_option, add_results_option
 from rageval_core.commands.calibrate import warn_all
 from rageval_core.labels import LabelStore, labels_location
 from rageval_core.labels.export import to_csv, to_yaml
-from rageval_core.results import atomic_write_bytes
+from rageval_core.runs.atomic import atomic_write_bytes
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from rageval_core.commands import add_baseline_option, add_results_option
-from rageval_core.results import results_location
+from rageval_core.runs.layout import results_location
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

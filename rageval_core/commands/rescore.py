@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 
 from rageval_core.commands import add_results_option, add_run_flags, run_options, write_run_to
-from rageval_core.results import results_location
+from rageval_core.runs.layout import results_location
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

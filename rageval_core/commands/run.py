@@ -12,7 +12,7 @@ from rageval_core.commands import (
     write_run_to,
 )
 from rageval_core.errors import ConfigError
-from rageval_core.results import results_location
+from rageval_core.runs.layout import results_location
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -60,7 +60,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def _run(args: argparse.Namespace) -> int:
     # Imported here so `rageval --help` does not load the judges and the query layer.
     from rageval_core.config import load_config
-    from rageval_core.runner import Shard, run
+    from rageval_core.runner import run
+    from rageval_core.runs.layout import Shard
 
     config = load_config(args.config)
     location = results_location(args.results)

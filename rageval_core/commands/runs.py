@@ -7,7 +7,7 @@ import json
 import sys
 
 from rageval_core.commands import add_results_option, terminal_progress
-from rageval_core.results import results_location
+from rageval_core.runs.layout import results_location
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

@@ -18,7 +18,6 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-from rageval_core import results
 from rageval_core.dataset import load_dataset
 from rageval_core.errors import ConfigError, ResultsError, SourceError
 from rageval_core.importers import deepeval, inspect_log, promptfoo, ragas
@@ -26,6 +25,7 @@ from rageval_core.importers.common import Imported, resolve_ids
 from rageval_core.models import GoldenDataset
 from rageval_core.origin import RunOrigin
 from rageval_core.runner import RunResult
+from rageval_core.runs.layout import default_run_id, validate_run_id
 from rageval_core.writer import RunWriter
 
 Reader = Callable[[Path], Imported]
@@ -72,7 +72,7 @@ def import_run(
     if not records:
         raise SourceError(f"{path}: holds no questions")
     config_name = name or imported.name or path.stem
-    run_id = results.validate_run_id(run_id or results.default_run_id(f"{tool}-{config_name}"))
+    run_id = validate_run_id(run_id or default_run_id(f"{tool}-{config_name}"))
     root = Path(results_dir)
     target = root / run_id
     if target.exists():

@@ -24,7 +24,8 @@ from pathlib import Path
 from typing import Any
 
 from rageval_core.redact import scrub_value
-from rageval_core.results import atomic_write_bytes, user_cache_dir
+from rageval_core.runs.atomic import atomic_write_bytes
+from rageval_core.runs.layout import user_cache_dir
 
 log = logging.getLogger(__name__)
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from rageval_core.labels.model import HumanLabel
 from rageval_core.labels.store import safe_name, write_new
-from rageval_core.results import inspect_run
+from rageval_core.runs.reading import inspect_run
 
 EXAMPLE_YAML = Path(__file__).resolve().parents[1] / "example" / "labels.yaml"
 EXAMPLE_RUN = "20261116-110000-memorising"

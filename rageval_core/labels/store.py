@@ -24,10 +24,10 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from rageval_core import results
 from rageval_core.errors import ConfigError, RagevalError, one_line
 from rageval_core.labels.model import FIELDS, HumanLabel, utc_stamp
 from rageval_core.redact import scrub_value
+from rageval_core.runs.layout import filesystem, is_remote, results_location
 
 LABELS_ENV = "RAGEVAL_LABELS"
 _UNSAFE = re.compile(r"[^A-Za-z0-9._@+-]+")
@@ -41,11 +41,11 @@ def labels_location(results_loc: str | None = None, explicit: str | None = None)
         return str(explicit)
     if os.environ.get(LABELS_ENV):
         return os.environ[LABELS_ENV]
-    loc = results.results_location(results_loc).rstrip("/")
-    if results.is_remote(loc):
+    loc = results_location(results_loc).rstrip("/")
+    if is_remote(loc):
         head, sep, _ = loc.rpartition("/")
         return f"{head}/labels" if sep and "://" in head else f"{loc}/labels"
-    return str(Path(results.filesystem(loc)[1]).parent / "labels")  # file:// URLs too
+    return str(Path(filesystem(loc)[1]).parent / "labels")  # file:// URLs too
 
 
 def safe_name(text: str) -> str:
@@ -177,8 +177,8 @@ class LabelStore:
     def __init__(self, location: str, *, read_only: bool = False):
         self.location = str(location).rstrip("/") or str(location)
         self.read_only = read_only
-        self.fs, self.root = results.filesystem(self.location)
-        self.remote = results.is_remote(self.location)
+        self.fs, self.root = filesystem(self.location)
+        self.remote = is_remote(self.location)
         self._parsed: dict[str, _Parsed] = {}
         self._last: dict[str | None, _Merged] = {}
         self._lock = threading.Lock()

@@ -38,6 +38,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from rageval_core.catalogue import DEFAULT_KS
 from rageval_core.errors import RagevalError
 from rageval_core.models import DatasetRef, DeclaredMetric, JudgeRef, RunManifest
 from rageval_core.query import sql
@@ -55,17 +56,16 @@ from rageval_core.query.summary import (
     split_declared,
     summarize_run,
 )
-from rageval_core.results import (
-    DEFAULT_KS,
-    MANIFEST,
-    RunInfo,
+from rageval_core.runs.atomic import write_parquet
+from rageval_core.runs.layout import MANIFEST, row_file_stem
+from rageval_core.runs.manifest import manifest_from_dict, manifest_to_dict
+from rageval_core.runs.reading import RunInfo
+from rageval_core.runs.rows import (
+    QUESTION_SCHEMA,
     check_columns,
-    manifest_from_dict,
-    manifest_to_dict,
     parquet_run_ids,
     question_schema,
     stray_run_ids,
-    write_parquet,
 )
 
 CACHE_VERSION = 7  # 7: segments of at most CHUNK_RUNS runs, and the runs index
@@ -209,10 +209,6 @@ def manifest_row(info: RunInfo) -> dict[str, Any]:
     }
 
 
-def _stem(path: str) -> str:
-    return path.rsplit("/", 1)[-1].rsplit(".", 1)[0]
-
-
 class DerivedCache:
     """The cache files of one results location under `cache_dir` (see the module doc).
 
@@ -333,8 +329,8 @@ class DerivedCache:
         otherwise."""
         if not info.parquet_files:
             return None
-        stems = {_stem(p) for p in info.parquet_files}
-        if any(_stem(j) not in stems for j in info.journal_files):
+        stems = {row_file_stem(p) for p in info.parquet_files}
+        if any(row_file_stem(j) not in stems for j in info.journal_files):
             return None
         keys, problems = set(), []
         for p in info.parquet_files:
@@ -654,17 +650,11 @@ def _to_merge(segments: list[str | None]) -> list[str]:
     return picked if len(picked) > 1 else []
 
 
-def _metrics_schema() -> pa.Schema:
-    from rageval_core.results import QUESTION_SCHEMA
-
-    return pa.schema(
-        [("run_id", pa.string())]
-        + [QUESTION_SCHEMA.field(c) for c in NARROW_COLUMNS]
-        + [("declared", DECLARED_TYPE)]
-    )
-
-
-METRICS_SCHEMA = _metrics_schema()
+METRICS_SCHEMA = pa.schema(
+    [("run_id", pa.string())]
+    + [QUESTION_SCHEMA.field(c) for c in NARROW_COLUMNS]
+    + [("declared", DECLARED_TYPE)]
+)
 """Columns of the narrow cross-run table (`metrics/seg-*.parquet`)."""
 
 

@@ -22,7 +22,7 @@ from rageval_core.errors import ConfigError, ResultsError
 from rageval_core.query.previous import previous_run, series_of
 from rageval_core.query.store import ResultsStore, require_readable, run_catalogue
 from rageval_core.query.summary import summarize_run
-from rageval_core.results import RunInfo, inspect_run
+from rageval_core.runs.reading import RunInfo, inspect_run
 from rageval_core.userfiles import load_yaml, shown
 
 _BOUNDS = ("min", "max", "max_drop", "max_rise")

@@ -32,7 +32,8 @@ from rageval_core.labels.model import claim_key
 from rageval_core.query import sql
 from rageval_core.query.source import open_run
 from rageval_core.query.store import Progress, ResultsStore
-from rageval_core.results import RunInfo, write_parquet
+from rageval_core.runs.atomic import write_parquet
+from rageval_core.runs.reading import RunInfo
 
 CLAIMS_VERSION = 2  # 2: the dataset version in every row
 OUR_SQL = (duckdb.ParserException, duckdb.BinderException, duckdb.CatalogException)

@@ -30,8 +30,8 @@ from rageval_core.query.flaky import mark_flaky
 from rageval_core.query.source import bind, open_run, reading_results
 from rageval_core.query.store import ResultsStore, require_readable, run_catalogue
 from rageval_core.query.summary import run_value_sql
-from rageval_core.query.views import _check
-from rageval_core.results import RunInfo
+from rageval_core.query.views import allowed_name
+from rageval_core.runs.reading import RunInfo
 
 
 @dataclass(frozen=True)
@@ -319,7 +319,7 @@ def _compared_metrics(metrics: Iterable[str] | None, catalogue: Catalogue) -> li
     the whitelist: built-in measures plus what the compared runs declare."""
     names = catalogue.measure_names()
     wanted = metrics or catalogue.measure_names("compare")
-    return list(dict.fromkeys(_check(m, names, "metric") for m in wanted))
+    return list(dict.fromkeys(allowed_name(m, names, "metric") for m in wanted))
 
 
 def _dataset_warnings(base: RunInfo, candidates: Sequence[RunInfo]) -> list[str]:

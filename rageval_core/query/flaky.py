@@ -15,7 +15,7 @@ import pandas as pd
 
 from rageval_core.query.store import ResultsStore
 from rageval_core.query.views import flaky_questions
-from rageval_core.results import RunInfo
+from rageval_core.runs.reading import RunInfo
 
 
 def series_flaky(

@@ -18,7 +18,7 @@ from rageval_core.query.previous import previous_run
 from rageval_core.query.store import ResultsStore
 from rageval_core.query.summary import summarize_run
 from rageval_core.query.views import runs_overview
-from rageval_core.results import RunInfo
+from rageval_core.runs.reading import RunInfo
 
 HEADLINE_FIGURES: tuple[str, ...] = (
     "recall_at_5",

@@ -29,7 +29,7 @@ from rageval_core.query import sql
 from rageval_core.query.claims_cache import CLAIMS_SCHEMA, ClaimsCache, registered
 from rageval_core.query.source import bind, reading_results
 from rageval_core.query.store import ResultsStore, gc_paused
-from rageval_core.results import RunInfo
+from rageval_core.runs.reading import RunInfo
 
 DEFAULT_CORRECT_MIN = 0.5  # config `failure_thresholds.correctness_min` when a run has none
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from rageval_core.models import RunManifest
 from rageval_core.query.store import ResultsStore
-from rageval_core.results import RunInfo
+from rageval_core.runs.reading import RunInfo
 from rageval_core.userfiles import plain
 
 

@@ -1,9 +1,10 @@
 """Open one run's rows in DuckDB by path: its Parquet shard(s), else its journal(s).
 
 A run is always read from its own files (never a glob filtered by run id), so a per-run
-view costs the same at 10 runs or 10,000. Columns a file lacks become typed NULLs, as do
-columns of the wrong type (both reported, see `check_columns`); a corrupt shard is
-reported and its journal used when there is one. Nothing here writes.
+view costs the same at 10 runs or 10,000. Which files and columns are read is
+`runs.reading.usable_files`, the choice rescore's `read_run_rows` makes too: columns a
+file lacks become typed NULLs, as do columns of the wrong type (both reported); a corrupt
+shard is reported and its journal used when there is one. Nothing here writes.
 """
 
 from __future__ import annotations
@@ -18,20 +19,11 @@ from typing import Any
 import duckdb
 import fsspec
 import pyarrow as pa
-import pyarrow.parquet as pq
 
-from rageval_core.errors import ResultsError
-from rageval_core.results import (
-    DEFAULT_KS,
-    RunInfo,
-    check_columns,
-    describe,
-    parquet_run_ids,
-    question_schema,
-    read_journal,
-    rows_to_table,
-    stray_run_ids,
-)
+from rageval_core.catalogue import DEFAULT_KS
+from rageval_core.errors import ResultsError, describe
+from rageval_core.runs.reading import RunInfo, journal_tables, usable_files
+from rageval_core.runs.rows import question_schema
 
 _K_COL = re.compile(r"^(?:recall|precision|hit)_at_(\d+)$")
 _PARAM = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)")
@@ -116,10 +108,6 @@ class RunSource:
     empty: bool = False
 
 
-def _journal_stem(path: str) -> str:
-    return path.rsplit("/", 1)[-1].rsplit(".", 1)[0]
-
-
 @contextmanager
 def open_run(
     cur: duckdb.DuckDBPyConnection,
@@ -139,38 +127,11 @@ def open_run(
     """
     fs = fs or fsspec.filesystem("file")
     declared = info.manifest.metrics if info.manifest else ()
-    problems: list[str] = []
-    good: list[str] = []
-    present: set[str] = set()
-    ignored: set[str] = set()
-    for p in info.parquet_files:
-        try:
-            with fs.open(p, "rb") as fh:
-                pf = pq.ParquetFile(fh)
-                schema = pf.schema_arrow
-                strays = stray_run_ids(parquet_run_ids(pf), info.run_id, p)
-        except Exception as exc:  # pyarrow raises several types for a damaged footer
-            problems.append(f"{p}: unreadable Parquet ({describe(exc)})")
-            continue
-        usable, column_problems = check_columns(schema, p, declared)
-        column_problems += strays
-        good.append(p)
-        present |= usable
-        # a column of the wrong type in one shard is NULL in all: the files are one union
-        ignored |= set(schema.names) - usable
-        problems += column_problems
-    present -= ignored
-    done = {_journal_stem(p) for p in good}
-    tables: list[pa.Table] = []
-    for j in info.journal_files:
-        if _journal_stem(j) in done:
-            continue
-        rows, jp = read_journal(j, fs, declared)
-        problems += jp + stray_run_ids((r.get("run_id") for r in rows), info.run_id, j)
-        if rows:
-            t = rows_to_table(rows, declared=declared)
-            tables.append(t)
-            present |= set(t.column_names)
+    files = usable_files(info, fs)
+    tables, journal_problems = journal_tables(info, files.journals, fs)
+    problems = [*files.problems, *journal_problems]
+    good = files.parquet
+    present = set(files.columns).union(*(t.column_names for t in tables))
     if not good and not tables and info.readable and not fs.isdir(info.path):
         # listed with files, now gone: say so once rather than once per vanished file
         problems = [f"{info.path}: no such run (removed since it was listed)"]

@@ -27,7 +27,6 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
-import fsspec
 import pyarrow as pa
 import pyarrow.parquet as pq
 
@@ -42,27 +41,28 @@ from rageval_core.query.cache import (
     empty_summary,
 )
 from rageval_core.query.source import RunSource, open_run
-from rageval_core.results import (
-    SCHEMA_VERSION,
-    IgnoredFolder,
-    RunInfo,
-    describe,
-    display_name,
+from rageval_core.runs.atomic import write_parquet
+from rageval_core.runs.layout import (
     filesystem,
-    folder_kind,
-    inspect_run,
     is_remote,
     results_location,
-    run_folders,
     user_cache_dir,
-    write_parquet,
 )
+from rageval_core.runs.listing import (
+    IgnoredFolder,
+    Scan,
+    local_fingerprint,
+    remote_fingerprint,
+    scan_folders,
+)
+from rageval_core.runs.manifest import SCHEMA_VERSION
+from rageval_core.runs.reading import RunInfo, inspect_run
 
 
 @dataclass(frozen=True)
 class RunProblem:
     """Something wrong with one run. `run_id` is the run's id; for a folder that is not a
-    run, its display-safe name (`results.display_name`); empty for the results location
+    run, its display-safe name (`errors.display_name`); empty for the results location
     or the cache as a whole."""
 
     run_id: str
@@ -82,7 +82,7 @@ class _State:
     # every run folder's file fingerprint, the RunInfo read for it, and the cache summary
     # file's stat, so a refresh that finds nothing new costs one listing (one `scandir`
     # per run folder locally, a paginated listing of the bucket) and no manifest parsing
-    scan: tuple[tuple[str, str], ...] = ()
+    scan: Scan = ()
     ignored: tuple[IgnoredFolder, ...] = ()
     infos: dict[str, tuple[str, RunInfo]] = field(default_factory=dict)
     cache_stamp: tuple[int, int, int] | None = None
@@ -280,8 +280,8 @@ class ResultsStore:
         if held:
             return held[0]
         if not self.remote:
-            return _local_fingerprint(info.path) or ""
-        return _remote_fingerprint(self.fs, info.path)
+            return local_fingerprint(info.path) or ""
+        return remote_fingerprint(self.fs, info.path)
 
     def refresh(self, progress: Progress | None = None) -> None:
         """Re-list runs, bring the cache up to date, re-read running runs' journals.
@@ -328,18 +328,12 @@ class ResultsStore:
         ResultsError when the location cannot be listed."""
         if self._state.refreshed_at:
             return self.runs()
-        scan, _ = self._scan()
+        scan, _ = scan_folders(self.location)
         return self._read_folders(scan, self.cache.run_infos(self.root))
-
-    def _scan(self) -> tuple[tuple[tuple[str, str], ...], list[IgnoredFolder]]:
-        """(run id, fingerprint) of every run folder, and the folders that are not runs."""
-        if self.remote:
-            return _scan_remote(self.fs, self.root)
-        return _scan_local(self.location)
 
     def _read_folders(
         self,
-        scan: tuple[tuple[str, str], ...],
+        scan: Scan,
         known: dict[str, tuple[str, RunInfo]],
         progress: Progress | None = None,
     ) -> list[RunInfo]:
@@ -358,16 +352,13 @@ class ResultsStore:
     def _refresh(
         self,
         progress: Progress | None = None,
-        listing: tuple[tuple[tuple[str, str], ...], list[IgnoredFolder]] | None = None,
+        listing: tuple[Scan, list[IgnoredFolder]] | None = None,
         known: dict[str, tuple[str, RunInfo]] | None = None,
     ) -> _State:
+        """The store's next state: list the location (or take `listing`), and when any
+        folder or the cache changed, inspect what changed, summarise and index."""
         prev = self._state
-        unlisted: list[RunProblem] = []
-        try:
-            scan, ignored = listing if listing is not None else self._scan()
-        except ResultsError as exc:  # the location itself cannot be listed: no runs
-            scan, ignored = (), []
-            unlisted.append(RunProblem("", str(exc)))
+        scan, ignored, problems = self._list(listing)
         if (
             prev.refreshed_at
             and (scan, ignored) == (prev.scan, list(prev.ignored))
@@ -376,34 +367,60 @@ class ResultsStore:
             # Nothing on disk changed (every run folder's names, sizes and mtimes, and the
             # cache, which another process may have rewritten): same state, new time.
             return replace(prev, refreshed_at=time.time())
-        # Only folders whose files changed are inspected again (manifest parsing was most
-        # of a refresh at 1,000 runs, and on a bucket it is a request per run); a new
-        # process starts from the cache's runs index, so a restart over unchanged runs
-        # opens no manifest either. A folder deleted since the scan is left out.
         fps = dict(scan)
         runs = self._read_folders(
             scan, known or prev.infos or self.cache.run_infos(self.root), progress
         )
-        problems = unlisted + [RunProblem(f.name, f.message) for f in ignored]
-        finished: dict[str, tuple[RunInfo, str]] = {}
-        running: list[RunInfo] = []
+        problems += [RunProblem(f.name, f.message) for f in ignored]
         catalogue, conflicts = BUILTIN.with_runs((i.run_id, declared_of(i)) for i in runs)
         problems += [RunProblem(rid, msg) for rid, msg in conflicts]
-        for info in runs:
-            problems += [RunProblem(info.run_id, p) for p in info.problems]
-            m = info.manifest
-            if m is None or m.schema_version > SCHEMA_VERSION:
-                continue  # not a run we can describe; reported above
-            if info.status == "running":
-                running.append(info)
-            else:
-                finished[info.run_id] = (info, fps[info.run_id])
+        problems += [RunProblem(i.run_id, p) for i in runs for p in i.problems]
+        finished, running = _by_status(runs, fps)
+        fingerprint = _state_fingerprint(
+            finished, {i.run_id: fps[i.run_id] for i in running}, problems
+        )
+        summary, live_rows, live_tables = self._summarise(finished, running, progress)
+        problems = _with_new(problems, summary.select(["run_id", "problems"]).to_pylist())
+        problems = _with_new(problems, live_rows)
+        segs = sorted({s for s in summary.column("segment").to_pylist() if s})
+        summary_file = self.cache.summary_file()
+        return _State(
+            summary_path=str(summary_file) if summary_file.exists() else None,
+            segments=tuple(str(self.cache_dir / "metrics" / s) for s in segs),
+            live_summary=pa.Table.from_pylist(live_rows, schema=SUMMARY_SCHEMA),
+            live_metrics=pa.concat_tables([empty_metrics(), *live_tables]),
+            runs=tuple(runs),
+            problems=tuple(problems),
+            refreshed_at=time.time(),
+            fingerprint=fingerprint,
+            scan=scan,
+            ignored=tuple(ignored),
+            infos={r.run_id: (fps[r.run_id], r) for r in runs},
+            cache_stamp=self.cache.stamp(),
+            catalogue=catalogue,
+            by_id={r.run_id: r for r in runs},
+        )
 
-        live_fps = {info.run_id: fps[info.run_id] for info in running}
-        h = hashlib.sha256()
-        for rid, fp in sorted({**{r: v[1] for r, v in finished.items()}, **live_fps}.items()):
-            h.update(f"{rid}:{fp};".encode())
-        h.update(";".join(sorted(p.run_id + p.message for p in problems)).encode())
+    def _list(
+        self, listing: tuple[Scan, list[IgnoredFolder]] | None
+    ) -> tuple[Scan, list[IgnoredFolder], list[RunProblem]]:
+        """The run folders (with fingerprints) and the folders that are not runs; a
+        location that cannot be listed has no runs and one problem."""
+        if listing is not None:
+            return *listing, []
+        try:
+            return *scan_folders(self.location), []
+        except ResultsError as exc:
+            return (), [], [RunProblem("", str(exc))]
+
+    def _summarise(
+        self,
+        finished: dict[str, tuple[RunInfo, str]],
+        running: list[RunInfo],
+        progress: Progress | None,
+    ) -> tuple[pa.Table, list[dict[str, Any]], list[pa.Table]]:
+        """The cache brought up to date with the finished runs (its summary table), and
+        the summary rows and narrow rows of the running ones, read afresh."""
         with self.cursor() as cur:
             summary = self.cache.update(cur, self.cache.load(), finished, progress)
             live_rows, live_tables = [], []
@@ -412,39 +429,7 @@ class ResultsStore:
                     {**self.cache.summary_row(cur, info), "fingerprint": "", "segment": ""}
                 )
                 live_tables.append(self.cache.narrow_rows(cur, info))
-
-        for r in summary.select(["run_id", "problems"]).to_pylist():
-            problems += [
-                RunProblem(r["run_id"], p)
-                for p in r["problems"] or ()
-                if p not in {q.message for q in problems if q.run_id == r["run_id"]}
-            ]
-        segs = sorted({s for s in summary.column("segment").to_pylist() if s})
-        live_summary = pa.Table.from_pylist(live_rows, schema=SUMMARY_SCHEMA)
-        for r in live_rows:
-            problems += [
-                RunProblem(r["run_id"], p)
-                for p in r["problems"]
-                if p not in {q.message for q in problems if q.run_id == r["run_id"]}
-            ]
-        return _State(
-            summary_path=str(self.cache.summary_file())
-            if self.cache.summary_file().exists()
-            else None,
-            segments=tuple(str(self.cache_dir / "metrics" / s) for s in segs),
-            live_summary=live_summary,
-            live_metrics=pa.concat_tables([empty_metrics(), *live_tables]),
-            runs=tuple(runs),
-            problems=tuple(problems),
-            refreshed_at=time.time(),
-            fingerprint=h.hexdigest()[:16],
-            scan=scan,
-            ignored=tuple(ignored),
-            infos={r.run_id: (fps[r.run_id], r) for r in runs},
-            cache_stamp=self.cache.stamp(),
-            catalogue=catalogue,
-            by_id={r.run_id: r for r in runs},
-        )
+        return summary, live_rows, live_tables
 
     # ------------------------------------------------------------------ sources for views
 
@@ -509,6 +494,45 @@ def require_readable(info: RunInfo) -> RunInfo:
     return info
 
 
+def _by_status(
+    runs: list[RunInfo], fps: dict[str, str]
+) -> tuple[dict[str, tuple[RunInfo, str]], list[RunInfo]]:
+    """The finished runs (with their fingerprints, for the cache) and the running ones;
+    a run without a manifest this rageval can read is neither (its problem says why)."""
+    finished: dict[str, tuple[RunInfo, str]] = {}
+    running: list[RunInfo] = []
+    for info in runs:
+        m = info.manifest
+        if m is None or m.schema_version > SCHEMA_VERSION:
+            continue
+        if info.status == "running":
+            running.append(info)
+        else:
+            finished[info.run_id] = (info, fps[info.run_id])
+    return finished, running
+
+
+def _state_fingerprint(
+    finished: dict[str, tuple[RunInfo, str]], live: dict[str, str], problems: list[RunProblem]
+) -> str:
+    """What memoised query results are keyed by: every described run's files, and the
+    problems (a run that turns unreadable changes what pages say)."""
+    h = hashlib.sha256()
+    for rid, fp in sorted({**{r: v[1] for r, v in finished.items()}, **live}.items()):
+        h.update(f"{rid}:{fp};".encode())
+    h.update(";".join(sorted(p.run_id + p.message for p in problems)).encode())
+    return h.hexdigest()[:16]
+
+
+def _with_new(problems: list[RunProblem], rows: list[dict[str, Any]]) -> list[RunProblem]:
+    """`problems` and those of summary `rows` (`run_id`, `problems`) not already there."""
+    out = list(problems)
+    for r in rows:
+        seen = {q.message for q in out if q.run_id == r["run_id"]}
+        out += [RunProblem(r["run_id"], p) for p in r["problems"] or () if p not in seen]
+    return out
+
+
 @contextmanager
 def gc_paused() -> Iterator[None]:
     """No cyclic garbage collection meanwhile, for code that builds many objects none of
@@ -523,95 +547,3 @@ def gc_paused() -> Iterator[None]:
     finally:
         if enabled:
             gc.enable()
-
-
-def _local_fingerprint(path: str) -> str | None:
-    """Fingerprint of a local run folder's files (names, sizes, mtimes); None if it is gone.
-
-    The same text `fsspec`'s local `ls(detail=True)` gives (lstat mtime, a symlink's
-    target size), so caches written through either path agree.
-    """
-    parts = []
-    try:
-        with os.scandir(path) as it:
-            entries = sorted(it, key=lambda e: e.name)
-    except OSError:
-        return None
-    for e in entries:
-        try:
-            st = e.stat(follow_symlinks=False)
-        except FileNotFoundError:
-            continue
-        size = st.st_size
-        if e.is_symlink():
-            try:
-                size = e.stat(follow_symlinks=True).st_size
-            except OSError:
-                size = 0
-        parts.append(f"{e.name}:{size}:{st.st_mtime or ''}")
-    return hashlib.sha256("|".join(parts).encode()).hexdigest()[:20]
-
-
-def _scan_local(location: str) -> tuple[tuple[tuple[str, str], ...], list[IgnoredFolder]]:
-    """(run id, fingerprint) of every run folder of a local location, sorted by run id
-    (the folders `scan_runs` looks at; one deleted meanwhile is left out), and the
-    folders that are not runs."""
-    _, root = filesystem(location)
-    names, ignored = run_folders(location)
-    out = []
-    for name in names:
-        fp = _local_fingerprint(f"{root}/{name}")
-        if fp is not None:
-            out.append((name, fp))
-    return tuple(out), ignored
-
-
-def _stamp(entry: dict[str, Any]) -> str:
-    return str(entry.get("mtime") or entry.get("LastModified") or entry.get("ETag") or "")
-
-
-def _scan_remote(
-    fs: fsspec.AbstractFileSystem, root: str
-) -> tuple[tuple[tuple[str, str], ...], list[IgnoredFolder]]:
-    """`_scan_local` for an object store: every object under the location in one listing
-    (`find`: a request per 1,000 objects, not one per run), grouped by run folder into
-    fingerprints of (path in the folder, size, LastModified)."""
-    try:
-        entries = fs.find(root, detail=True)
-    except FileNotFoundError:
-        return (), []
-    except OSError as exc:
-        raise ResultsError(f"{root}: unreadable results location ({describe(exc)})") from exc
-    parts: dict[str, list[str]] = {}
-    prefix = root.rstrip("/") + "/"
-    for path, e in entries.items():
-        folder, _, rest = path.removeprefix(prefix).partition("/")
-        if rest and path.startswith(prefix):  # a file directly under the location is no run
-            parts.setdefault(folder, []).append(_object_part(rest, e))
-    kinds = {name: folder_kind(name) for name in parts}
-    scan = tuple(
-        (name, _digest(parts[name])) for name in sorted(n for n, k in kinds.items() if k == "run")
-    )
-    ignored = [IgnoredFolder(display_name(n)) for n, k in kinds.items() if k == "invalid"]
-    return scan, sorted(ignored, key=lambda f: f.name)
-
-
-def _remote_fingerprint(fs: fsspec.AbstractFileSystem, path: str) -> str:
-    """One run folder's fingerprint in an object store, as `_scan_remote` gives it, from
-    a listing of that folder only; "" when it cannot be listed."""
-    try:
-        entries = fs.find(path, detail=True)
-    except OSError:
-        return ""
-    prefix = path.rstrip("/") + "/"
-    inside = {p.removeprefix(prefix): e for p, e in entries.items() if p.startswith(prefix)}
-    return _digest([_object_part(name, e) for name, e in inside.items()])
-
-
-def _object_part(name: str, entry: dict[str, Any]) -> str:
-    """An object's share of its run folder's fingerprint: path in the folder, size, stamp."""
-    return f"{name}:{entry.get('size')}:{_stamp(entry)}"
-
-
-def _digest(parts: list[str]) -> str:
-    return hashlib.sha256("|".join(sorted(parts)).encode()).hexdigest()[:20]

@@ -23,7 +23,7 @@ from rageval_core.catalogue import (
 )
 from rageval_core.models import FAILURE_TYPES, DeclaredMetric
 from rageval_core.query.source import bind, open_run
-from rageval_core.results import RunInfo
+from rageval_core.runs.reading import RunInfo
 
 QUALITY_METRICS: tuple[str, ...] = BUILTIN.measure_names("quality")
 # Below these a question counts in the "share below threshold" figures (SPEC §5 uses 0.8

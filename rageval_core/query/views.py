@@ -26,6 +26,7 @@ from rageval_core.catalogue import (
     BUILTIN,
     COST_COLUMNS,
     DECLARED_NAME_RE,
+    DEFAULT_KS,
     LATENCY_COLUMNS,
     Catalogue,
 )
@@ -36,12 +37,9 @@ from rageval_core.query.previous import previous_run_ids
 from rageval_core.query.source import bind, projection, reading_results
 from rageval_core.query.store import ResultsStore, run_catalogue
 from rageval_core.query.summary import QUALITY_METRICS, SUMMARY_KEYS, run_value_sql
-from rageval_core.results import (
-    DEFAULT_KS,
-    QUESTION_SCHEMA,
-    RunInfo,
-    validate_run_id,
-)
+from rageval_core.runs.layout import validate_run_id
+from rageval_core.runs.reading import RunInfo
+from rageval_core.runs.rows import QUESTION_SCHEMA
 
 QUESTION_METRICS: tuple[str, ...] = BUILTIN.measure_names()
 """Per-question numeric columns a caller may name (ranges, distributions, bottom-X%)."""
@@ -67,7 +65,9 @@ SORT_KEYS: tuple[str, ...] = ("severity", "question_id", "failure_type", *QUESTI
 answer correctness (worst first)."""
 
 
-def _check(name: str, allowed: Sequence[str], what: str) -> str:
+def allowed_name(name: str, allowed: Sequence[str], what: str) -> str:
+    """`name` if it is one of `allowed` (a metric, a sort key), else ConfigError: such
+    names become SQL identifiers, so only whitelisted ones pass."""
     if not isinstance(name, str) or name not in allowed:
         raise ConfigError(
             f"unknown {what} {str(name)[:60]!r}; expected one of: {', '.join(allowed)}"
@@ -205,7 +205,7 @@ def metric_trend(
     value (the figure), p10 (the run's 10th percentile when `metric` is a quality metric).
     """
     cat = store.catalogue()
-    _check(metric, tuple(cat.figures), "metric")
+    allowed_name(metric, tuple(cat.figures), "metric")
     has_p10 = metric in cat.measure_names("quality")
     return _over_summaries(
         store,
@@ -424,7 +424,7 @@ class QuestionFilter:
             # a declared metric is checked against the run's own declarations when the
             # filter is used (`question_rows`); here only its shape
             if not DECLARED_NAME_RE.fullmatch(metric):
-                _check(metric, QUESTION_METRICS, "metric")
+                allowed_name(metric, QUESTION_METRICS, "metric")
             for b in (lo, hi):
                 if b is not None and (
                     not isinstance(b, (int, float)) or isinstance(b, bool) or math.isnan(b)
@@ -486,9 +486,9 @@ def question_rows(
     f = filters or QuestionFilter()
     info, cat = _run(store, run_id)
     measures = cat.measure_names()
-    _check(sort, (*SORT_KEYS, *cat.declared_names), "sort key")
+    allowed_name(sort, (*SORT_KEYS, *cat.declared_names), "sort key")
     for metric, _, _ in f.metric_ranges:
-        _check(metric, measures, "metric")
+        allowed_name(metric, measures, "metric")
     if not isinstance(limit, int) or not isinstance(offset, int) or limit < 0 or offset < 0:
         raise ConfigError("limit and offset must be non-negative integers")
     if descending is None:
@@ -588,7 +588,7 @@ def bottom_questions(
     For latency and cost the tail is the top: the slowest / dearest first.
     """
     info, cat = _run(store, run_id)
-    _check(metric, cat.measure_names(), "metric")
+    allowed_name(metric, cat.measure_names(), "metric")
     if (
         not isinstance(pct, (int, float))
         or isinstance(pct, bool)
@@ -642,7 +642,7 @@ def metric_distribution(store: ResultsStore, run_id: str | RunInfo, metric: str)
     The values run-level figures count (`run_value_sql`): correctness of answerable
     questions only, so the curve matches the mean and p10 beside it."""
     info, cat = _run(store, run_id)
-    _check(metric, cat.measure_names(), "metric")
+    allowed_name(metric, cat.measure_names(), "metric")
     with store.cursor() as cur, store.run_source(cur, info) as src:
         q = sql.DISTRIBUTION.format(src=src.sql, value=run_value_sql(metric))
         return _df(cur, q, src.params, info.run_id)

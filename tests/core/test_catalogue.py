@@ -16,7 +16,7 @@ from rageval_core.catalogue import (
 )
 from rageval_core.errors import ConfigError
 from rageval_core.query.summary import SUMMARY_KEYS
-from rageval_core.results import QUESTION_SCHEMA
+from rageval_core.runs.rows import QUESTION_SCHEMA
 
 
 def test_every_numeric_pinned_column_is_a_measure() -> None:

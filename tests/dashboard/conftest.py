@@ -13,7 +13,8 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from rageval_core.demo import DEMO_RUNS, demo_run_id, write_demo
-from rageval_core.results import MANIFEST, RESULTS_ENV, SUMMARY, Journal
+from rageval_core.runs.journal import Journal
+from rageval_core.runs.layout import MANIFEST, RESULTS_ENV, SUMMARY
 
 ENTRY = Path(__file__).resolve().parents[2] / "dashboard" / "streamlit_app.py"
 RUN_IDS = [demo_run_id(d) for d in DEMO_RUNS]  # oldest first

@@ -25,7 +25,7 @@ from rageval_core.query import (
     rerank_candidates,
     runs_overview,
 )
-from rageval_core.results import STALE_ENV
+from rageval_core.runs.lease import STALE_ENV
 from tests.dashboard.conftest import (
     LATEST,
     PREVIOUS,

@@ -10,7 +10,7 @@ import pytest
 
 from rageval_core.cli import main
 from rageval_core.commands import dashboard as command
-from rageval_core.results import RESULTS_ENV
+from rageval_core.runs.layout import RESULTS_ENV
 from tests.dashboard.conftest import ENTRY
 
 

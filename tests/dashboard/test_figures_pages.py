@@ -14,7 +14,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from rageval_core.catalogue import BUILTIN
-from rageval_core.results import MANIFEST, SUMMARY
+from rageval_core.runs.layout import MANIFEST, SUMMARY
 
 from .conftest import LATEST
 from .test_app import open_page, texts

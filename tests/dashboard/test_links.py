@@ -12,7 +12,7 @@ from dashboard.links import CHARTS, MAX_LIST, PAGES, TAG_RE, ViewState, relative
 from rageval_core.dataset import QUESTION_ID_RE
 from rageval_core.models import FAILURE_TYPES
 from rageval_core.query import QUESTION_METRICS, SORT_KEYS
-from rageval_core.results import RUN_ID_RE
+from rageval_core.runs.layout import RUN_ID_RE
 
 
 def test_full_state_round_trips_through_the_url():

@@ -16,7 +16,7 @@ from rageval_core.commands.dashboard import READ_ONLY_ENV
 from rageval_core.labels import LABELS_ENV, HumanLabel, LabelSet, LabelStore, utc_stamp
 from rageval_core.query import ResultsStore, question_detail
 from rageval_core.query.labels import judge_reports, review_queue, run_coverage
-from rageval_core.results import inspect_run
+from rageval_core.runs.reading import inspect_run
 from tests.dashboard.conftest import LATEST, RUN_IDS
 
 QUESTION = "q001"  # in the latest demo run: claim 1 supported, claim 2 unsupported

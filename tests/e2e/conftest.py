@@ -28,7 +28,9 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from rageval_core.results import MANIFEST, rows_to_table, write_parquet
+from rageval_core.runs.atomic import write_parquet
+from rageval_core.runs.layout import MANIFEST
+from rageval_core.runs.rows import rows_to_table
 from tests.conftest import IN_CI
 
 CHROMIUM = Path("/usr/bin/chromium")  # the shared `browser` fixture is in tests/conftest.py

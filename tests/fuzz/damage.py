@@ -28,7 +28,9 @@ import pyarrow.parquet as pq
 from hypothesis import strategies as st
 
 from rageval_core.errors import ResultsError
-from rageval_core.results import MANIFEST, SUMMARY, Journal, manifest_from_dict, read_journal
+from rageval_core.runs.journal import Journal, read_journal
+from rageval_core.runs.layout import MANIFEST, SUMMARY
+from rageval_core.runs.manifest import manifest_from_dict
 
 COMMITTED = Path(__file__).resolve().parents[2] / "results"
 RUN_IDS: tuple[str, ...] = tuple(

@@ -18,7 +18,8 @@ from streamlit.testing.v1 import AppTest
 
 from dashboard.links import PAGES, md_escape
 from rageval_core.cli import main
-from rageval_core.results import RESULTS_ENV, display_name
+from rageval_core.errors import display_name
+from rageval_core.runs.layout import RESULTS_ENV
 from tests.fuzz.damage import KNOWN_OPEN, Harm, apply_all, fresh_copy, healthy
 
 ENTRY = str(Path(__file__).resolve().parents[2] / "dashboard" / "streamlit_app.py")

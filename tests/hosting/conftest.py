@@ -113,7 +113,8 @@ def poison_run(run_dir: Path, payload: str = XSS) -> None:
     """Put `payload` into every model-written text field of a run's rows."""
     import pyarrow.parquet as pq
 
-    from rageval_core.results import rows_to_table, write_parquet
+    from rageval_core.runs.atomic import write_parquet
+    from rageval_core.runs.rows import rows_to_table
 
     path = run_dir / "questions.parquet"
     rows = pq.read_table(path).to_pylist()

@@ -327,7 +327,7 @@ def all_text(at: AppTest) -> str:
 def test_real_dashboard_shows_nothing_before_sign_in(demo_results, monkeypatch):
     import streamlit as st
 
-    from rageval_core.results import RESULTS_ENV
+    from rageval_core.runs.layout import RESULTS_ENV
 
     monkeypatch.setenv(RESULTS_ENV, str(demo_results))
     monkeypatch.setenv("RAGEVAL_PASSWORD_HASH", HASH)
@@ -353,7 +353,7 @@ def test_real_dashboard_shows_nothing_before_sign_in(demo_results, monkeypatch):
 def _gated_dashboard(demo_results, monkeypatch, **params) -> AppTest:
     import streamlit as st
 
-    from rageval_core.results import RESULTS_ENV
+    from rageval_core.runs.layout import RESULTS_ENV
 
     monkeypatch.setenv(RESULTS_ENV, str(demo_results))
     st.cache_data.clear()

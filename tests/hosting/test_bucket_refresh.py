@@ -8,8 +8,9 @@ import json
 import boto3
 
 import rageval_core.query.store as store_mod
-from rageval_core import query, storage
-from rageval_core.results import MANIFEST
+from rageval_core import query
+from rageval_core.runs.layout import MANIFEST
+from rageval_core.runs.remote import upload_run
 
 
 def _counting(monkeypatch) -> list[str]:
@@ -27,7 +28,7 @@ def test_a_bucket_refresh_reads_only_the_runs_that_changed(
     location = f"s3://{bucket}/team"
     ids = sorted(p.name for p in demo_results.iterdir() if not p.name.startswith("."))
     for run_id in ids[:-1]:
-        storage.upload_run(demo_results / run_id, location, run_id)
+        upload_run(demo_results / run_id, location, run_id)
     s3 = boto3.client("s3")
     s3.put_object(Bucket=bucket, Key="team/README.txt", Body=b"not a run")  # ignored
     s3.put_object(Bucket=bucket, Key="team/bad name!/x.json", Body=b"{}")
@@ -46,7 +47,7 @@ def test_a_bucket_refresh_reads_only_the_runs_that_changed(
     assert inspected == []
 
     # a CI job uploads a run, another rewrites a manifest (a tag added after the fact)
-    storage.upload_run(demo_results / ids[-1], location, ids[-1])
+    upload_run(demo_results / ids[-1], location, ids[-1])
     key = f"team/{ids[0]}/{MANIFEST}"
     manifest = json.loads(s3.get_object(Bucket=bucket, Key=key)["Body"].read())
     manifest["tags"] = [*manifest.get("tags", []), "release"]
@@ -77,7 +78,7 @@ def test_one_runs_fingerprint_lists_that_run_only_and_matches_the_refresh(
     location = f"s3://{bucket}/team"
     ids = sorted(p.name for p in demo_results.iterdir() if not p.name.startswith("."))
     for run_id in ids[:3]:
-        storage.upload_run(demo_results / run_id, location, run_id)
+        upload_run(demo_results / run_id, location, run_id)
     refreshed = query.ResultsStore(location, read_only=True, cache_dir=tmp_path / "a")
     fresh = query.ResultsStore(location, read_only=True, cache_dir=tmp_path / "b", refresh=False)
     listed: list[str] = []

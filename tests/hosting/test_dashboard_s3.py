@@ -9,8 +9,8 @@ import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
-from rageval_core import storage
-from rageval_core.results import RESULTS_ENV
+from rageval_core.runs.layout import RESULTS_ENV
+from rageval_core.runs.remote import upload_run
 
 ENTRY = str(Path(__file__).resolve().parents[2] / "dashboard" / "streamlit_app.py")
 PAGES = ["runs", "diagnose", "tails", "retrieval", "cost", "compare", "question"]
@@ -27,7 +27,7 @@ def bucket_results(bucket, demo_results, monkeypatch, tmp_path):
     location = f"s3://{bucket}/results"
     ids = sorted(p.name for p in demo_results.iterdir() if not p.name.startswith("."))
     for run_id in ids:
-        storage.upload_run(demo_results / run_id, location, run_id)
+        upload_run(demo_results / run_id, location, run_id)
     monkeypatch.setenv(RESULTS_ENV, location)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
     st.cache_data.clear()

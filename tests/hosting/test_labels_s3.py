@@ -13,10 +13,10 @@ import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from dashboard.links import PAGES
-from rageval_core import storage
 from rageval_core.commands.dashboard import READ_ONLY_ENV
 from rageval_core.labels import LABELS_ENV
-from rageval_core.results import RESULTS_ENV
+from rageval_core.runs.layout import RESULTS_ENV
+from rageval_core.runs.remote import upload_run
 
 ENTRY = str(Path(__file__).resolve().parents[2] / "dashboard" / "streamlit_app.py")
 LATEST = "20261123-150000-verbose"
@@ -34,7 +34,7 @@ def bucket_site(bucket, demo_results, monkeypatch, tmp_path):
     """Demo runs under s3://bucket/results; labels (default location) s3://bucket/labels."""
     location = f"s3://{bucket}/results"
     for run in sorted(p for p in demo_results.iterdir() if not p.name.startswith(".")):
-        storage.upload_run(run, location, run.name)
+        upload_run(run, location, run.name)
     monkeypatch.setenv(RESULTS_ENV, location)
     monkeypatch.delenv(LABELS_ENV, raising=False)  # the default: beside the results
     monkeypatch.delenv(READ_ONLY_ENV, raising=False)

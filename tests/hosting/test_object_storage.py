@@ -15,8 +15,10 @@ from pathlib import Path
 import boto3
 import pytest
 
-from rageval_core import query, storage
-from rageval_core.results import MANIFEST, inspect_run, list_runs
+from rageval_core import query
+from rageval_core.runs.layout import MANIFEST
+from rageval_core.runs.reading import inspect_run, list_runs
+from rageval_core.runs.remote import upload_run
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "rageval_core" / "example" / "configs"
 
@@ -44,13 +46,13 @@ def rageval(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
 def upload_demo(demo_results: Path, location: str) -> list[str]:
     ids = sorted(p.name for p in demo_results.iterdir() if not p.name.startswith("."))
     for run_id in ids:
-        storage.upload_run(demo_results / run_id, location, run_id)
+        upload_run(demo_results / run_id, location, run_id)
     return ids
 
 
 def test_endpoint_comes_from_standard_variables(bucket):
     # No endpoint passed anywhere: s3fs must pick up AWS_ENDPOINT_URL via botocore.
-    from rageval_core.results import filesystem
+    from rageval_core.runs.layout import filesystem
 
     fs, root = filesystem(f"s3://{bucket}/x")
     fs.pipe(f"{root}/probe.txt", b"ok")
@@ -110,7 +112,7 @@ def test_upload_puts_manifest_last(bucket, demo_results, monkeypatch):
 
     monkeypatch.setattr(s3fs.S3FileSystem, "put_file", recording_put)
     run_id = next(p.name for p in sorted(demo_results.iterdir()) if not p.name.startswith("."))
-    storage.upload_run(demo_results / run_id, f"s3://{bucket}/r", run_id)
+    upload_run(demo_results / run_id, f"s3://{bucket}/r", run_id)
     assert order[-1] == MANIFEST
     assert order.index("summary.json") > order.index("questions.parquet")
 
@@ -155,7 +157,7 @@ def test_sharded_run_across_two_jobs(bucket, tmp_path):
 def test_new_runs_appear_after_refresh(bucket, demo_results, tmp_path):
     location = f"s3://{bucket}/live"
     ids = sorted(p.name for p in demo_results.iterdir() if not p.name.startswith("."))
-    storage.upload_run(demo_results / ids[0], location, ids[0])
+    upload_run(demo_results / ids[0], location, ids[0])
     with query.ResultsStore(location, read_only=True, cache_dir=tmp_path / "c") as store:
         assert [r.run_id for r in store.runs()] == ids[:1]
         # A CI job uploads through another client while the dashboard keeps its store open.
@@ -195,7 +197,7 @@ def test_upload_refuses_unsafe_run_ids(bucket, tmp_path, bad):
     from rageval_core.errors import ResultsError
 
     with pytest.raises(ResultsError):
-        storage.upload_run(tmp_path, f"s3://{bucket}/p", bad)
+        upload_run(tmp_path, f"s3://{bucket}/p", bad)
 
 
 def test_demo_writes_into_a_bucket(bucket, tmp_path, capsys):

@@ -14,10 +14,12 @@ from pathlib import Path
 import boto3
 import yaml
 
-from rageval_core import storage
 from rageval_core.cli import main
-from rageval_core.lease import lease_name
-from rageval_core.results import STALE_ENV, inspect_run, read_journal
+from rageval_core.runs.journal import read_journal
+from rageval_core.runs.layout import lease_name
+from rageval_core.runs.lease import STALE_ENV
+from rageval_core.runs.reading import inspect_run
+from rageval_core.runs.remote import upload_run
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "rageval_core" / "example"
 
@@ -109,7 +111,7 @@ def test_two_resumes_of_a_bucket_run_at_once_one_finishes_it(bucket, tmp_path):
     first.send_signal(signal.SIGKILL)
     first.communicate()
     done = len(read_journal(str(journal))[0])
-    storage.upload_run(tmp_path / "local" / "k", location, "k")
+    upload_run(tmp_path / "local" / "k", location, "k")
     for f in (p.gate, p.hold, p.calls):
         f.unlink()
 

@@ -12,7 +12,9 @@ import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from rageval_core import query
-from rageval_core.results import RESULTS_ENV, rows_to_table, write_parquet
+from rageval_core.runs.atomic import write_parquet
+from rageval_core.runs.layout import RESULTS_ENV
+from rageval_core.runs.rows import rows_to_table
 
 ENTRY = str(Path(__file__).resolve().parents[2] / "dashboard" / "streamlit_app.py")
 PAGES = ("runs", "diagnose", "tails", "retrieval", "cost", "compare", "question")

@@ -157,7 +157,7 @@ def test_labels_notes_and_reviewer_names_stay_text(poisoned, app, helpers, tmp_p
     disagreements; a judge named with a payload in a manifest too."""
     from rageval_core.commands.dashboard import READ_ONLY_ENV
     from rageval_core.labels import LABELS_ENV, HumanLabel, LabelStore, utc_stamp
-    from rageval_core.results import inspect_run
+    from rageval_core.runs.reading import inspect_run
 
     results = tmp_path / "results"
     shutil.copytree(poisoned, results, ignore=shutil.ignore_patterns(".rageval"))

@@ -6,10 +6,12 @@ from pathlib import Path
 
 import pytest
 
-from rageval_core import query, storage
+from rageval_core import query
 from rageval_core.cli import main
 from rageval_core.errors import ConfigError, RagevalError, ResultsError
-from rageval_core.results import inspect_run, validate_run_id
+from rageval_core.runs.layout import validate_run_id
+from rageval_core.runs.reading import inspect_run
+from rageval_core.runs.remote import upload_run
 
 TRAVERSAL = [
     "..",
@@ -40,7 +42,7 @@ def test_results_layer_rejects(bad, demo_results):
     with pytest.raises(ResultsError):
         inspect_run(str(demo_results), bad)
     with pytest.raises(ResultsError):
-        storage.upload_run(demo_results, "memory://bucket/x", bad)
+        upload_run(demo_results, "memory://bucket/x", bad)
 
 
 @pytest.mark.parametrize("bad", TRAVERSAL)

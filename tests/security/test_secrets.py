@@ -15,7 +15,7 @@ import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
-from rageval_core.results import RESULTS_ENV
+from rageval_core.runs.layout import RESULTS_ENV
 
 SECRET = "sk-test-DO-NOT-LEAK-8f3a9c2e71"
 ENV_NAME = "RAGEVAL_TEST_JUDGE_KEY"

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from rageval_core.errors import SourceError
 from rageval_core.importers import import_run
-from rageval_core.results import inspect_run
+from rageval_core.runs.reading import inspect_run
 from tests.core.importers.conftest import FILES
 
 JSON = st.recursive(

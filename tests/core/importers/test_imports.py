@@ -8,9 +8,9 @@ import json
 import pyarrow.parquet as pq
 import pytest
 
-from rageval_core import results
 from rageval_core.dataset import example_dataset_path, load_dataset
 from rageval_core.importers import import_run
+from rageval_core.runs.reading import inspect_run
 from tests.core.importers.conftest import CASES, FILES, tool_of
 
 DATASET = example_dataset_path()
@@ -37,7 +37,7 @@ def test_a_real_tools_file_becomes_a_complete_run_matched_to_the_dataset(
         tool, fixture_file(kind), results_dir=tmp_path, run_id="imp", dataset=DATASET
     )
     assert result.status == "complete"
-    info = results.inspect_run(str(tmp_path), "imp")
+    info = inspect_run(str(tmp_path), "imp")
     assert info.ok and info.status == "complete", info.problems
     got = rows(tmp_path / "imp")
     assert set(got) == set(CASES)

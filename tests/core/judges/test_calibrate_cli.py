@@ -5,8 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from rageval_core import cli, results
+from rageval_core import cli
 from rageval_core.models import DatasetRef, JudgeRef, RunManifest
+from rageval_core.runs.atomic import atomic_write_json, write_parquet
+from rageval_core.runs.manifest import manifest_to_dict
+from rageval_core.runs.rows import rows_to_table
 
 RUN_ID = "20260101-000000-test"
 ROWS = [
@@ -28,9 +31,9 @@ def project(tmp_path):
         judge=JudgeRef("offline"),
         shards=2,
     )
-    results.atomic_write_json(run_dir / "manifest.json", results.manifest_to_dict(manifest))
+    atomic_write_json(run_dir / "manifest.json", manifest_to_dict(manifest))
     rows = [{**r, "run_id": RUN_ID} for r in ROWS]
-    results.write_parquet(run_dir / "questions-0.parquet", results.rows_to_table(rows))
+    write_parquet(run_dir / "questions-0.parquet", rows_to_table(rows))
     (run_dir / "questions-1.parquet").write_bytes(b"PAR1 not parquet")
     labels = tmp_path / "labels.yaml"
     labels.write_text(

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from rageval_core import cli, results
+from rageval_core import cli
 from rageval_core.calibration import Label, load_labels
 from rageval_core.errors import DatasetError
 from rageval_core.labels import cohen_kappa
 from rageval_core.models import DatasetRef, JudgeRef, RunManifest
+from rageval_core.runs.atomic import atomic_write_json, write_parquet
+from rageval_core.runs.manifest import manifest_to_dict
+from rageval_core.runs.rows import rows_to_table
 
 
 def test_kappa_two_categories_textbook_example():
@@ -77,9 +80,9 @@ def written_run(tmp_path):
         dataset=DatasetRef("d", "1", "0" * 64, 3),
         judge=JudgeRef("offline"),
     )
-    results.atomic_write_json(run_dir / "manifest.json", results.manifest_to_dict(manifest))
+    atomic_write_json(run_dir / "manifest.json", manifest_to_dict(manifest))
     rows = [{**r, "run_id": run_id} for r in ROWS]
-    results.write_parquet(run_dir / "questions.parquet", results.rows_to_table(rows))
+    write_parquet(run_dir / "questions.parquet", rows_to_table(rows))
     return run_id
 
 

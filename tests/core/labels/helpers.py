@@ -9,7 +9,7 @@ from typing import Any
 
 from rageval_core.labels import HumanLabel
 from rageval_core.models import JudgeRef
-from rageval_core.results import atomic_write_json
+from rageval_core.runs.atomic import atomic_write_json
 from tests.core.query.conftest import row
 from tests.core.query.conftest import write_run as query_run
 

@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from rageval_core.catalogue import DEFAULT_KS, retrieval_columns
 from rageval_core.metrics.retrieval import (
     gold_ranks,
     hit_at_k,
@@ -20,7 +21,6 @@ from rageval_core.metrics.retrieval import (
     reciprocal_rank,
     retrieval_metrics,
 )
-from rageval_core.results import DEFAULT_KS, retrieval_columns
 
 # ---------------------------------------------------------------------------- hand cases
 

@@ -1,4 +1,4 @@
-"""Fixture results directories written with the real helpers of `rageval_core.results`."""
+"""Fixture results directories written with the real helpers of `rageval_core.runs`."""
 
 from __future__ import annotations
 
@@ -11,14 +11,10 @@ import pytest
 from rageval_core.catalogue import parse_declared
 from rageval_core.errors import ConfigError
 from rageval_core.models import DatasetRef, JudgeRef, RunManifest
-from rageval_core.results import (
-    atomic_write_json,
-    journal_name,
-    manifest_to_dict,
-    parquet_name,
-    rows_to_table,
-    write_parquet,
-)
+from rageval_core.runs.atomic import atomic_write_json, write_parquet
+from rageval_core.runs.layout import journal_name, parquet_name
+from rageval_core.runs.manifest import manifest_to_dict
+from rageval_core.runs.rows import rows_to_table
 
 
 def row(qid: str, **kw: Any) -> dict[str, Any]:

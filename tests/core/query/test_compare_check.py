@@ -7,11 +7,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from rageval_core import results as results_mod
 from rageval_core.cli import main
 from rageval_core.errors import ConfigError
 from rageval_core.query import ResultsStore, compare_runs
 from rageval_core.query.compare import NOT_SET, question_headline
+from rageval_core.runs.atomic import atomic_write_json
+from rageval_core.runs.layout import MANIFEST
+from rageval_core.runs.manifest import manifest_to_dict
 
 from .conftest import row, write_run
 
@@ -256,8 +258,8 @@ def test_config_key_only_one_run_has_shows_not_set(results):
     store = ResultsStore(results)
     cand = store.run_info("cand")
     extra = {**cand.manifest.config, "reranker": "cross-encoder"}
-    cand_manifest = results_mod.manifest_to_dict(cand.manifest) | {"config": extra}
-    results_mod.atomic_write_json(Path(cand.path) / results_mod.MANIFEST, cand_manifest)
+    cand_manifest = manifest_to_dict(cand.manifest) | {"config": extra}
+    atomic_write_json(Path(cand.path) / MANIFEST, cand_manifest)
     store.refresh()
     d = compare_runs(store, ["base", "cand"]).config_diff.set_index("key")
     assert d.loc["config.reranker", "base"] == NOT_SET

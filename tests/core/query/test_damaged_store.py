@@ -21,7 +21,8 @@ from hypothesis import strategies as st
 from rageval_core import query
 from rageval_core.errors import RagevalError, ResultsError
 from rageval_core.query import ResultsStore, RunProblem
-from rageval_core.results import MANIFEST, journal_name, list_runs, parquet_name, read_run_rows
+from rageval_core.runs.layout import MANIFEST, journal_name, parquet_name
+from rageval_core.runs.reading import list_runs, read_run_rows
 
 from .conftest import row, write_run
 

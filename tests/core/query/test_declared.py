@@ -32,13 +32,9 @@ from rageval_core.query import (
     summarize_run,
 )
 from rageval_core.query.store import run_catalogue
-from rageval_core.results import (
-    inspect_run,
-    manifest_from_dict,
-    manifest_to_dict,
-    read_run_rows,
-    write_parquet,
-)
+from rageval_core.runs.atomic import write_parquet
+from rageval_core.runs.manifest import manifest_from_dict, manifest_to_dict
+from rageval_core.runs.reading import inspect_run, read_run_rows
 
 from .conftest import row, write_run
 

@@ -29,7 +29,7 @@ from rageval_core.query import (
     summarize_run,
 )
 from rageval_core.query.compare import format_comparison, paired_bootstrap_many
-from rageval_core.results import inspect_run
+from rageval_core.runs.reading import inspect_run
 
 from .conftest import row, write_run
 

@@ -43,7 +43,7 @@ def test_the_first_state_is_the_index_and_the_refresh_after_it_finds_the_changes
     def no_listing(*_a, **_k):
         raise AssertionError("the location was listed")
 
-    monkeypatch.setattr(store_mod, "_scan_local", no_listing)
+    monkeypatch.setattr(store_mod, "scan_folders", no_listing)
     monkeypatch.setattr(store_mod, "inspect_run", no_listing)
     restarted = ResultsStore(results, refresh=False)
     assert restarted.open_indexed()

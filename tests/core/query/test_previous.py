@@ -10,7 +10,7 @@ from rageval_core.models import DatasetRef, JudgeRef, RunManifest
 from rageval_core.query import ResultsStore
 from rageval_core.query import store as store_mod
 from rageval_core.query.previous import previous_runs
-from rageval_core.results import RunInfo
+from rageval_core.runs.reading import RunInfo
 from tests.core.query.conftest import row, write_run
 
 _RUN = st.tuples(

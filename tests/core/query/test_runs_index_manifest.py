@@ -10,7 +10,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from rageval_core.query import ResultsStore
-from rageval_core.results import atomic_write_json
+from rageval_core.runs.atomic import atomic_write_json
 from tests.hosting.test_bucket_refresh import _counting as _inspected
 
 from .conftest import row, write_run

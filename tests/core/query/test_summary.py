@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from rageval_core.query import SUMMARY_KEYS, summarize_run
-from rageval_core.results import inspect_run
+from rageval_core.runs.reading import inspect_run
 
 from .conftest import row, write_run
 

@@ -26,7 +26,7 @@ from rageval_core import query
 from rageval_core.cli import main
 from rageval_core.demo import DEMO_RUNS, demo_run_id
 from rageval_core.origin import origin_label
-from rageval_core.results import RESULTS_ENV
+from rageval_core.runs.layout import RESULTS_ENV
 from rageval_core.writer import RunWriter
 from tests.core.judges.chat_server import ChatServer, Step
 from tests.core.rescore.helpers import SOURCE, judge_yaml, reply, verdict_of

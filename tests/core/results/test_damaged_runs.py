@@ -15,14 +15,18 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from rageval_core import results
+from rageval_core.errors import display_name
+from rageval_core.runs.journal import read_journal
+from rageval_core.runs.layout import MANIFEST, journal_name, parquet_name
+from rageval_core.runs.reading import inspect_run, list_runs, read_run_rows, scan_runs
+from rageval_core.runs.rows import QUESTION_SCHEMA
 from tests.core.query.conftest import row, write_run
 
 RUN = "20260101-000000-bm25"
 
 
 def problems_of(root: Path, run_id: str = RUN) -> list[str]:
-    (info,) = [r for r in results.list_runs(str(root)) if r.run_id == run_id]
+    (info,) = [r for r in list_runs(str(root)) if r.run_id == run_id]
     return info.problems
 
 
@@ -33,7 +37,7 @@ def problems_of(root: Path, run_id: str = RUN) -> list[str]:
 def test_a_manifest_that_cannot_be_opened_is_a_problem_naming_it(tmp_path, damage):
     d = write_run(tmp_path, RUN, [row("q1")])
     write_run(tmp_path, "healthy", [row("q1")])
-    manifest = d / results.MANIFEST
+    manifest = d / MANIFEST
     manifest.unlink()
     if damage == "dangling symlink":
         manifest.symlink_to(tmp_path / "nowhere.json")
@@ -41,7 +45,7 @@ def test_a_manifest_that_cannot_be_opened_is_a_problem_naming_it(tmp_path, damag
         manifest.mkdir()
     else:
         manifest.symlink_to(manifest)
-    runs = {r.run_id: r for r in results.list_runs(str(tmp_path))}
+    runs = {r.run_id: r for r in list_runs(str(tmp_path))}
     assert runs["healthy"].ok and runs["healthy"].status == "complete"
     (problem,) = runs[RUN].problems
     assert problem.startswith(f"{manifest}: unreadable manifest (")
@@ -60,9 +64,9 @@ def test_a_manifest_that_cannot_be_opened_is_a_problem_naming_it(tmp_path, damag
 )
 def test_a_hostile_manifest_is_one_bounded_problem(tmp_path, text, expected):
     d = write_run(tmp_path, RUN, [row("q1")])
-    (d / results.MANIFEST).write_bytes(text.encode("latin-1", errors="replace"))
+    (d / MANIFEST).write_bytes(text.encode("latin-1", errors="replace"))
     (problem,) = problems_of(tmp_path)
-    assert problem.startswith(f"{d / results.MANIFEST}: ") and expected in problem
+    assert problem.startswith(f"{d / MANIFEST}: ") and expected in problem
     assert len(problem) < len(str(d)) + 250
 
 
@@ -71,9 +75,9 @@ def test_a_hostile_manifest_is_one_bounded_problem(tmp_path, text, expected):
 )
 def test_manifest_fields_of_the_wrong_type_are_a_problem(tmp_path, field, value):
     d = write_run(tmp_path, RUN, [row("q1")])
-    m = json.loads((d / results.MANIFEST).read_text())
+    m = json.loads((d / MANIFEST).read_text())
     m[field] = value
-    (d / results.MANIFEST).write_text(json.dumps(m))
+    (d / MANIFEST).write_text(json.dumps(m))
     (problem,) = problems_of(tmp_path)
     assert "invalid manifest" in problem
 
@@ -87,19 +91,19 @@ def test_folders_not_named_like_a_run_are_reported_hidden_ones_are_not(tmp_path)
     for name in ["my run", "a..b", hostile, ".rageval", ".DS_Store_dir"]:
         (tmp_path / name).mkdir()
     (tmp_path / "notes.txt").write_text("a file is not a run folder")
-    runs, ignored = results.scan_runs(str(tmp_path))
+    runs, ignored = scan_runs(str(tmp_path))
     assert [r.run_id for r in runs] == [RUN]
     shown = {f.name: f.message for f in ignored}
-    assert set(shown) == {repr("my run"), repr("a..b"), results.display_name(hostile)}
+    assert set(shown) == {repr("my run"), repr("a..b"), display_name(hostile)}
     for name, message in shown.items():
         assert "\n" not in name and "`" not in name and len(name) <= 80
         assert message == "folder name is not a valid run id (letters, digits, . _ -): ignored"
-    assert results.list_runs(str(tmp_path)) == runs
+    assert list_runs(str(tmp_path)) == runs
 
 
 # ---------------------------------------------------------------------------- journals
 
-PINNED_TYPES = {f.name: f.type for f in results.QUESTION_SCHEMA}
+PINNED_TYPES = {f.name: f.type for f in QUESTION_SCHEMA}
 
 json_values = st.recursive(
     st.none()
@@ -117,8 +121,8 @@ json_values = st.recursive(
 
 def write_journal_run(root: Path, rows: list[dict]) -> Path:
     d = write_run(root, RUN, [], status="running")
-    (d / results.journal_name()).write_text("".join(json.dumps(r) + "\n" for r in rows))
-    return d / results.journal_name()
+    (d / journal_name()).write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return d / journal_name()
 
 
 @pytest.mark.parametrize(
@@ -138,8 +142,8 @@ def write_journal_run(root: Path, rows: list[dict]) -> Path:
 )
 def test_a_wrong_typed_journal_field_drops_its_line_and_names_it(tmp_path, column, value):
     path = write_journal_run(tmp_path, [row("q1"), {**row("q2"), column: value}, row("q3")])
-    info = results.inspect_run(str(tmp_path), RUN)
-    table, problems = results.read_run_rows(info)
+    info = inspect_run(str(tmp_path), RUN)
+    table, problems = read_run_rows(info)
     assert table.column("question_id").to_pylist() == ["q1", "q3"]
     (problem,) = problems
     assert problem.startswith(f"{path}:2: ")
@@ -151,7 +155,7 @@ def test_a_wrong_typed_journal_field_drops_its_line_and_names_it(tmp_path, colum
 def test_values_of_a_compatible_json_type_are_kept(tmp_path):
     ok = {**row("q1"), "faithfulness": 1, "input_tokens": 12.0, "retrieved_scores": [1, None]}
     write_journal_run(tmp_path, [ok])
-    table, problems = results.read_run_rows(results.inspect_run(str(tmp_path), RUN))
+    table, problems = read_run_rows(inspect_run(str(tmp_path), RUN))
     assert problems == []
     got = table.to_pylist()[0]
     assert got["faithfulness"] == 1.0 and got["input_tokens"] == 12
@@ -167,7 +171,7 @@ def test_any_json_value_in_any_pinned_field_is_read_or_reported(tmp_path, column
     """Reading never raises; the row is kept with that value or its line is named."""
     shutil.rmtree(tmp_path / RUN, ignore_errors=True)
     path = write_journal_run(tmp_path, [row("q1"), {**row("q2"), column: value}])
-    table, problems = results.read_run_rows(results.inspect_run(str(tmp_path), RUN))
+    table, problems = read_run_rows(inspect_run(str(tmp_path), RUN))
     rows = {r["question_id"]: r for r in table.to_pylist()}
     if column == "run_id" and (value is None or (isinstance(value, str) and unicode_ok(value))):
         # the folder names the run: the line is kept under its id, another name is a problem
@@ -213,7 +217,7 @@ def test_every_dropped_line_is_reported_and_the_last_good_write_wins(tmp_path):
     path = write_journal_run(
         tmp_path, [row("q1", answer="first"), row("q1", answer=7), row("q2", answer=None)]
     )
-    rows, problems = results.read_journal(str(path))
+    rows, problems = read_journal(str(path))
     assert [(r["question_id"], r["answer"]) for r in rows] == [("q1", "first"), ("q2", None)]
     assert [p.split(": ", 1)[0] for p in problems] == [f"{path}:2"]
 
@@ -227,12 +231,12 @@ def rewrite(path: Path, table: pa.Table) -> None:
 
 def test_a_pinned_metric_stored_as_strings_is_reported_and_ignored(tmp_path):
     d = write_run(tmp_path, RUN, [row("q1", faithfulness=0.5), row("q2", faithfulness=1.0)])
-    p = d / results.parquet_name()
+    p = d / parquet_name()
     t = pq.read_table(p)
     i = t.schema.get_field_index("faithfulness")
     rewrite(p, t.set_column(i, "faithfulness", pa.array(["0.5", "high"])))
-    info = results.inspect_run(str(tmp_path), RUN)
-    table, problems = results.read_run_rows(info)
+    info = inspect_run(str(tmp_path), RUN)
+    table, problems = read_run_rows(info)
     assert problems == [f"{p}: column faithfulness is string, expected double: values ignored"]
     assert table.column("faithfulness").to_pylist() == [None, None]
     assert table.column("question_id").to_pylist() == ["q1", "q2"]
@@ -240,16 +244,16 @@ def test_a_pinned_metric_stored_as_strings_is_reported_and_ignored(tmp_path):
 
 def test_a_parquet_lacking_pinned_columns_says_which(tmp_path):
     d = write_run(tmp_path, RUN, [row("q1"), row("q2")])
-    p = d / results.parquet_name()
+    p = d / parquet_name()
     rewrite(p, pq.read_table(p).drop(["answer_correctness", "claims"]))
-    table, problems = results.read_run_rows(results.inspect_run(str(tmp_path), RUN))
+    table, problems = read_run_rows(inspect_run(str(tmp_path), RUN))
     assert problems == [f"{p}: missing pinned column(s) claims, answer_correctness: shown as empty"]
     assert table.num_rows == 2
 
 
 def test_compatible_column_types_are_not_problems(tmp_path):
     d = write_run(tmp_path, RUN, [row("q1", input_tokens=3), row("q2", input_tokens=None)])
-    p = d / results.parquet_name()
+    p = d / parquet_name()
     t = pq.read_table(p)
     for name, typ in [("input_tokens", pa.float64()), ("recall_at_5", pa.float32())]:
         i = t.schema.get_field_index(name)
@@ -264,7 +268,7 @@ def test_compatible_column_types_are_not_problems(tmp_path):
             )
         ),
     )
-    table, problems = results.read_run_rows(results.inspect_run(str(tmp_path), RUN))
+    table, problems = read_run_rows(inspect_run(str(tmp_path), RUN))
     assert problems == []
     assert table.column("input_tokens").to_pylist() == [3, None]
 
@@ -291,7 +295,7 @@ def test_listing_while_another_thread_deletes_runs_never_raises(tmp_path):
     worker.start()
     try:
         for _ in range(300):
-            runs = results.list_runs(str(tmp_path))
+            runs = list_runs(str(tmp_path))
             assert {f"keep-{i}" for i in range(6)} <= {r.run_id for r in runs}
     finally:
         stop.set()

@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 import yaml
 
+from rageval_core.catalogue import DEFAULT_KS
 from rageval_core.cli import main
 from rageval_core.config import load_config
 from rageval_core.errors import ConfigError
-from rageval_core.results import DEFAULT_KS
 
 
 def write(tmp_path: Path, data) -> Path:

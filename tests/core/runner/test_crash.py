@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
-from rageval_core import results
+from rageval_core.runs.journal import read_journal
+from rageval_core.runs.reading import inspect_run
 
 N_QUESTIONS = 32  # the toy dataset: 30 answerable + 2 unanswerable
 
@@ -35,7 +36,7 @@ def test_sigkill_keeps_finished_questions_and_resume_finishes_exactly_once(toy):
     proc.send_signal(signal.SIGKILL)
     proc.communicate()
 
-    rows, problems = results.read_journal(str(journal))
+    rows, problems = read_journal(str(journal))
     done = {r["question_id"] for r in rows}
     assert len(done) >= 6 and not [p for p in problems if "bad line" in p]
     assert len(done) < N_QUESTIONS
@@ -66,7 +67,7 @@ def test_ctrl_c_marks_the_run_failed_keeps_the_journal_and_exits_130(toy):
     assert manifest["status"] == "failed"
     kept = journal_lines(journal)
     assert 4 <= kept < N_QUESTIONS and manifest["totals"]["n_questions"] == kept
-    assert results.inspect_run(str(toy.results), "c").status == "failed"
+    assert inspect_run(str(toy.results), "c").status == "failed"
 
     resumed = toy.cli("run", str(config), "--results", "results", "--resume", "c", "--no-progress")
     _, err = resumed.communicate(timeout=60)
@@ -102,4 +103,4 @@ def test_second_ctrl_c_abandons_the_questions_in_flight_without_waiting(toy):
     manifest = json.loads((toy.results / "a" / "manifest.json").read_text())
     assert manifest["status"] == "failed"
     assert journal_lines(journal) == 2 and manifest["totals"]["n_questions"] == 2
-    assert results.inspect_run(str(toy.results), "a").status == "failed"
+    assert inspect_run(str(toy.results), "a").status == "failed"

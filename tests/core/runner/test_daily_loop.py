@@ -8,8 +8,11 @@ import os
 import re
 import time
 
-from rageval_core import results
 from rageval_core.cli import main
+from rageval_core.runs.journal import Journal
+from rageval_core.runs.layout import MANIFEST
+from rageval_core.runs.lease import STALE_ENV
+from rageval_core.runs.reading import inspect_run, read_run_rows
 from tests.core.runner.test_writers import N_QUESTIONS, called, open_gate, question_ids
 
 
@@ -27,7 +30,7 @@ def test_two_shard_workers_answer_every_question_exactly_once(toy):
     assert len(pids) == 2  # both workers evaluated questions
     a, b = (question_ids(toy.results / "s", f"questions-{k}.parquet") for k in (0, 1))
     assert a and b and not set(a) & set(b) and len(a) + len(b) == N_QUESTIONS
-    info = results.inspect_run(str(toy.results), "s")
+    info = inspect_run(str(toy.results), "s")
     assert info.status == "complete" and info.ok, info.problems
     finals = [o[1] for o in outcomes if o[1].startswith("complete:")]
     assert finals, [o[1] for o in outcomes]  # the last to finish says the run is complete
@@ -90,19 +93,19 @@ def test_runs_lists_newest_first_with_a_stale_run(toy, capsys, monkeypatch):
     # a run whose writer died: manifest says running, journal half written, no heartbeat
     assert main(["run", str(toy.config()), "--run-id", "dead", *common]) == 0
     folder = toy.results / "dead"
-    manifest = json.loads((folder / results.MANIFEST).read_text())
+    manifest = json.loads((folder / MANIFEST).read_text())
     manifest.update(status="running", created_at="2099-01-01T00:00:00Z", finished_at=None)
-    (folder / results.MANIFEST).write_text(json.dumps(manifest))
-    rows = results.read_run_rows(results.inspect_run(str(toy.results), "dead"))[0].to_pylist()
+    (folder / MANIFEST).write_text(json.dumps(manifest))
+    rows = read_run_rows(inspect_run(str(toy.results), "dead"))[0].to_pylist()
     (folder / "questions.parquet").unlink()
     (folder / "summary.json").unlink()
-    with results.Journal(folder / "questions.jsonl") as j:
+    with Journal(folder / "questions.jsonl") as j:
         for r in rows[:5]:
             j.append(r)
     past = time.time() - 3600
     for p in folder.iterdir():
         os.utime(p, (past, past))
-    monkeypatch.setenv(results.STALE_ENV, "60")
+    monkeypatch.setenv(STALE_ENV, "60")
     capsys.readouterr()
 
     assert main(["runs", "--results", str(toy.results)]) == 0
@@ -116,6 +119,6 @@ def test_runs_lists_newest_first_with_a_stale_run(toy, capsys, monkeypatch):
         ("old", "complete", 32),
     ]
     assert data[1]["figures"]["recall_at_5"] == 1.0 and data[1]["dataset"] == "toy v1"
-    monkeypatch.setenv(results.STALE_ENV, "7200")  # the same run with a live writer
+    monkeypatch.setenv(STALE_ENV, "7200")  # the same run with a live writer
     assert main(["runs", "--results", str(toy.results), "--format", "json"]) == 0
     assert json.loads(capsys.readouterr().out)[0]["status"] == "running"

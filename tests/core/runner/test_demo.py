@@ -11,7 +11,8 @@ import pytest
 
 from rageval_core.cli import main
 from rageval_core.demo import DEMO_RUNS, demo_run_id
-from rageval_core.results import QUESTION_SCHEMA, inspect_run
+from rageval_core.runs.reading import inspect_run
+from rageval_core.runs.rows import QUESTION_SCHEMA
 
 COMMITTED = Path(__file__).resolve().parents[3] / "results"
 REFRESH = "regenerate: rm -r results/2026* && rageval demo --results results"

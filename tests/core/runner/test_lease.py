@@ -10,7 +10,8 @@ import time
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rageval_core.lease import LocalLease, Owner, lease_name
+from rageval_core.runs.layout import lease_name
+from rageval_core.runs.lease import LocalLease, Owner
 
 ops = st.lists(st.tuples(st.integers(0, 3), st.sampled_from(["take", "release"])), max_size=30)
 

@@ -9,13 +9,15 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from rageval_core import results
 from rageval_core.cli import main
 from rageval_core.config import load_config
 from rageval_core.errors import ConfigError, PipelineError, ResultsError
-from rageval_core.runner import RunOptions, Shard, run
+from rageval_core.runner import RunOptions, run
+from rageval_core.runs.layout import Shard
+from rageval_core.runs.reading import inspect_run, read_run_rows
+from rageval_core.runs.rows import QUESTION_SCHEMA
 
-PINNED = results.QUESTION_SCHEMA.names
+PINNED = QUESTION_SCHEMA.names
 
 
 def rows_of(path: Path) -> dict[str, dict]:
@@ -72,7 +74,7 @@ def test_run_writes_a_complete_run(toy):
     assert m["totals"]["n_questions"] == 32 and m["totals"]["n_errors"] == 1
     assert m["totals"]["cost_usd"] == pytest.approx(31 * 0.003)
     assert "answer_correctness" in json.loads((folder / "summary.json").read_text())
-    assert results.inspect_run(str(toy.results), "r1").ok
+    assert inspect_run(str(toy.results), "r1").ok
 
 
 def test_measured_timings_when_the_pipeline_reports_none(toy):
@@ -163,7 +165,7 @@ def test_shards_union_to_the_full_set_without_overlap(toy):
     opts = RunOptions(results=str(toy.results), run_id="sh", progress=False)
     first = run(config, replace(opts, shard=Shard.parse("1/2")))
     assert first.status == "running" and first.missing_shards == ("2/2",)
-    assert results.inspect_run(str(toy.results), "sh").status == "running"
+    assert inspect_run(str(toy.results), "sh").status == "running"
     last = run(config, replace(opts, shard=Shard.parse("2/2")))
     assert last.status == "complete" and last.missing_shards == ()
 
@@ -172,9 +174,9 @@ def test_shards_union_to_the_full_set_without_overlap(toy):
     b = pq.read_table(folder / "questions-1.parquet").column("question_id").to_pylist()
     assert a and b and not set(a) & set(b)
     assert len(a) + len(b) == 32 and set(a) | set(b) == {q.id for q in _questions(config)}
-    info = results.inspect_run(str(toy.results), "sh")
+    info = inspect_run(str(toy.results), "sh")
     assert info.status == "complete" and info.ok
-    table, problems = results.read_run_rows(info)
+    table, problems = read_run_rows(info)
     assert table.num_rows == 32 and not problems
     manifest = json.loads((folder / "manifest.json").read_text())
     assert manifest["shards"] == 2 and manifest["totals"]["n_questions"] == 32

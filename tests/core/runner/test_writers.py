@@ -16,9 +16,11 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
-from rageval_core import results
 from rageval_core.cli import main
-from rageval_core.lease import lease_name
+from rageval_core.runs.journal import read_journal
+from rageval_core.runs.layout import MANIFEST, lease_name
+from rageval_core.runs.lease import STALE_ENV
+from rageval_core.runs.reading import inspect_run
 
 N_QUESTIONS = 32  # the toy dataset: 30 answerable + 2 unanswerable
 
@@ -65,7 +67,7 @@ def test_four_writers_of_one_new_run_id_one_runs(toy):
     asked = called(calls)
     assert len(asked) == len(set(asked)) == N_QUESTIONS  # every question evaluated once
     assert sorted(question_ids(toy.results / "r")) == sorted(set(question_ids(toy.results / "r")))
-    assert results.inspect_run(str(toy.results), "r").status == "complete"
+    assert inspect_run(str(toy.results), "r").status == "complete"
     assert not (toy.results / "r" / lease_name()).exists()  # let go at the end
 
 
@@ -83,7 +85,7 @@ def test_two_resumes_at_once_one_finishes_the_run(toy):
         time.sleep(0.02)
     first.send_signal(signal.SIGKILL)
     first.communicate()
-    done = {r["question_id"] for r in results.read_journal(str(journal))[0]}
+    done = {r["question_id"] for r in read_journal(str(journal))[0]}
     gate.unlink()
     hold.unlink()
     calls.unlink()
@@ -118,7 +120,7 @@ def test_one_writer_per_shard_and_shards_do_not_block_each_other(toy):
     assert_refused(loser, "shard 1/2 of run s", winner, resume)
     asked = called(calls)
     assert len(asked) == len(set(asked)) == N_QUESTIONS
-    info = results.inspect_run(str(toy.results), "s")
+    info = inspect_run(str(toy.results), "s")
     assert info.status == "complete" and info.ok, info.problems
 
 
@@ -136,26 +138,26 @@ def test_a_killed_run_reads_as_stale_and_resumes_at_once(toy, monkeypatch):
         assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
         time.sleep(0.02)
 
-    monkeypatch.setenv(results.STALE_ENV, "3")
+    monkeypatch.setenv(STALE_ENV, "3")
     time.sleep(4.0)  # no journal line for longer than the bound: only the heartbeat shows life
-    live = results.inspect_run(str(toy.results), "z")
+    live = inspect_run(str(toy.results), "z")
     assert live.status == "running" and not live.stale, live.last_active
     assert time.time() - live.last_active < 3
 
     proc.send_signal(signal.SIGKILL)
     proc.communicate()
     time.sleep(3.5)
-    dead = results.inspect_run(str(toy.results), "z")
+    dead = inspect_run(str(toy.results), "z")
     assert dead.status == "running" and dead.stale
-    monkeypatch.delenv(results.STALE_ENV)
-    assert not results.inspect_run(str(toy.results), "z").stale  # default bound: 2 minutes
+    monkeypatch.delenv(STALE_ENV)
+    assert not inspect_run(str(toy.results), "z").stale  # default bound: 2 minutes
 
     # The dead writer's lock went with its process: a resume starts at once.
     hold.unlink()
     resumed = toy.cli("run", str(config), "--results", "results", "--resume", "z", "--no-progress")
     _, err = resumed.communicate(timeout=60)
     assert resumed.returncode == 0, err
-    info = results.inspect_run(str(toy.results), "z")
+    info = inspect_run(str(toy.results), "z")
     assert info.status == "complete" and not info.stale and info.last_active is None
 
 
@@ -163,12 +165,12 @@ def test_a_run_from_before_heartbeats_is_judged_by_its_journal(toy, monkeypatch)
     config = toy.config()
     assert main(["run", str(config), "--results", str(toy.results), "--run-id", "o"]) == 0
     folder = toy.results / "o"
-    manifest = folder / results.MANIFEST
+    manifest = folder / MANIFEST
     manifest.write_text(manifest.read_text().replace('"complete"', '"running"'))
     (folder / "questions.jsonl").write_text("")
-    monkeypatch.setenv(results.STALE_ENV, "60")
-    assert not results.inspect_run(str(toy.results), "o").stale  # written just now
+    monkeypatch.setenv(STALE_ENV, "60")
+    assert not inspect_run(str(toy.results), "o").stale  # written just now
     old = time.time() - 61
     for f in folder.iterdir():
         os.utime(f, (old, old))
-    assert results.inspect_run(str(toy.results), "o").stale
+    assert inspect_run(str(toy.results), "o").stale

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 
 import rageval_core
-from rageval_core import results
 from rageval_core.dataset import example_dataset_path, load_dataset
+from rageval_core.runs.reading import inspect_run
 
 DATASET = example_dataset_path()
 
@@ -45,7 +45,7 @@ def test_evaluate_runs_a_callable_and_returns_the_run_and_its_rows(tmp_path):
         "params": {"pipeline": f"{__name__}:retrieve_gold_first", "top_k": 2},
     }
     assert manifest["judge"]["kind"] == "offline"
-    assert results.inspect_run(str(tmp_path), "nb").ok
+    assert inspect_run(str(tmp_path), "nb").ok
 
 
 def test_evaluate_with_an_http_judge_records_its_verdicts_and_never_its_key(tmp_path, monkeypatch):

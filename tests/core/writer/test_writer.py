@@ -12,9 +12,10 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from rageval_core import results
 from rageval_core.dataset import example_dataset_path, load_dataset
 from rageval_core.errors import ConfigError, ResultsError, SourceError
+from rageval_core.runs.journal import read_journal
+from rageval_core.runs.reading import inspect_run
 from rageval_core.writer import RunWriter
 
 DATASET = example_dataset_path()
@@ -51,7 +52,7 @@ def test_writes_the_files_rageval_run_writes_with_our_retrieval_metrics(tmp_path
     assert manifest["config"]["origin"] == {"kind": "writer", "tool": "harness"}
     assert manifest["metrics"]["tone"]["label"] == "Tone"
     assert manifest["dataset"]["sha256"] == ds.sha256
-    info = results.inspect_run(str(tmp_path), run.run_id)
+    info = inspect_run(str(tmp_path), run.run_id)
     assert info.ok and info.status == "complete", info.problems
 
 
@@ -92,7 +93,7 @@ def test_a_bad_field_names_the_question_and_records_nothing(tmp_path, fields, me
             run.add("q1", answer="a", **fields)
         assert message in str(err.value)
         assert run.done == frozenset()
-    assert results.read_journal(str(tmp_path / "r" / "questions.jsonl"))[0] == []
+    assert read_journal(str(tmp_path / "r" / "questions.jsonl"))[0] == []
 
 
 def test_unknown_question_of_the_dataset_is_refused(tmp_path):
@@ -111,7 +112,7 @@ def test_an_exception_in_the_loop_marks_the_run_failed_and_resume_finishes_it(tm
         assert again.done == {"a"}
         again.add("b", answer="2")
     assert sorted(rows(tmp_path / "r")) == ["a", "b"]
-    with pytest.raises(ConfigError, match="another dataset, config or metrics"):
+    with pytest.raises(ConfigError, match="other settings"):
         RunWriter("h", results_dir=tmp_path, resume="r", metrics={"m": {}})
 
 
@@ -172,7 +173,7 @@ def test_kill_9_mid_loop_keeps_every_added_question_and_resume_adds_each_once(tm
     proc.send_signal(signal.SIGKILL)
     out, _ = proc.communicate()
     added = out.count("added")
-    kept, problems = results.read_journal(str(journal))
+    kept, problems = read_journal(str(journal))
     assert 8 <= len(kept) < 40 and len(kept) >= added and not problems
     assert json.loads((tmp_path / "res" / "k" / "manifest.json").read_text())["status"] == (
         "running"

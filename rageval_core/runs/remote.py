@@ -8,7 +8,7 @@ goes up last: a reader listing the bucket mid-upload sees no run or a run still
 reader sees half a file either.
 
 Only one process may write a run (or a shard of one): the staging folder is private to its
-process, so the run's lease lives in the bucket (`lease.py`), taken before the run is
+process, so the run's lease lives in the bucket (`runs/lease.py`), taken before the run is
 copied down and let go after its upload.
 
 Endpoint and credentials come from the standard variables (`AWS_ENDPOINT_URL`,
@@ -19,30 +19,29 @@ botocore; nothing here reads or stores them.
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from tempfile import TemporaryDirectory
 
-from rageval_core import results
-from rageval_core.lease import BucketLease, bucket_lease
+import fsspec
+
+from rageval_core.runs.layout import (
+    MANIFEST,
+    filesystem,
+    is_run_id,
+    parquet_name,
+    shard_status_name,
+    upload_order,
+    validate_run_id,
+)
+from rageval_core.runs.lease import BucketLease, bucket_lease
+from rageval_core.runs.reading import read_shard_status
 
 
 def _digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
-def _upload_order(name: str) -> tuple[int, str]:
-    """Data first, then shard status markers, the summary, and the manifest last of all."""
-    if name == results.MANIFEST:
-        return 3, name
-    if name == results.SUMMARY:
-        return 2, name
-    if name.startswith("shard-"):
-        return 1, name
-    return 0, name
 
 
 @dataclass
@@ -59,8 +58,8 @@ class StagedRun:
 
     def download(self, run_id: str) -> None:
         """Copy the remote run folder down (for --resume or another shard), if there is one."""
-        fs, root = results.filesystem(self.location)
-        remote = f"{root}/{results.validate_run_id(run_id)}"
+        fs, root = filesystem(self.location)
+        remote = f"{root}/{validate_run_id(run_id)}"
         try:
             names = fs.ls(remote, detail=False)
         except FileNotFoundError:
@@ -86,22 +85,22 @@ class StagedRun:
         (and only if the bucket has none): a worker that finalises has seen every status,
         so its complete manifest always lands after any worker's "running" one.
         """
-        fs, root = results.filesystem(self.location)
-        run_id = results.validate_run_id(folder.name)
+        fs, root = filesystem(self.location)
+        run_id = validate_run_id(folder.name)
         remote = f"{root}/{run_id}"
 
         def put(name: str) -> None:
             fs.put_file(str(folder / name), f"{remote}/{name}")
             self.downloaded[f"{run_id}/{name}"] = _digest(folder / name)  # the bucket's now
 
-        if (folder / results.parquet_name(index)).exists():
-            put(results.parquet_name(index))
+        if (folder / parquet_name(index)).exists():
+            put(parquet_name(index))
         fs.invalidate_cache(remote)
-        if not fs.exists(f"{remote}/{results.MANIFEST}"):
-            put(results.MANIFEST)
+        if not fs.exists(f"{remote}/{MANIFEST}"):
+            put(MANIFEST)
         else:  # ours must never replace the bucket's (possibly already final) manifest
-            self.downloaded[f"{run_id}/{results.MANIFEST}"] = _digest(folder / results.MANIFEST)
-        put(f"shard-{index}.json")
+            self.downloaded[f"{run_id}/{MANIFEST}"] = _digest(folder / MANIFEST)
+        put(shard_status_name(index))
         for k in range(count):
             if k != index:
                 self._fetch_shard(fs, remote, folder, k)
@@ -109,18 +108,19 @@ class StagedRun:
     def _fetch_shard(self, fs, remote: str, folder: Path, k: int) -> None:
         """Shard `k`'s status from the bucket (removed here when it has none), and its
         Parquet when complete. A status whose Parquet is missing is dropped: not complete."""
-        status = folder / f"shard-{k}.json"
-        parquet = folder / results.parquet_name(k)
+        status = folder / shard_status_name(k)
+        parquet = folder / parquet_name(k)
         try:
             fs.get_file(f"{remote}/{status.name}", str(status))
-            complete = json.loads(status.read_text(encoding="utf-8")).get("status") == "complete"
+            marker = read_shard_status(fsspec.filesystem("file"), str(status))
+            if marker.problem:
+                return  # unreadable status: the runner sees it as not complete
+            complete = marker.status == "complete"
             if complete:
                 fs.get_file(f"{remote}/{parquet.name}", str(parquet))
         except FileNotFoundError:
             status.unlink(missing_ok=True)
             return
-        except (ValueError, AttributeError):
-            return  # unreadable status: the runner sees it as not complete
         for path in (status, parquet) if complete else (status,):
             self.downloaded[f"{folder.name}/{path.name}"] = _digest(path)
 
@@ -132,7 +132,7 @@ class StagedRun:
         """
         urls = []
         for folder in sorted(self.local_root.iterdir()):
-            if not folder.is_dir() or not results.RUN_ID_RE.fullmatch(folder.name):
+            if not folder.is_dir() or not is_run_id(folder.name):
                 continue  # .rageval/ and other non-run folders stay local
             prefix = f"{folder.name}/"
             unchanged = {
@@ -157,13 +157,13 @@ def upload_run(
     Temporary and hidden files (interrupted atomic writes) are never uploaded.
     """
     local_dir = Path(local_dir)
-    results.validate_run_id(run_id)
-    fs, root = results.filesystem(location)
+    validate_run_id(run_id)
+    fs, root = filesystem(location)
     remote = f"{root}/{run_id}"
     unchanged = unchanged or {}
     files = sorted(
         (p for p in local_dir.iterdir() if p.is_file() and not p.name.startswith(".")),
-        key=lambda p: _upload_order(p.name),
+        key=lambda p: upload_order(p.name),
     )
     for path in files:
         if unchanged.get(path.name) == _digest(path):

@@ -22,7 +22,7 @@ told who holds it and stops.
 
 The heartbeat (every `$RAGEVAL_HEARTBEAT_S` seconds, default 10) touches the lease: its
 modification time is the writer's sign of life, which readers compare with the stale bound
-(`results.stale_after_s`) to show a run whose writer died as stale instead of running.
+(`stale_after_s`) to show a run whose writer died as stale instead of running.
 Lease files are hidden (dot names), so uploads, downloads and run listings skip them.
 """
 
@@ -43,21 +43,35 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol
 
-from rageval_core import results
 from rageval_core.errors import one_line
+from rageval_core.runs.layout import (
+    filesystem,
+    iso,
+    lease_name,
+    positive_env_seconds,
+    utc_now,
+    validate_run_id,
+)
 
 HEARTBEAT_ENV = "RAGEVAL_HEARTBEAT_S"
 HEARTBEAT_S = 10.0
 _OWNER_MAX = 4096  # bytes of a lease file read back: it is a few hundred
+# A running run whose folder has not changed for this long has lost its writer (killed,
+# machine gone): writers renew a lease file every few seconds (below), even while one
+# question takes minutes, so silence this long is not a slow question.
+STALE_AFTER_S = 120.0
+STALE_ENV = "RAGEVAL_STALE_AFTER_S"
+
+
+def stale_after_s() -> float:
+    """How long a running run may show no sign of life before it reads as stale:
+    `$RAGEVAL_STALE_AFTER_S`, else 120 seconds."""
+    return positive_env_seconds(STALE_ENV, STALE_AFTER_S)
 
 
 def heartbeat_s() -> float:
     """Seconds between heartbeats: `$RAGEVAL_HEARTBEAT_S`, else 10."""
-    return results.positive_env_seconds(HEARTBEAT_ENV, HEARTBEAT_S)
-
-
-def lease_name(shard: int | None = None) -> str:
-    return f".writer{results.shard_suffix(shard)}.lease"
+    return positive_env_seconds(HEARTBEAT_ENV, HEARTBEAT_S)
 
 
 @dataclass(frozen=True)
@@ -73,9 +87,7 @@ class Owner:
 
     @classmethod
     def me(cls) -> Owner:
-        return cls(
-            socket.gethostname(), os.getpid(), results.iso(results.utc_now()), secrets.token_hex(8)
-        )
+        return cls(socket.gethostname(), os.getpid(), iso(utc_now()), secrets.token_hex(8))
 
     def encode(self) -> bytes:
         return json.dumps(asdict(self)).encode()
@@ -183,7 +195,7 @@ def _server_now(response: dict[str, Any]) -> datetime:
     try:
         return email.utils.parsedate_to_datetime(date)
     except (TypeError, ValueError):
-        return results.utc_now()
+        return utc_now()
 
 
 class BucketLease:
@@ -263,11 +275,11 @@ class BucketLease:
 def bucket_lease(location: str, run_id: str, shard: int | None) -> BucketLease | None:
     """The lease of a run on object storage; None where the store has no conditional
     writes this code knows (only S3's are used)."""
-    fs, root = results.filesystem(location)
+    fs, root = filesystem(location)
     if not hasattr(fs, "call_s3"):
         return None
-    path = f"{root}/{results.validate_run_id(run_id)}/{lease_name(shard)}"
-    return BucketLease(fs, path, results.stale_after_s())
+    path = f"{root}/{validate_run_id(run_id)}/{lease_name(shard)}"
+    return BucketLease(fs, path, stale_after_s())
 
 
 @contextmanager

@@ -1,0 +1,247 @@
+"""Writing one run folder (or one shard of it): open or resume it under one "same run?"
+rule, hold its lease, read back what it recorded, write its rows and publish it.
+
+`rageval run`, `rageval rescore`, `RunWriter` and the importers all write through a
+`RunFolder`, so every writer leaves the same files in the same order: the manifest first
+(`running`), one journal line per question, then the Parquet, the summary and the
+manifest as `complete` (or `failed`, resumable) last.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import ExitStack, contextmanager
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import fsspec
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from rageval_core.errors import ConfigError, ResultsError
+from rageval_core.models import DeclaredMetric, RunManifest
+from rageval_core.query.summary import summarize_run
+from rageval_core.runs.atomic import atomic_write_json, create_json_if_absent, write_parquet
+from rageval_core.runs.journal import Journal, read_journal
+from rageval_core.runs.layout import (
+    MANIFEST,
+    SUMMARY,
+    Shard,
+    is_remote,
+    journal_name,
+    lease_name,
+    parquet_name,
+    shard_status_name,
+    validate_run_id,
+)
+from rageval_core.runs.lease import Lease, LocalLease, heartbeat, heartbeat_s
+from rageval_core.runs.manifest import manifest_from_dict, manifest_to_dict
+from rageval_core.runs.reading import ShardStatus, inspect_run, shard_statuses
+from rageval_core.runs.rows import question_schema, rows_to_table
+
+_HOW_RUN = ("concurrency", "engine")  # how a run is executed, not what it evaluates
+
+
+def same_run_problems(old: RunManifest, new: RunManifest) -> list[str]:
+    """Why `new` is not the run `old` started (empty when it is): a resumed run, a second
+    shard or a reopened writer must evaluate exactly what the first started."""
+    problems = []
+    if old.dataset.sha256 != new.dataset.sha256:
+        problems.append("the dataset changed (sha256 differs)")
+    a = {k: v for k, v in old.config.items() if k not in _HOW_RUN}
+    b = {k: v for k, v in new.config.items() if k not in _HOW_RUN}
+    b = json.loads(json.dumps(b, default=str))  # as the manifest file holds it
+    if a != b:
+        problems.append("the run config differs (pipeline, judge, prices, ks or thresholds)")
+    if old.metrics != new.metrics:
+        problems.append("the declared metrics differ")
+    if old.source_run != new.source_run:
+        problems.append(f"it rescores run {old.source_run}, not {new.source_run}")
+    if old.shards != new.shards:
+        problems.append(f"the run has {old.shards} shard(s), this worker says {new.shards}")
+    return problems
+
+
+def run_totals(rows: Iterable[Mapping[str, Any]], duration_s: float) -> dict[str, Any]:
+    """A run's (or a shard's) `totals`: counts and costs of its rows, and how long it took."""
+    rows = list(rows)
+
+    def total(col: str) -> float:
+        return round(sum(r.get(col) or 0.0 for r in rows), 8)
+
+    return {
+        "n_questions": len(rows),
+        "n_errors": sum(1 for r in rows if r.get("error")),
+        "n_judge_errors": sum(1 for r in rows if r.get("judge_error")),
+        "cost_usd": total("cost_usd"),
+        "judge_cost_usd": total("judge_cost_usd"),
+        "duration_s": round(duration_s, 3),
+    }
+
+
+class RunFolder:
+    """Paths and writes of one local run folder (or of one shard of it)."""
+
+    def __init__(self, location: str | Path, run_id: str, shard: Shard | None = None):
+        location = str(location)
+        if is_remote(location):
+            raise ConfigError(f"--results {location}: runs are written to a local folder")
+        self.path = Path(location) / validate_run_id(run_id)
+        self.run_id = run_id
+        self.shard = shard
+        k = shard.index if shard else None
+        self.journal = self.path / journal_name(k)
+        self.parquet = self.path / parquet_name(k)
+        self.manifest = self.path / MANIFEST
+        self.shard_status = self.path / shard_status_name(k) if shard else None
+        self.lease = LocalLease(self.path / lease_name(k))
+
+    def cannot_write(self, exc: OSError) -> ResultsError:
+        """Not a folder, read-only, disk full: a user's setup, said in one line."""
+        return ResultsError(
+            f"cannot write run {self.run_id} in {self.path.parent}: {exc.strerror or exc}"
+        )
+
+    # -- the manifest
+
+    def read_manifest(self) -> RunManifest | None:
+        if not self.manifest.exists():
+            return None
+        try:
+            data = json.loads(self.manifest.read_text(encoding="utf-8"))
+        except OSError as exc:  # a folder, no permission: the user's files, not our bug
+            raise ResultsError(f"{self.manifest}: cannot read ({exc.strerror or exc})") from exc
+        except ValueError as exc:
+            raise ResultsError(f"{self.manifest}: not valid JSON ({exc})") from exc
+        return manifest_from_dict(data, str(self.manifest))
+
+    def write_manifest(self, manifest: RunManifest) -> None:
+        atomic_write_json(self.manifest, manifest_to_dict(manifest))
+
+    def open(self, manifest: RunManifest, *, resume: bool, exists_hint: str) -> RunManifest:
+        """Create the run folder, or re-open it to resume; the manifest the run continues
+        under. A run already there is refused unless resumed (`exists_hint` says what to do
+        instead); a resumed run, or a shard joining a run another shard created, must be
+        the same run (`same_run_problems`), else ConfigError listing what differs."""
+        try:
+            return self._open(manifest, resume, exists_hint)
+        except OSError as exc:
+            raise self.cannot_write(exc) from exc
+
+    def _open(self, manifest: RunManifest, resume: bool, exists_hint: str) -> RunManifest:
+        existing = self.read_manifest()
+        if resume:
+            if existing is None:
+                raise ResultsError(f"cannot resume {self.run_id}: {self.manifest} not found")
+            self._check_same(existing, manifest)
+            reopened = replace(existing, status="running", finished_at=None)
+            if self.shard_status is not None:
+                self.shard_status.unlink(missing_ok=True)  # back to running
+            else:
+                self.write_manifest(reopened)
+            return reopened
+        if self.shard is not None:
+            if self.journal.exists() or self.parquet.exists():
+                raise ResultsError(
+                    f"shard {self.shard.label} of {self.run_id} already started; "
+                    f"use --resume {self.run_id}"
+                )
+            self.path.mkdir(parents=True, exist_ok=True)
+            if not create_json_if_absent(self.manifest, manifest_to_dict(manifest)):
+                # Another shard created it first: continue under its manifest.
+                existing = self.read_manifest() or manifest
+                self._check_same(existing, manifest)
+                return existing
+            return manifest
+        if existing is not None:
+            raise ResultsError(
+                f"run {self.run_id} already exists in {self.path.parent}; {exists_hint}"
+            )
+        self.write_manifest(manifest)
+        return manifest
+
+    def _check_same(self, old: RunManifest, new: RunManifest) -> None:
+        if problems := same_run_problems(old, new):
+            raise ConfigError(f"run {old.run_id} was started with other settings", problems)
+
+    # -- one writer
+
+    @contextmanager
+    def hold(
+        self, what: str, resume: str | None = None, first: Sequence[Lease] = ()
+    ) -> Iterator[list[Lease]]:
+        """Hold the leases `first` (a bucket's) and this folder's for the block, renewed by
+        a heartbeat; yield them (a lost one means another writer took over). ResultsError
+        naming the holder when another writer has one, and `resume`, the command that
+        continues the run, once it is done."""
+        leases = [*first, self.lease]
+        with ExitStack() as held:
+            for lease in leases:
+                try:
+                    holder = lease.acquire()
+                except OSError as exc:
+                    raise self.cannot_write(exc) from exc
+                if holder is not None:
+                    then = f"; wait for it to finish, or stop it and run `{resume}`"
+                    raise ResultsError(
+                        f"{what} is already being written by {holder}{then if resume else ''}"
+                    )
+                held.callback(lease.release)
+            held.enter_context(heartbeat(leases, heartbeat_s()))
+            yield leases
+
+    # -- rows
+
+    def journal_writer(self) -> Journal:
+        return Journal(self.journal)
+
+    def done_rows(self, warn: Callable[[str], None]) -> list[dict[str, Any]]:
+        """Rows already recorded for this shard: final Parquet, else the journal. A damaged
+        journal line is passed to `warn` (its question is asked again)."""
+        if self.parquet.exists():
+            try:
+                # Through a file handle: pyarrow would read a folder as an (empty) dataset.
+                with open(self.parquet, "rb") as fh:
+                    return pq.read_table(fh).to_pylist()
+            except (OSError, ValueError, pa.ArrowException) as exc:
+                reason = " ".join(str(getattr(exc, "strerror", None) or exc).split())
+                raise ResultsError(
+                    f"{self.parquet}: unreadable Parquet ({type(exc).__name__}: {reason})"
+                ) from exc
+        if not self.journal.exists():
+            return []
+        rows, problems = read_journal(str(self.journal))
+        for p in problems:
+            warn(f"warning: {p} (that question will be run again)")
+        return rows
+
+    def write_rows(
+        self, rows: list[dict[str, Any]], ks: Iterable[int], declared: tuple[DeclaredMetric, ...]
+    ) -> None:
+        """The final typed Parquet of `rows`, then the journal removed (the Parquet holds
+        the same rows)."""
+        write_parquet(self.parquet, rows_to_table(rows, question_schema(ks, declared)))
+        self.journal.unlink(missing_ok=True)
+
+    # -- the end
+
+    def write_shard_status(self, status: str, finished_at: str, totals: Mapping[str, Any]) -> None:
+        """This shard's status marker (`shard_status` is set: the folder is a shard's)."""
+        atomic_write_json(
+            self.shard_status, {"status": status, "finished_at": finished_at, "totals": totals}
+        )
+
+    def shard_statuses(self, count: int) -> list[ShardStatus]:
+        """Every shard's status marker as this folder holds it."""
+        return shard_statuses(fsspec.filesystem("file"), str(self.path), count)
+
+    def publish(self, final: RunManifest) -> None:
+        """Write a finished run's manifest, after its `summary.json` when complete: the
+        manifest goes last, so a reader never sees a complete run without its summary."""
+        if final.status == "complete":
+            info = inspect_run(str(self.path.parent), self.run_id)
+            info.status, info.manifest = "complete", final
+            atomic_write_json(self.path / SUMMARY, summarize_run(info))
+        self.write_manifest(final)

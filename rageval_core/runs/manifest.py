@@ -1,0 +1,101 @@
+"""A run's manifest (`manifest.json`) to and from its typed `RunManifest`."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import asdict
+from typing import Any
+
+from rageval_core.catalogue import declared_to_spec, parse_declared
+from rageval_core.errors import ConfigError, ResultsError, describe, one_line
+from rageval_core.models import DatasetRef, JudgeRef, RunManifest
+from rageval_core.runs.layout import (
+    MAX_SHARDS,
+    validate_run_id,
+)
+
+SCHEMA_VERSION = 1
+
+
+def manifest_to_dict(m: RunManifest) -> dict[str, Any]:
+    d = asdict(m)
+    d["tags"] = list(m.tags)
+    d["config"] = dict(m.config)
+    d["totals"] = dict(m.totals)
+    # only a run with declarations has `metrics`, only a rescored run `source_run`: other
+    # manifests stay as they were written
+    d.pop("metrics")
+    if m.metrics:
+        d["metrics"] = {x.name: declared_to_spec(x) for x in m.metrics}
+    if m.source_run is None:
+        d.pop("source_run")
+    return d
+
+
+def _opt_str(value: object, name: str) -> str | None:
+    if value is None or isinstance(value, str):
+        return value
+    raise TypeError(f"{name} must be a string, not {type(value).__name__}")
+
+
+def manifest_from_dict(
+    d: Mapping[str, Any], source: str = "manifest.json", problems: list[str] | None = None
+) -> RunManifest:
+    """Parse a manifest; raise ResultsError naming the file and the bad field.
+
+    Every field that reaches a table or a page is type-checked here, so a hand-edited or
+    damaged manifest is one problem on its run instead of an error deep in a view.
+
+    Invalid declared metrics (`metrics:`) do not make the manifest invalid: the run is
+    still a run. With a `problems` list they are dropped and the reason appended there
+    (the reader lists the run with that problem); without one they raise ResultsError.
+    """
+    try:
+        declared = parse_declared(d.get("metrics") if isinstance(d, Mapping) else None, source)
+    except ConfigError as exc:
+        if problems is None:
+            raise ResultsError(exc.message) from None
+        problems.append(f"{exc.message}; the run's declared metrics are ignored")
+        declared = ()
+    try:
+        if not isinstance(d, Mapping):
+            raise TypeError(f"expected an object, not {type(d).__name__}")
+        ds = d.get("dataset") or {}
+        jd = d.get("judge") or {}
+        status = d["status"]
+        if status not in ("running", "complete", "failed"):
+            raise ValueError(f"status {one_line(repr(status), 40)}")
+        shards = int(d.get("shards", 1))
+        if not 1 <= shards <= MAX_SHARDS:
+            raise ValueError(f"shards {shards} not in 1..{MAX_SHARDS}")
+        return RunManifest(
+            run_id=validate_run_id(d["run_id"]),
+            status=status,
+            created_at=str(d["created_at"]),
+            config=dict(d.get("config") or {}),
+            dataset=DatasetRef(
+                name=str(ds.get("name", "")),
+                version=str(ds.get("version", "")),
+                sha256=str(ds.get("sha256", "")),
+                n_questions=int(ds.get("n_questions", 0)),
+                path=str(ds.get("path", "")),
+            ),
+            judge=JudgeRef(
+                kind=str(jd.get("kind", "")),
+                model=_opt_str(jd.get("model"), "judge.model"),
+                version=_opt_str(jd.get("version"), "judge.version"),
+                prompt_hash=_opt_str(jd.get("prompt_hash"), "judge.prompt_hash"),
+            ),
+            schema_version=int(d.get("schema_version", 0)),
+            finished_at=_opt_str(d.get("finished_at"), "finished_at"),
+            git_commit=_opt_str(d.get("git_commit"), "git_commit"),
+            tags=tuple(str(t) for t in d.get("tags") or ()),
+            totals=dict(d.get("totals") or {}),
+            shards=shards,
+            metrics=declared,
+            source_run=_opt_str(d.get("source_run"), "source_run"),
+        )
+    except ResultsError:
+        raise
+    except (KeyError, TypeError, ValueError, AttributeError, OverflowError) as exc:
+        raise ResultsError(f"{source}: invalid manifest ({describe(exc)})") from exc
