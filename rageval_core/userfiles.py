@@ -21,7 +21,7 @@ from typing import Any
 
 import yaml
 
-from rageval_core.errors import RagevalError
+from rageval_core.errors import RagevalError, one_line
 
 SHOWN_CHARS = 80
 # Deeper than any dataset, config or label file needs, shallow enough for the recursive
@@ -55,11 +55,6 @@ _REPR.maxtuple = _REPR.maxlist = _REPR.maxdict = _REPR.maxset = _REPR.maxfrozens
 def shown(value: Any, limit: int = SHOWN_CHARS) -> str:
     """`value` as a message quotes it: a repr of at most `limit` characters, one line."""
     text = _REPR.repr(value)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def clipped(text: str, limit: int = SHOWN_CHARS) -> str:
-    """A message's own text (e.g. a parser's detail) cut to `limit` characters."""
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
@@ -168,13 +163,13 @@ def parse_yaml(
         mark = exc.problem_mark or exc.context_mark
         where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark else str(path)
         detail = " ".join(str(p) for p in (exc.context, exc.problem) if p)
-        raise error(f"{where}: {what} is not valid YAML: {clipped(detail, 160)}") from None
+        raise error(f"{where}: {what} is not valid YAML: {one_line(detail, 160)}") from None
     except yaml.YAMLError as exc:
-        raise error(f"{path}: {what} is not valid YAML: {clipped(str(exc), 160)}") from None
+        raise error(f"{path}: {what} is not valid YAML: {one_line(exc, 160)}") from None
     except RecursionError:
         raise error(f"{path}: {what}: nested too deep to read") from None
     except ValueError as exc:  # a scalar no constructor can build, e.g. a 5,000-digit int
-        raise error(f"{path}: {what}: unreadable value: {clipped(str(exc), 160)}") from None
+        raise error(f"{path}: {what}: unreadable value: {one_line(exc, 160)}") from None
     finally:
         parser.dispose()
 
