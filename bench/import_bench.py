@@ -160,7 +160,7 @@ def main() -> None:
 
         # The floor: the promptfoo rows, already parsed, through the writer alone.
         imported = TOOLS["promptfoo"](files["promptfoo"][1])
-        records = resolve_ids(imported.records, None, "bench")
+        records = list(resolve_ids(imported.records, None, "bench"))
 
         def writer_only() -> None:
             with RunWriter(

@@ -85,4 +85,6 @@ class NotFoundError(ResultsError):
 class SourceError(RagevalError):
     """Results from outside rageval (another tool's file, a harness's record given to the
     writer) that do not fit: the message names the file or question and the first field
-    that did not, and nothing of the run is written."""
+    that did not, and nothing of the run is written. The user's input: exit 2."""
+
+    exit_code = 2

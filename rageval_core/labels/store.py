@@ -12,7 +12,6 @@ are written: a reviewer pasting a key into a note does not publish it.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import re
 import secrets
@@ -25,6 +24,7 @@ from pathlib import Path
 import pyarrow as pa
 
 from rageval_core import results
+from rageval_core.bounded_json import BadJSON, loads
 from rageval_core.errors import ConfigError, RagevalError, one_line
 from rageval_core.labels.model import FIELDS, HumanLabel, utc_stamp
 from rageval_core.redact import scrub_value
@@ -146,9 +146,9 @@ def parse_lines(text: str, where: str) -> tuple[list[tuple[HumanLabel, int]], li
             problems.append(f"{where}:{n}: line longer than {_MAX_LINE} characters")
             continue
         try:
-            labels.append((HumanLabel.from_dict(json.loads(line)), n))
-        except ValueError as exc:
-            problems.append(one_line(f"{where}:{n}: not JSON ({exc})", 300))
+            labels.append((HumanLabel.from_dict(loads(line)), n))
+        except BadJSON as exc:
+            problems.append(one_line(f"{where}:{n}: not JSON ({exc.why})", 300))
         except RagevalError as exc:
             problems.append(one_line(f"{where}:{n}: {exc.message}", 300))
     return labels, problems
