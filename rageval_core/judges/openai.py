@@ -45,6 +45,7 @@ from rageval_core.judges.prompt import (
 )
 from rageval_core.judges.reply import Reply, ReplyError, decode, parse_reply, stricter
 from rageval_core.models import JudgeInput, Judgement, JudgeRef
+from rageval_core.redact import can_be_secret
 
 log = logging.getLogger(__name__)
 
@@ -356,5 +357,9 @@ class OpenAIJudge:
         return (text if isinstance(text, str) else ""), usage
 
     def _scrub(self, message: str) -> str:
-        """Remove the key from a message, in case a server echoed it back in an error."""
-        return message.replace(self._secret, "***") if self._secret else message
+        """Remove the key from a message, in case a server echoed it back in an error; a
+        key too short or common to be a secret (`redact.can_be_secret`) is left, or every
+        "the" of an error would go."""
+        if self._secret and can_be_secret(self._secret):
+            return message.replace(self._secret, "***")
+        return message
