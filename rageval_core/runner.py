@@ -48,7 +48,7 @@ from rageval_core import results
 from rageval_core.config import RunConfig
 from rageval_core.dataset import load_dataset
 from rageval_core.engines import Answered, Ask, Engine, LocalEngine, PipelineSource
-from rageval_core.errors import ConfigError, PipelineError, ResultsError
+from rageval_core.errors import ConfigError, ConflictError, PipelineError, ResultsError
 from rageval_core.judges import Judge, make_judge
 from rageval_core.lease import Lease, LocalLease, heartbeat, heartbeat_s, lease_name
 from rageval_core.metrics.failure import FailureThresholds, classify_failure
@@ -823,7 +823,7 @@ class Runner:
                 except OSError as exc:
                     raise _cannot_write(folder, exc) from exc
                 if holder is not None:
-                    raise ResultsError(
+                    raise ConflictError(
                         f"{what} is already being written by {holder}; wait for it to "
                         f"finish, or stop it and run `{resume}`"
                     )
@@ -842,7 +842,7 @@ class Runner:
 
     def _check_leases(self) -> None:
         if any(lease.lost for lease in self._leases):
-            raise ResultsError(
+            raise ConflictError(
                 f"{self._writing}: another writer took the run over after this one "
                 f"showed no sign of life for {stale_after_s():g} s; stopping, nothing uploaded"
             )

@@ -34,7 +34,7 @@ from typing import Any
 from rageval_core import results
 from rageval_core.catalogue import DEFAULT_KS, parse_declared
 from rageval_core.dataset import load_dataset
-from rageval_core.errors import ConfigError, ResultsError, SourceError, one_line
+from rageval_core.errors import ConfigError, ConflictError, ResultsError, SourceError, one_line
 from rageval_core.lease import LocalLease, heartbeat, heartbeat_s, lease_name
 from rageval_core.metrics.failure import DEFAULT_THRESHOLDS, FailureThresholds, classify_failure
 from rageval_core.metrics.retrieval import gold_ranks, retrieval_metrics
@@ -221,7 +221,7 @@ class RunWriter:
                 f"{exc.strerror or exc}"
             ) from exc
         if holder is not None:
-            raise ResultsError(f"run {self.run_id} is already being written by {holder}")
+            raise ConflictError(f"run {self.run_id} is already being written by {holder}")
         self._held.callback(lease.release)
         self._held.enter_context(heartbeat([lease], heartbeat_s()))
 
