@@ -70,6 +70,10 @@ class LabelSet:
 
     labels: tuple[HumanLabel, ...] = ()
     problems: tuple[str, ...] = ()
+    version: str = ""
+    """What the set was read from: a digest of its files' names and sizes. Every save adds
+    a file, so any save, in this process or another, changes it, whatever the labels'
+    `created_at` says (memo keys use it; a count or the newest time can stay the same)."""
 
     @cached_property
     def _by_question(self) -> dict[tuple[str, str], dict[str | None, tuple[HumanLabel, ...]]]:
@@ -100,7 +104,8 @@ class LabelSet:
     def merged(self, other: LabelSet) -> LabelSet:
         """Both sets, newest per key again (the labels location plus an older YAML)."""
         found = [(lab, (lab.at, "", 0)) for lab in self.labels + other.labels]
-        return as_set(keep_newest({}, found), self.problems + other.problems)
+        merged = as_set(keep_newest({}, found), self.problems + other.problems)
+        return replace(merged, version=_digest([self.version, other.version]))
 
 
 def _order(lab: HumanLabel) -> tuple:
@@ -285,7 +290,8 @@ class LabelStore:
                     if dataset is None or label.dataset == dataset
                 ),
             )
-        result = as_set(best, problems)
+        version = _digest(f"{p}\0{n}" for p, n in sorted(files.items()))
+        result = replace(as_set(best, problems), version=version)
         with self._lock:
             self._last[dataset] = _Merged(files, best, problems, result)
         return result
@@ -300,6 +306,10 @@ class LabelStore:
             return _Parsed(size, [], [f"{where}: not UTF-8 ({exc.reason})"])
         labels, problems = parse_lines(text, where)
         return _Parsed(size, labels, problems)
+
+
+def _digest(parts: Iterable[str]) -> str:
+    return hashlib.sha256("\n".join(parts).encode("utf-8", "surrogateescape")).hexdigest()[:32]
 
 
 def _is_label_file(path: str) -> bool:
