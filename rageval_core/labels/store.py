@@ -290,7 +290,7 @@ class LabelStore:
                     if dataset is None or label.dataset == dataset
                 ),
             )
-        version = _digest(f"{p}\0{n}" for p, n in sorted(files.items()))
+        version = _digest(f"{p}\0{n}" for p, n in sorted(files.items())) if files else ""
         result = replace(as_set(best, problems), version=version)
         with self._lock:
             self._last[dataset] = _Merged(files, best, problems, result)

@@ -70,3 +70,13 @@ def test_commands_over_a_hostile_line_run_and_warn(project, name):  # noqa: F811
         "labels", "export", "--results", str(project / "results"), "--out", str(out_file)
     )
     assert code == 0 and out_file.read_text().count("\n") == 7
+
+
+@pytest.mark.parametrize("note", [" =1+1", "\n=1+1", "\uff1d1+1", "\u3000+1", "\t-1", "=1"])
+def test_csv_export_prefixes_formulas_behind_space_and_in_full_width(note):
+    from rageval_core.labels.export import to_csv
+    from tests.core.labels.helpers import label
+
+    out = to_csv([label("q1", "A claim.", "supported", note=note)])
+    assert f"'{note}" in out
+    assert "'A claim." not in out  # a plain cell is left alone
