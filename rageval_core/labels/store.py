@@ -15,6 +15,7 @@ import hashlib
 import os
 import re
 import secrets
+import tempfile
 import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
@@ -202,9 +203,14 @@ class LabelStore:
             path = Path(self.root)
             while not path.exists() and path != path.parent:
                 path = path.parent
-            if path.is_dir() and os.access(path, os.W_OK | os.X_OK):
-                return True, ""
-            return False, f"{self.location} is not writable"
+            if not path.is_dir():
+                return False, f"{self.location} is not writable"
+            try:  # a real write: permission bits say nothing to root or on a read-only mount
+                with tempfile.TemporaryFile(dir=path, prefix=".write-check-"):
+                    pass
+            except OSError as exc:
+                return False, one_line(f"{self.location} is not writable ({exc.strerror})", 300)
+            return True, ""
         probe = f"{self.root}/.write-check-{secrets.token_hex(8)}"
         try:
             self.fs.pipe_file(probe, b"")

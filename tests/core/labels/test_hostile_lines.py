@@ -6,6 +6,7 @@ command over them (calibrate, labels export) runs."""
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 
@@ -80,3 +81,26 @@ def test_csv_export_prefixes_formulas_behind_space_and_in_full_width(note):
     out = to_csv([label("q1", "A claim.", "supported", note=note)])
     assert f"'{note}" in out
     assert "'A claim." not in out  # a plain cell is left alone
+
+
+def test_an_unwritable_labels_folder_says_so_before_a_save(tmp_path):
+    """A real write decides, not permission bits: root ignores them, a read-only mount
+    (here /proc, which nobody may create files in) does not show in them."""
+    from rageval_core.errors import ConfigError
+    from tests.core.labels.helpers import label
+
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    locked.chmod(0o500)
+    places = ["/proc/rageval-labels"] + ([str(locked / "labels")] if os.geteuid() else [])
+    try:
+        for where in places:
+            store = LabelStore(where)
+            ok, why = store.writable()
+            assert not ok and "is not writable" in why, where
+            with pytest.raises(ConfigError, match="labels cannot be saved"):
+                store.save([label("q1", "A claim.", "supported")])
+    finally:
+        locked.chmod(0o700)
+    assert LabelStore(str(tmp_path / "fine")).writable() == (True, "")
+    assert list(tmp_path.iterdir()) == [locked]  # the check leaves nothing behind

@@ -1,7 +1,10 @@
-"""The Judge page's memo follows every save, whoever made it (issue 23): a correction from
-another process keeps the label count, and with a future-dated label (clock skew between
+"""Labels on a running dashboard under hostile conditions (issue 23).
+
+The Judge page's memo follows every save, whoever made it: a correction from another
+process keeps the label count, and with a future-dated label (clock skew between
 replicas) it is not the newest either; the page keyed on both showed stale figures for ten
-minutes. The key is now the set of label files read."""
+minutes. The key is now the set of label files read. A read-only dashboard refuses a save
+at the save path itself, whatever message reaches it."""
 
 from __future__ import annotations
 
@@ -57,3 +60,22 @@ def test_a_correction_from_another_process_shows_after_the_labels_refresh(
     data._load_labels.clear()  # what LABELS_REFRESH_S does: the labels are read again
     at = no_exception(at.run())
     assert _figures(at)["raw agreement"] == _expected(store, str(labels)) == "50%"
+
+
+def test_a_read_only_dashboard_refuses_a_save_that_reaches_the_session_api(
+    results,
+    labels,  # noqa: F811
+    monkeypatch,
+):
+    """A crafted websocket message may fire a widget's callback the page never drew; the
+    save path itself refuses, so a read-only dashboard writes nothing whatever it is sent."""
+    import pytest
+
+    import dashboard.data as data
+    from rageval_core.commands.dashboard import READ_ONLY_ENV
+    from rageval_core.errors import ConfigError
+
+    monkeypatch.setenv(READ_ONLY_ENV, "1")
+    with pytest.raises(ConfigError, match="read-only"):
+        data.save_labels([human(results, "A claim.", "supported", "mallory")])
+    assert not labels.exists() or not list(labels.rglob("*.jsonl"))
