@@ -79,3 +79,18 @@ def test_a_read_only_dashboard_refuses_a_save_that_reaches_the_session_api(
     with pytest.raises(ConfigError, match="read-only"):
         data.save_labels([human(results, "A claim.", "supported", "mallory")])
     assert not labels.exists() or not list(labels.rglob("*.jsonl"))
+
+
+def test_every_label_page_opens_over_hostile_label_lines(app, results, labels):  # noqa: F811
+    """Issue 23: one line with `"claim": 5`, a deep line or a lone surrogate crashed Runs,
+    Diagnose, Question, Review and Judge with a traceback showing the server's paths."""
+    from tests.core.labels.test_hostile_lines import HOSTILE
+
+    ds = human(results, "A claim.", "supported", "eve")
+    LabelStore(str(labels)).save([ds])
+    bad = labels / "qa" / "eve" / "hostile.jsonl"
+    bad.parent.mkdir(parents=True, exist_ok=True)
+    bad.write_text("\n".join(HOSTILE.values()) + "\n")
+    for page in ("runs", "diagnose", "review", "judge"):
+        open_page(app, results, page)  # fails on any exception the page shows
+    open_page(app, results, "question", run=LATEST, question=QUESTION)
