@@ -3,8 +3,14 @@ scaled to N questions, then `rageval import` of it, timed; and the writer alone 
 rows handed to `RunWriter`, no file to parse) as the floor.
 
     .venv/bin/python bench/import_bench.py [--questions 10000] [--repeat 3]
+    .venv/bin/python bench/import_bench.py --rss [--questions 1000000] [--kinds ...]
 
-Prints seconds (median), questions per second and the ratio to the writer floor.
+Prints seconds (median), questions per second and the ratio to the writer floor. With
+`--rss` each import runs once in a child process of its own and the child's peak RSS is
+printed beside its time, with the RSS of a child that only imports rageval (the floor),
+and the growth per question: the figure docs/import.md bounds. `ragas .jsonl short` and
+`ragas .csv short` are rows of about 100 bytes (the size issue 23 measured), written as a
+stream, so a million-row file costs little disk.
 Scaled files: question ids/texts made unique per copy; the Inspect `.eval` is written
 with deflate (Python's zipfile cannot write zstd before 3.14), its `.json` as is.
 Everything is written to a temporary folder.
@@ -123,6 +129,35 @@ def scale_ragas_parquet(n: int, out: Path) -> Path:
     return path
 
 
+def _short_rows(n: int):
+    for i in range(n):
+        yield {
+            "user_input": f"What is question number {i}?",
+            "response": f"It is {i}.",
+            "faithfulness": (i % 10) / 10,
+            "answer_relevancy": (i % 7) / 7,
+        }
+
+
+def scale_ragas_jsonl_short(n: int, out: Path) -> Path:
+    path = out / "ragas-short.jsonl"
+    with open(path, "w") as fh:
+        for r in _short_rows(n):
+            fh.write(json.dumps(r) + "\n")
+    return path
+
+
+def scale_ragas_csv_short(n: int, out: Path) -> Path:
+    path = out / "ragas-short.csv"
+    with open(path, "w", newline="") as fh:
+        w = csv.DictWriter(
+            fh, fieldnames=["user_input", "response", "faithfulness", "answer_relevancy"]
+        )
+        w.writeheader()
+        w.writerows(_short_rows(n))
+    return path
+
+
 KINDS = {
     "promptfoo": ("promptfoo", scale_promptfoo),
     "deepeval": ("deepeval", scale_deepeval),
@@ -130,7 +165,49 @@ KINDS = {
     "inspect .json": ("inspect", scale_inspect_json),
     "ragas .csv": ("ragas", scale_ragas_csv),
     "ragas .parquet": ("ragas", scale_ragas_parquet),
+    "ragas .jsonl short": ("ragas", scale_ragas_jsonl_short),
+    "ragas .csv short": ("ragas", scale_ragas_csv_short),
 }
+
+
+def _child(tool: str, path: str, results: str) -> None:
+    """One import in this process; prints seconds and peak RSS (MB) as JSON."""
+    import resource
+
+    start = time.perf_counter()
+    if tool != "-":
+        import_run(tool, path, results_dir=results, run_id="rss")
+    took = time.perf_counter() - start
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
+    print(json.dumps({"seconds": took, "rss_mb": peak}))
+
+
+def _measure(tool: str, path: Path | str, results: Path) -> dict:
+    import subprocess
+
+    cmd = [sys.executable, __file__, "--child", tool, str(path), str(results)]
+    done = subprocess.run(cmd, capture_output=True, text=True, check=True)
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def rss(n: int, kinds: list[str]) -> None:
+    with tempfile.TemporaryDirectory(prefix="rageval-import-rss-") as d:
+        root = Path(d)
+        floor = _measure("-", "-", root)["rss_mb"]
+        print(f"peak RSS of one import of {n:,} questions, own process each, {sys.platform}")
+        print(f"floor (python + rageval imported): {floor:.0f} MB")
+        print(f"{'file':20} {'size MB':>8} {'seconds':>8} {'RSS MB':>8} {'KB/question':>12}")
+        for kind in kinds:
+            tool, scale = KINDS[kind]
+            path = scale(n, root)
+            got = _measure(tool, path, root / f"results-{len(list(root.iterdir()))}")
+            size = path.stat().st_size / 1e6
+            per = (got["rss_mb"] - floor) * 1024 / n
+            print(
+                f"{kind:20} {size:8.1f} {got['seconds']:8.1f} {got['rss_mb']:8.0f} {per:12.2f}",
+                flush=True,
+            )
+            path.unlink()
 
 
 def timed(fn, repeat: int) -> float:
@@ -146,8 +223,17 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--questions", type=int, default=10_000)
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--rss", action="store_true", help="peak RSS per import, one child each")
+    ap.add_argument("--kinds", nargs="+", choices=list(KINDS), default=list(KINDS))
+    ap.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.child:
+        _child(*args.child)
+        return
     n = args.questions
+    if args.rss:
+        rss(n, args.kinds)
+        return
     with tempfile.TemporaryDirectory(prefix="rageval-import-bench-") as d:
         root = Path(d)
         files = {kind: (tool, scale(n, root)) for kind, (tool, scale) in KINDS.items()}
@@ -160,7 +246,7 @@ def main() -> None:
 
         # The floor: the promptfoo rows, already parsed, through the writer alone.
         imported = TOOLS["promptfoo"](files["promptfoo"][1])
-        records = resolve_ids(imported.records, None, "bench")
+        records = list(resolve_ids(imported.records, None, "bench"))
 
         def writer_only() -> None:
             with RunWriter(

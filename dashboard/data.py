@@ -279,8 +279,9 @@ class _Loaded:
 def _load_labels(location: str, read_only: bool, generation: int) -> _Loaded:
     # cache_resource, not cache_data: 50,000 labels would be pickled on every hit.
     ls = _label_store(location, read_only).load()
-    newest = max((lab.created_at for lab in ls.labels), default="")
-    return _Loaded(ls, f"{len(ls.labels)}:{len(ls.problems)}:{newest}:{generation}")
+    # the files read, not counts or times: a correction from another process keeps the
+    # count, and any created_at can be set (clock skew, a future-dated label)
+    return _Loaded(ls, f"{ls.version}:{generation}")
 
 
 def _labels_now() -> tuple[tuple[str, bool, int], _Loaded]:

@@ -47,9 +47,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         # Point stdout at devnull so the interpreter's final flush does not raise again.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1
-    except OSError as exc:
+    except OSError as exc:  # a file named on the command line that cannot be read or written
         print(f"rageval {args.command}: error: {os_error(exc)}", file=sys.stderr)
-        return 1
+        return 2
     except KeyboardInterrupt:
         print(f"rageval {args.command}: interrupted", file=sys.stderr)
         return 130

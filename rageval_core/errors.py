@@ -6,9 +6,14 @@
     ├── PipelineError            the pipeline under test returned something unusable
     ├── JudgeError               a judge could not produce verdicts (HTTP, parse, missing verdict)
     ├── ResultsError             results directory: bad run id, unreadable or corrupt run
+    │   ├── ConflictError        another writer holds the run (exit 1, not 2)
     │   └── NotFoundError        a readable run has no such question
     └── SourceError              another tool's results file (or a writer's record) that
                                  does not fit: names the file and the first field
+
+Exit codes: a user's mistake or input that cannot be read (ConfigError, DatasetError,
+ResultsError, SourceError) is 2, everywhere; 1 is a `check` breach, another writer
+holding the run, or a failure of the pipeline, the judge or a remote API.
 
 Validation raises these, never `assert`. The CLI and the dashboard show them as one
 bounded line (`one_line()`); `problems` carries every individual finding so a user fixes
@@ -71,6 +76,8 @@ def display_name(name: str) -> str:
 class DatasetError(RagevalError):
     """A golden dataset or its corpus cannot be read or is invalid."""
 
+    exit_code = 2
+
 
 class ConfigError(RagevalError):
     """A run config, thresholds file or command-line argument is wrong."""
@@ -87,7 +94,16 @@ class JudgeError(RagevalError):
 
 
 class ResultsError(RagevalError):
-    """A run id is invalid, or a run in the results directory is missing or corrupt."""
+    """A run id is invalid, or a run in the results directory is missing or corrupt:
+    unreadable input, exit 2 (a `check` breach is 1; docs/ci.md)."""
+
+    exit_code = 2
+
+
+class ConflictError(ResultsError):
+    """Another writer holds the run, or took it over: nobody's mistake, exit 1."""
+
+    exit_code = 1
 
 
 class NotFoundError(ResultsError):
@@ -98,4 +114,6 @@ class NotFoundError(ResultsError):
 class SourceError(RagevalError):
     """Results from outside rageval (another tool's file, a harness's record given to the
     writer) that do not fit: the message names the file or question and the first field
-    that did not, and nothing of the run is written."""
+    that did not, and nothing of the run is written. The user's input: exit 2."""
+
+    exit_code = 2

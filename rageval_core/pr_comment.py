@@ -5,7 +5,11 @@ markdown`; see docs/ci.md).
 The comment is found again by a hidden marker on its first line, so re-runs and new
 pushes edit it instead of adding one comment per push. Speaks the GitHub REST API
 (`GITHUB_API_URL`, set by Actions; GitHub Enterprise too). The token is read from the
-environment, sent only in the Authorization header, and never printed or raised.
+environment, sent only in the Authorization header, and never printed or raised. The API
+is not trusted further than the file a user hands us: a redirect to another origin drops
+the Authorization header, a reply is read up to `MAX_REPLY_BYTES` and through
+`bounded_json`, listing stops after `MAX_PAGES` pages, and a comment without an integer
+`id` is an error, not a KeyError.
 """
 
 from __future__ import annotations
@@ -13,16 +17,20 @@ from __future__ import annotations
 import json
 import os
 import urllib.error
+import urllib.parse
 import urllib.request
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from rageval_core.bounded_json import BadJSON, load_file, loads
 from rageval_core.errors import ConfigError, RagevalError, one_line
 
 MARKER = "<!-- rageval -->"
 MAX_BODY = 65_000  # GitHub refuses comment bodies over 65,536 characters
 PAGE = 100
+MAX_PAGES = 100  # 10,000 comments: a pull request with more is not one this looks through
+MAX_REPLY_BYTES = 16 << 20  # a page of 100 comments is well under a megabyte
 
 
 @dataclass(frozen=True)
@@ -54,11 +62,13 @@ def _event_number(path: str | None) -> int | None:
     if not path:
         return None
     try:
-        with open(path, encoding="utf-8") as fh:
-            event = json.load(fh)
-    except (OSError, ValueError) as exc:
-        raise ConfigError(f"GITHUB_EVENT_PATH {path}: cannot read the event ({exc})") from exc
-    n = (event.get("pull_request") or {}).get("number") or event.get("number")
+        event = load_file(path)
+    except (OSError, BadJSON) as exc:
+        raise ConfigError(f"GITHUB_EVENT_PATH {path}: cannot read the event ({exc})") from None
+    if not isinstance(event, dict):
+        raise ConfigError(f"GITHUB_EVENT_PATH {path}: the event is not a JSON object")
+    pull = event.get("pull_request")
+    n = (pull.get("number") if isinstance(pull, dict) else None) or event.get("number")
     return n if isinstance(n, int) else None
 
 
@@ -68,6 +78,27 @@ def comment_body(markdown: str, marker: str = MARKER) -> str:
     if len(body) > MAX_BODY:
         body = body[: MAX_BODY - 80] + "\n\n… (cut: the full table is in the job summary)\n"
     return body
+
+
+def _origin(url: str) -> tuple[str, str, int | None]:
+    parts = urllib.parse.urlsplit(url)
+    return parts.scheme.lower(), (parts.hostname or "").lower(), parts.port
+
+
+class _SameOriginAuth(urllib.request.HTTPRedirectHandler):
+    """Follows redirects as urllib does, but the Authorization header only to the origin
+    it was meant for: a 307 to another host never carries the token."""
+
+    def redirect_request(self, req, fp, code, msg, headers, newurl):  # noqa: ANN001
+        new = super().redirect_request(req, fp, code, msg, headers, newurl)
+        if new is not None and _origin(newurl) != _origin(req.full_url):
+            for name in list(new.headers):
+                if name.lower() == "authorization":
+                    del new.headers[name]
+        return new
+
+
+_OPENER = urllib.request.build_opener(_SameOriginAuth)
 
 
 class _Api:
@@ -83,8 +114,11 @@ class _Api:
         if data is not None:
             req.add_header("Content-Type", "application/json")
         try:
-            with urllib.request.urlopen(req, timeout=self.timeout) as resp:
-                return json.loads(resp.read() or b"null")
+            with _OPENER.open(req, timeout=self.timeout) as resp:
+                data = resp.read(MAX_REPLY_BYTES + 1)
+            if len(data) > MAX_REPLY_BYTES:
+                raise ValueError(f"reply longer than {MAX_REPLY_BYTES} bytes")
+            return loads(data) if data.strip() else None
         except urllib.error.HTTPError as exc:
             with exc:  # the error is the response: close its connection
                 detail = exc.read()[:300].decode("utf-8", "replace")
@@ -116,20 +150,31 @@ def post_or_update(
     api = _Api(pr, token)
     body = comment_body(markdown, marker)
     base = f"/repos/{pr.repo}/issues"
-    page = 1
-    while True:
+    for page in range(1, MAX_PAGES + 1):
         comments = api.call("GET", f"{base}/{pr.number}/comments?per_page={PAGE}&page={page}")
         if not isinstance(comments, list):
             raise RagevalError(f"GitHub API: unexpected reply listing comments of #{pr.number}")
         for c in comments:
             if isinstance(c, dict) and str(c.get("body") or "").startswith(marker):
-                api.call("PATCH", f"{base}/comments/{int(c['id'])}", {"body": body})
-                return "updated", int(c["id"])
+                cid = _comment_id(c, "a marked comment")
+                api.call("PATCH", f"{base}/comments/{cid}", {"body": body})
+                return "updated", cid
         if len(comments) < PAGE:
             break
-        page += 1
+    else:
+        raise RagevalError(
+            f"GitHub API: more than {MAX_PAGES} pages of comments on #{pr.number}; "
+            "stopped looking for the marked comment"
+        )
     made = api.call("POST", f"{base}/{pr.number}/comments", {"body": body})
-    return "created", int(made["id"])
+    return "created", _comment_id(made, "the posted comment")
+
+
+def _comment_id(comment: Any, what: str) -> int:
+    cid = comment.get("id") if isinstance(comment, dict) else None
+    if isinstance(cid, bool) or not isinstance(cid, int) or cid < 1:
+        raise RagevalError(f"GitHub API: {what} has no comment id")
+    return cid
 
 
 def token_from_env(env: Mapping[str, str] = os.environ) -> str:

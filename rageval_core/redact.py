@@ -14,6 +14,11 @@ Three rules, applied together by one `Redactor`:
    ``*_env`` setting), and every string found under a secret-looking key (with the tokens
    inside it, so `Bearer sk-…` also scrubs a bare `sk-…`), is replaced by ``"***"`` inside
    every string, because a pipeline or an HTTP error may echo a key where no name warns us.
+   Only a value that can be a secret (`can_be_secret`: `MIN_SECRET_LEN` characters or
+   more, and not a placeholder local servers take, `EMPTY`, `ollama`, `none`…): a short
+   or common key (`the`, `k`) would otherwise be masked inside every answer, question and
+   run id. Such a key still never reaches a file by its place: headers and settings under
+   a secret-looking key are masked by rule 1.
 3. **By shape**: credentials recognisable in any string are masked wherever they appear:
    URL user info (`postgres://user:pass@host` → `postgres://***@host`), query parameters
    with a secret-looking name (`?api_key=…`, `&token=…`, `X-Amz-Signature=…`, `sig=…`),
@@ -45,6 +50,10 @@ _SECRET_WORDS = r"key|token|secret|passw(?:or)?d|pwd|credential|auth(?!or(?!iz))
 SECRET_KEY_RE = re.compile(_SECRET_WORDS + r"|^sig$", re.IGNORECASE)
 ENV_NAME_SUFFIX = "_env"
 MIN_SECRET_LEN = 8
+# What local servers (Ollama, vLLM, llama.cpp, LM Studio) accept as a key: not secrets.
+PLACEHOLDERS = frozenset(
+    {"empty", "none", "null", "ollama", "lm-studio", "dummy", "sk-no-key-required", "no-key"}
+)
 
 _TOKEN = r"[A-Za-z0-9\-._~+/]+=*"  # RFC 7235 token68: what an auth scheme carries
 _URL_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.\-]{0,30}://)[^\s/?#@\"'<>]+@")
@@ -160,12 +169,19 @@ def scrub_value(value: Any) -> Any:
     return _map_strings(value, scrub_shapes)
 
 
+def can_be_secret(value: str) -> bool:
+    """True when `value` is long and uncommon enough that masking it by substring (rule 2)
+    hides a secret rather than words."""
+    stripped = value.strip()
+    return len(stripped) >= MIN_SECRET_LEN and stripped.lower() not in PLACEHOLDERS
+
+
 class Redactor:
     """Scrubs known secret values from strings and masks values under secret-looking keys."""
 
     def __init__(self, secrets: Iterable[str] = ()):
         # Longest first, so a secret containing another is replaced whole.
-        values = {s for s in secrets if s and s.strip()}
+        values = {s for s in secrets if s and can_be_secret(s)}
         self._secrets = sorted(values, key=len, reverse=True)
 
     @classmethod

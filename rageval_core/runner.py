@@ -43,7 +43,7 @@ from tqdm import tqdm
 from rageval_core.config import RunConfig
 from rageval_core.dataset import load_dataset
 from rageval_core.engines import Answered, Ask, Engine, LocalEngine, PipelineSource
-from rageval_core.errors import ConfigError, PipelineError, ResultsError
+from rageval_core.errors import ConfigError, ConflictError, PipelineError
 from rageval_core.judges import Judge, make_judge
 from rageval_core.metrics.failure import FailureThresholds, classify_failure
 from rageval_core.metrics.retrieval import gold_ranks, retrieval_metrics
@@ -540,7 +540,7 @@ class RunJob:
 
     def _check_leases(self) -> None:
         if any(lease.lost for lease in self._leases):
-            raise ResultsError(
+            raise ConflictError(
                 f"{self._writing}: another writer took the run over after this one "
                 f"showed no sign of life for {stale_after_s():g} s; stopping, nothing uploaded"
             )

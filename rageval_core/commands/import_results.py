@@ -6,7 +6,7 @@ import argparse
 import tempfile
 
 from rageval_core.commands import add_results_option, import_formats
-from rageval_core.errors import ResultsError
+from rageval_core.errors import ConfigError
 from rageval_core.runs.layout import (
     MANIFEST,
     filesystem,
@@ -72,7 +72,7 @@ def _run(args: argparse.Namespace) -> int:
             result = import_run(args.tool, args.file, results_dir=local, **kw)
             fs, root = filesystem(location)
             if fs.exists(f"{root}/{result.run_id}/{MANIFEST}"):
-                raise ResultsError(f"run {result.run_id} already exists in {location}")
+                raise ConfigError(f"run {result.run_id} already exists in {location}")
             where = upload_run(result.path, location, result.run_id)
     else:
         result = import_run(args.tool, args.file, results_dir=location, **kw)

@@ -3,10 +3,11 @@
 Each tool module reads its files with the standard library (and pyarrow for Parquet) —
 never the tool's own package — into an `Imported`: one `writer.QuestionRecord`-shaped dict
 per question, the tool's other numeric metrics to declare, the config to record. The
-whole file is read and checked before anything is written; the run is then written by
-`writer.RunWriter` into a hidden staging folder and renamed into place, so a bad file
-(one `SourceError` naming the file and the first field that did not fit) or a crash
-leaves no half-written run. The field mapping per tool is in docs/import.md.
+file is read and checked as the run is written (a streamed file, RAGAS, is never held
+whole): `writer.RunWriter` writes into a hidden staging folder, renamed into place only
+once every record passed, so a bad file (one `SourceError` naming the file and the first
+field that did not fit) or a crash leaves no half-written run. The field mapping per
+tool is in docs/import.md.
 """
 
 from __future__ import annotations
@@ -68,15 +69,12 @@ def import_run(
         raise ConfigError(f"{path}: no such file")
     ds = load_dataset(dataset) if isinstance(dataset, str | os.PathLike) else dataset
     imported = promptfoo.read(path, provider) if provider else TOOLS[tool](path)
-    records = resolve_ids(imported.records, ds, str(path))
-    if not records:
-        raise SourceError(f"{path}: holds no questions")
     config_name = name or imported.name or path.stem
     run_id = validate_run_id(run_id or default_run_id(f"{tool}-{config_name}"))
     root = Path(results_dir)
     target = root / run_id
     if target.exists():
-        raise ResultsError(f"run {run_id} already exists in {root}; choose another --run-id")
+        raise ConfigError(f"run {run_id} already exists in {root}; choose another --run-id")
     staging = root / STAGING
     staging.mkdir(parents=True, exist_ok=True)
     stage = Path(tempfile.mkdtemp(prefix=f"{run_id}.", dir=staging))
@@ -95,11 +93,15 @@ def import_run(
             durable=False,
         )
         with writer:
-            for record in records:
+            count = 0
+            for record in resolve_ids(imported.records, ds, str(path)):
                 try:
                     writer.add(**record)
                 except SourceError as exc:  # the writer names the question; add the file
                     raise SourceError(f"{path}: {exc.message}") from None
+                count += 1
+            if not count:
+                raise SourceError(f"{path}: holds no questions")
         result = writer.close()  # already closed by the block: its outcome
         try:
             os.rename(stage / run_id, target)  # one step: the run appears whole or not at all

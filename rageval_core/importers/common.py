@@ -7,14 +7,14 @@ Reads nothing itself; the tool modules do.
 from __future__ import annotations
 
 import hashlib
-import json
 import math
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from rageval_core.bounded_json import BadJSON, load_file, loads
 from rageval_core.catalogue import BUILTIN
 from rageval_core.errors import SourceError, one_line
 from rageval_core.models import GoldenDataset, JudgeRef
@@ -23,10 +23,11 @@ from rageval_core.models import GoldenDataset, JudgeRef
 @dataclass(frozen=True)
 class Imported:
     """A tool's results file, read and checked: `records` are `RunWriter.add` keyword
-    arguments (`question_id` may be None: then the question text identifies it), `metrics`
-    the declarations of the tool's other numeric metrics."""
+    arguments (`question_id` may be None: then the question text identifies it), a list or
+    an iterator that reads the file as it goes (RAGAS); `metrics` the declarations of the
+    tool's other numeric metrics."""
 
-    records: list[dict[str, Any]]
+    records: Iterable[dict[str, Any]]
     metrics: dict[str, dict[str, Any]] = field(default_factory=dict)
     config: dict[str, Any] = field(default_factory=dict)
     judge: JudgeRef | None = None
@@ -95,16 +96,27 @@ def number(value: Any, source: str, where: str) -> float | None:
         return None
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise bad(source, where, "a number", value)
-    return float(value) if math.isfinite(value) else None
+    try:
+        value = float(value)
+    except OverflowError:  # an integer beyond a double, from a reader without bounds
+        raise SourceError(f"{source}: {one_line(where, 120)} is too large a number") from None
+    return value if math.isfinite(value) else None
 
 
 def load_json(path: Path) -> Any:
+    """A whole JSON file through the bounded reader: `file:line: why` when it is not."""
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except UnicodeDecodeError as exc:
-        raise SourceError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
-    except ValueError as exc:
-        raise SourceError(f"{path}: not valid JSON ({one_line(exc, 120)})") from None
+        return load_file(path)
+    except BadJSON as exc:
+        raise SourceError(exc.at(str(path))) from None
+
+
+def json_value(data: bytes, source: str) -> Any:
+    """One JSON text of `source` (a zip member, a log's field) through the bounded reader."""
+    try:
+        return loads(data)
+    except BadJSON as exc:
+        raise SourceError(exc.at(source)) from None
 
 
 def slug(label: str) -> str:
@@ -146,15 +158,16 @@ def text_id(question: str) -> str:
 
 
 def resolve_ids(
-    records: Sequence[dict[str, Any]], dataset: GoldenDataset | None, source: str
-) -> list[dict[str, Any]]:
+    records: Iterable[dict[str, Any]], dataset: GoldenDataset | None, source: str
+) -> Iterator[dict[str, Any]]:
     """Give every record a question id: its own, else (with a dataset) the dataset question
     with the same text, else one made from the text. A question the dataset does not hold,
     or a question twice, is a SourceError naming the file and the row. With a dataset the
-    gold ids are the dataset's (SPEC §11): a file's own are dropped."""
+    gold ids are the dataset's (SPEC §11): a file's own are dropped. Lazy: records are
+    resolved as they are taken (a streamed file is never held whole here)."""
     by_text = {" ".join(q.question.split()): q.id for q in dataset.questions} if dataset else {}
     ids = {q.id for q in dataset.questions} if dataset else set()
-    out, seen = [], set()
+    seen = set()
     for n, rec in enumerate(records, start=1):
         qid, text = rec.get("question_id"), rec.get("question")
         if dataset is not None and qid not in ids and text is not None:
@@ -178,5 +191,4 @@ def resolve_ids(
         rec = {**rec, "question_id": str(qid)}
         if dataset is not None:
             rec.pop("gold_ids", None)
-        out.append(rec)
-    return out
+        yield rec

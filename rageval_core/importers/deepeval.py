@@ -19,10 +19,10 @@ sum is the judge cost; a metric's `error` is the row's judge error.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
+from rageval_core.bounded_json import BadJSON, loads
 from rageval_core.errors import SourceError
 from rageval_core.importers.common import (
     Fields,
@@ -49,8 +49,8 @@ def _claims(logs: str | None) -> list[dict[str, Any]] | None:
     try:
         rest = logs.split(" \n \nClaims:\n", 1)[1]
         claims_text, verdicts_text = rest.split(" \n \nVerdicts:\n", 1)
-        claims, verdicts = json.loads(claims_text), json.loads(verdicts_text)
-    except (IndexError, ValueError):
+        claims, verdicts = loads(claims_text), loads(verdicts_text)
+    except (IndexError, BadJSON):
         return None
     if not (isinstance(claims, list) and isinstance(verdicts, list)) or len(claims) != len(
         verdicts

@@ -14,11 +14,12 @@ Only epoch 1 of each sample is imported: a run holds each question once.
 
 from __future__ import annotations
 
-import json
 import struct
 import zipfile
+import zlib
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import pyarrow as pa
 
@@ -28,6 +29,7 @@ from rageval_core.importers.common import (
     Imported,
     bad,
     declare,
+    json_value,
     load_json,
     metric_name,
 )
@@ -35,13 +37,23 @@ from rageval_core.models import JudgeRef
 
 LETTERS = {"C": 1.0, "I": 0.0, "P": 0.5, "N": 0.0}
 MAX_MEMBER = 256 << 20  # bytes of one zip member read: a sample is kilobytes
+MAX_TOTAL = 1 << 30  # bytes inflated from all members of one log together
+CHUNK = 1 << 16  # bytes inflated per step: a member never inflates past its budget by more
 ZSTD = 93  # zip compression method number of Zstandard
 
 
-def _zstd_member(z: zipfile.ZipFile, info: zipfile.ZipInfo) -> bytes:
+class _Budget:
+    """Bytes left to inflate from one log: every member draws on the same total, so many
+    members at the per-member limit cannot add up to gigabytes."""
+
+    def __init__(self, total: int):
+        self.left = total
+
+
+def _zstd_stream(z: zipfile.ZipFile, info: zipfile.ZipInfo) -> IO[bytes]:
     """A zstd-compressed member (method 93, what Inspect writes), which `zipfile` reads
-    only from Python 3.14: its raw bytes from behind the local header, through pyarrow's
-    zstd codec (pyarrow is a dependency already)."""
+    only from Python 3.14: its raw bytes from behind the local header, inflated as a
+    stream by pyarrow's zstd codec (pyarrow is a dependency already)."""
     fh = z.fp
     fh.seek(info.header_offset)
     header = fh.read(30)
@@ -49,45 +61,81 @@ def _zstd_member(z: zipfile.ZipFile, info: zipfile.ZipInfo) -> bytes:
         raise zipfile.BadZipFile(f"bad local header for {info.filename}")
     name_len, extra_len = struct.unpack("<HH", header[26:30])
     fh.seek(info.header_offset + 30 + name_len + extra_len)
-    data = fh.read(info.compress_size)
-    return pa.Codec("zstd").decompress(data, decompressed_size=info.file_size).to_pybytes()
+    raw = pa.BufferReader(fh.read(info.compress_size))
+    return pa.CompressedInputStream(raw, "zstd")
 
 
-def _member(z: zipfile.ZipFile, name: str, source: str) -> Any:
-    info = z.getinfo(name)
-    if info.file_size > MAX_MEMBER:
-        raise SourceError(f"{source}: {name} is {info.file_size} bytes, more than a sample holds")
+def _inflate(z: zipfile.ZipFile, info: zipfile.ZipInfo, budget: _Budget, source: str) -> bytes:
+    """A member's bytes, inflated in steps of `CHUNK`: stops as soon as it passes its own
+    limit, its declared size or the log's budget, and checks size and CRC-32 itself
+    (whatever the directory claims, nothing larger is ever held)."""
+    name = info.filename
+    limit = min(MAX_MEMBER, budget.left)
+    if info.file_size > limit:
+        raise SourceError(
+            f"{source}: {name} is {info.file_size} bytes, more than a sample holds "
+            f"({limit} bytes left of the log's {MAX_TOTAL})"
+        )
+    stream = _zstd_stream(z, info) if info.compress_type == ZSTD else z.open(info)
+    parts, size, crc = [], 0, 0
+    with stream:
+        while chunk := stream.read(CHUNK):
+            size += len(chunk)
+            if size > info.file_size:
+                raise SourceError(
+                    f"{source}: {name} inflates past its declared {info.file_size} bytes"
+                )
+            crc = zlib.crc32(chunk, crc)
+            parts.append(chunk)
+    if size != info.file_size or crc != info.CRC:
+        raise SourceError(f"{source}: {name} is damaged (size or CRC-32 does not match)")
+    budget.left -= size
+    return b"".join(parts)
+
+
+def _member(z: zipfile.ZipFile, name: str, source: str, budget: _Budget) -> Any:
     try:
-        raw = _zstd_member(z, info) if info.compress_type == ZSTD else z.read(info)
-        return json.loads(raw.decode("utf-8"))
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise SourceError(f"{source}: {name} is not valid JSON ({one_line(exc, 120)})") from None
-    except (zipfile.BadZipFile, NotImplementedError, OSError, pa.ArrowException) as exc:
+        raw = _inflate(z, z.getinfo(name), budget, source)
+    except (zipfile.BadZipFile, NotImplementedError, OSError, EOFError, pa.ArrowException) as exc:
         raise SourceError(f"{source}: {name} cannot be read ({one_line(exc, 120)})") from None
+    return json_value(raw, f"{source}: {name}")
 
 
-def _load(path: Path) -> tuple[dict[str, Any], list[tuple[str, Any]]]:
-    """The log's header and its samples as (where, sample JSON) pairs."""
+def _load(path: Path) -> tuple[dict[str, Any], Iterator[tuple[str, Any]]]:
+    """The log's header and its samples as (where, sample JSON) pairs, read one at a
+    time (a sample is parsed when it is reached, and dropped once imported)."""
     source = str(path)
     if path.suffix == ".json":
         log = Fields(load_json(path), source, "")
         if log.raw("eval") is None or log.raw("samples") is None:
             raise SourceError(f"{source}: eval or samples is missing: not an Inspect log")
         samples = log.items("samples")
-        return dict(log.value), [(f"samples[{i}]", s) for i, s in enumerate(samples)]
+        return dict(log.value), iter([(f"samples[{i}]", s) for i, s in enumerate(samples)])
     try:
         z = zipfile.ZipFile(path)
     except (zipfile.BadZipFile, OSError) as exc:
         raise SourceError(f"{source}: not an Inspect .eval log (a zip): {exc}") from None
-    with z:
-        names = set(z.namelist())
-        if "header.json" not in names:
-            raise SourceError(f"{source}: header.json is missing: not an Inspect .eval log")
-        header = _member(z, "header.json", source)
-        if not isinstance(header, dict):
-            raise bad(source, "header.json", "an object", header)
-        members = sorted(n for n in names if n.startswith("samples/") and n.endswith(".json"))
-        return header, [(m, _member(z, m, source)) for m in members]
+    budget = _Budget(MAX_TOTAL)
+    names = set(z.namelist())
+    if "header.json" not in names:
+        z.close()
+        raise SourceError(f"{source}: header.json is missing: not an Inspect .eval log")
+    try:
+        header = _member(z, "header.json", source, budget)
+    except SourceError:
+        z.close()
+        raise
+    if not isinstance(header, dict):
+        z.close()
+        raise bad(source, "header.json", "an object", header)
+    members = sorted(n for n in names if n.startswith("samples/") and n.endswith(".json"))
+
+    def samples() -> Iterator[tuple[str, Any]]:
+        with z:
+            for m in members:
+                yield m, _member(z, m, source, budget)
+
+    return header, samples()
 
 
 def _text(value: Any, source: str, where: str) -> str | None:

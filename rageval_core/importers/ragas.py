@@ -15,17 +15,18 @@ from __future__ import annotations
 
 import ast
 import csv
-import json
 import math
-import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from rageval_core.bounded_json import BadJSON, read_lines
 from rageval_core.errors import SourceError, one_line
-from rageval_core.importers.common import Imported, declare, metric_name
+from rageval_core.importers.common import Imported, metric_name
 from rageval_core.models import JudgeRef
 
 ALIASES = {
@@ -46,41 +47,72 @@ TEXT_COLUMNS = {
     "reference_context",
 }
 LIST_KEYS = ("contexts", "context_ids", "gold_ids")
+BATCH = 4096  # Parquet rows decoded at a time
+MAX_CELL = 64 << 20  # characters of one CSV cell
 
 
-def _rows(path: Path) -> list[tuple[int, dict[str, Any]]]:
-    """(line or row number, row) pairs; CSV cells stay text, to be typed per column."""
+def _rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(line or row number, row) pairs, streamed: memory is one row's (a Parquet batch's),
+    whatever the file's size; `read` goes through them twice. CSV cells stay text, to be
+    typed per column."""
     source = str(path)
     suffix = path.suffix.lower()
-    try:
-        if suffix == ".parquet":
-            try:
-                table = pq.read_table(path)
-            except (pa.ArrowException, OSError) as exc:
-                raise SourceError(f"{source}: unreadable Parquet ({one_line(exc, 120)})") from None
-            return list(enumerate(table.to_pylist(), start=1))
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise SourceError(f"{source}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
-    if suffix in (".jsonl", ".json"):
-        rows = []
-        for n, line in enumerate(text.splitlines(), start=1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except ValueError as exc:
-                raise SourceError(f"{source}:{n}: not valid JSON ({one_line(exc, 120)})") from None
+    if suffix == ".parquet":
+        yield from _parquet_rows(path)
+    elif suffix in (".jsonl", ".json"):
+        for n, row in read_lines(path):
+            if isinstance(row, BadJSON):
+                raise SourceError(row.at(source))
             if not isinstance(row, dict):
                 raise SourceError(f"{source}:{n}: a row must be a JSON object")
-            rows.append((n, row))
-        return rows
-    if suffix != ".csv":
+            yield n, row
+    elif suffix == ".csv":
+        yield from _csv_rows(path)
+    else:
         raise SourceError(f"{source}: a RAGAS file is .csv, .jsonl or .parquet")
-    csv.field_size_limit(sys.maxsize)
-    reader = csv.DictReader(text.splitlines(keepends=True))
-    # DictReader counts physical lines: a header line, then each record's last line.
-    return [(reader.line_num, row) for row in reader]
+
+
+def _parquet_rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    try:
+        n = 0
+        for batch in pq.ParquetFile(path).iter_batches(batch_size=BATCH):
+            for row in batch.to_pylist():
+                n += 1
+                yield n, row
+    except (pa.ArrowException, OSError) as exc:
+        raise SourceError(f"{path}: unreadable Parquet ({one_line(exc, 120)})") from None
+
+
+def _csv_rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """CSV as pandas writes it, strictly: an unterminated quote or stray text after a
+    closing quote is an error naming the line, not a run cut short."""
+    source = str(path)
+    csv.field_size_limit(MAX_CELL)
+    try:
+        with open(path, encoding="utf-8-sig", newline="") as fh:
+            reader = csv.reader(fh, strict=True)
+            header = next(reader, None)
+            if header is None:
+                return
+            for i, name in enumerate(header, start=1):
+                if not name.strip():
+                    raise SourceError(
+                        f"{source}:1: column {i} has no name (pandas' index column? save "
+                        "with to_csv(index=False))"
+                    )
+            for cells in reader:
+                # reader.line_num: the record's last physical line
+                if len(cells) != len(header):
+                    if not any(c.strip() for c in cells):
+                        continue
+                    raise SourceError(
+                        f"{source}:{reader.line_num}: {len(cells)} cells for {len(header)} columns"
+                    )
+                yield reader.line_num, dict(zip(header, cells, strict=True))
+    except csv.Error as exc:
+        raise SourceError(f"{source}:{reader.line_num}: not valid CSV ({exc})") from None
+    except UnicodeDecodeError as exc:
+        raise SourceError(f"{source}: not UTF-8 text ({exc.reason})") from None
 
 
 def _column(row: dict[str, Any], key: str) -> tuple[str | None, Any]:
@@ -117,43 +149,88 @@ def _num(v: Any) -> float | None:
     return f if math.isfinite(f) else None
 
 
+@dataclass
+class _Column:
+    """What the first pass learnt of one column: numbers only, text, or a mix (the first
+    text cell's row and value, to name it)."""
+
+    numbers: int = 0
+    text: int = 0
+    first_text: tuple[int, Any] | None = None
+    unit: bool = True
+
+    def see(self, n: int, v: Any) -> None:
+        try:
+            f = _num(v)
+        except (TypeError, ValueError):
+            self.text += 1
+            self.first_text = self.first_text or (n, v)
+            return
+        if f is not None:
+            self.numbers += 1
+            self.unit = self.unit and 0.0 <= f <= 1.0
+
+
+def _survey(path: Path) -> tuple[list[str], dict[str, _Column]]:
+    """The first pass: the columns (the first row's) and what each holds."""
+    source = str(path)
+    columns: list[str] | None = None
+    stats: dict[str, _Column] = {}
+    known = {n for names in ALIASES.values() for n in names} | TEXT_COLUMNS
+    for n, row in _rows(path):
+        if columns is None:
+            columns = list(row)
+            if _column(row, "question")[0] is None:
+                raise SourceError(
+                    f"{source}: column user_input (or question) is missing: not a RAGAS "
+                    f"result (columns: {one_line(', '.join(columns), 200)})"
+                )
+            stats = {c: _Column() for c in columns if c not in known}
+        for col, st in stats.items():
+            st.see(n, row.get(col))
+    if columns is None:
+        raise SourceError(f"{source}: no rows")
+    return columns, stats
+
+
 def read(path: Path) -> Imported:
     source = str(path)
-    rows = _rows(path)
-    if not rows:
-        raise SourceError(f"{source}: no rows")
-    columns = list(rows[0][1])
-    if _column(rows[0][1], "question")[0] is None:
-        raise SourceError(
-            f"{source}: column user_input (or question) is missing: not a RAGAS result "
-            f"(columns: {one_line(', '.join(columns), 200)})"
-        )
-    known = {n for names in ALIASES.values() for n in names} | TEXT_COLUMNS
+    columns, stats = _survey(path)
     metric_columns, ignored = [], []
-    for col in columns:
-        if col in known:
-            continue
-        values = [r.get(col) for _, r in rows]
-        parsed = []
-        for v in values:
-            try:
-                parsed.append(_num(v))
-            except (TypeError, ValueError):
-                parsed.append(...)
-        if all(p is ... for p in parsed if p is not None) and any(p is ... for p in parsed):
+    for col, st in stats.items():
+        if st.text and not st.numbers:
             ignored.append(col)  # a text column of the user's: not a metric
             continue
-        bad = next((i for i, p in enumerate(parsed) if p is ...), None)
-        if bad is not None:
-            n = rows[bad][0]
+        if st.first_text is not None:
+            n, value = st.first_text
             raise SourceError(
                 f"{source}:{n}: column {one_line(col, 60)!r} must be a number, "
-                f"got {one_line(values[bad], 60)!r}"
+                f"got {one_line(value, 60)!r}"
             )
         metric_columns.append(col)
     labels = {metric_name(c, "ragas"): c for c in metric_columns if c not in PINNED}
-    records, scores = [], []
-    for n, row in rows:
+    metrics = {
+        name: {
+            "label": col[:80],
+            "direction": "higher",
+            "range": "unit" if stats[col].unit else "number",
+        }
+        for name, col in labels.items()
+    }
+    return Imported(
+        records=_records(path, labels, metric_columns),
+        metrics=metrics,
+        config={"pipeline": {"file_columns": columns}, "ignored_columns": ignored},
+        judge=JudgeRef(kind="ragas"),
+    )
+
+
+def _records(
+    path: Path, labels: dict[str, str], metric_columns: list[str]
+) -> Iterator[dict[str, Any]]:
+    """The second pass: one record per row, made as the writer takes it."""
+    source = str(path)
+    for n, row in _rows(path):
         where = f"{source}:{n}"
         rec: dict[str, Any] = {}
         for key in ("question", "answer", "reference", "question_id"):
@@ -179,16 +256,8 @@ def read(path: Path) -> Imported:
         if lists["gold_ids"] is not None:
             rec["gold_ids"] = lists["gold_ids"]
         rec["reference"] = rec.pop("reference")
-        row_scores = {name: _num(row.get(col)) for name, col in labels.items()}
+        rec["scores"] = {name: _num(row.get(col)) for name, col in labels.items()}
         for col, pinned in PINNED.items():
             if col in metric_columns:
                 rec[pinned] = _num(row.get(col))
-        rec["scores"] = row_scores
-        scores.append(row_scores)
-        records.append(rec)
-    return Imported(
-        records=records,
-        metrics=declare(labels, scores),
-        config={"pipeline": {"file_columns": columns}, "ignored_columns": ignored},
-        judge=JudgeRef(kind="ragas"),
-    )
+        yield rec

@@ -30,8 +30,10 @@ from typing import Any
 
 import httpx
 
+from rageval_core.bounded_json import BadJSON, loads
 from rageval_core.errors import ConfigError, JudgeError
 from rageval_core.judges.cache import ReplyCache, cache_key, default_cache_dir
+from rageval_core.judges.grounding import ungrounded
 from rageval_core.judges.options import Options
 from rageval_core.judges.prompt import (
     PROMPT_VERSION,
@@ -43,6 +45,7 @@ from rageval_core.judges.prompt import (
 )
 from rageval_core.judges.reply import Reply, ReplyError, decode, parse_reply, stricter
 from rageval_core.models import JudgeInput, Judgement, JudgeRef
+from rageval_core.redact import can_be_secret
 
 log = logging.getLogger(__name__)
 
@@ -50,6 +53,8 @@ _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _RETRY_STATUS = frozenset({408, 409, 429}) | frozenset(range(500, 600))
 # Never sleep longer than this between attempts, whatever the server or the maths says.
 MAX_WAIT_S = 120.0
+MAX_REPLY_BYTES = 8 << 20  # a reply is kilobytes; a larger one is cut off and an error
+MAX_TOKENS = 10_000_000  # more tokens than any context window: a usage figure is wrong
 
 
 @dataclass(frozen=True)
@@ -145,13 +150,26 @@ class _Tally:
     usage: dict[str, int] = field(default_factory=dict)
 
     def add(self, usage: Any) -> dict[str, int]:
-        counts = {
-            k: int(usage[k])
-            for k in ("prompt_tokens", "completion_tokens")
-            if isinstance(usage, dict) and isinstance(usage.get(k), int)
-        }
+        """Add one reply's usage; a figure that cannot be a token count (negative, not a
+        whole number, beyond `MAX_TOKENS`) is a judge error, never a negative cost."""
+        counts: dict[str, int] = {}
+        for k in ("prompt_tokens", "completion_tokens"):
+            v = usage.get(k) if isinstance(usage, dict) else None
+            if v is None:
+                continue
+            if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v <= MAX_TOKENS:
+                raise _Failure(f"judge endpoint reported impossible usage: {k} {str(v)[:40]}")
+            counts[k] = v
         self.usd += self.prices.cost(counts)
         return counts
+
+
+def _grounded(reply: Reply, inp: JudgeInput) -> Reply:
+    """`reply` when each claim restates the answer (judges/grounding.py), else ReplyError."""
+    problem = ungrounded(reply.claims, inp.answer, inp.question)
+    if problem is not None:
+        raise ReplyError(problem)
+    return reply
 
 
 def _retry_after(value: str | None) -> float | None:
@@ -249,13 +267,13 @@ class OpenAIJudge:
         key = cache_key(self.settings.base_url, self.settings.model, PROMPT_VERSION, body)
         if self._cache is not None and (entry := self._cache.get(key)) is not None:
             try:
-                return parse_reply(entry["reply"], chunk_ids)
+                return _grounded(parse_reply(entry["reply"], chunk_ids), inp)
             except ReplyError:
                 log.warning("judge cache entry %s no longer valid; asking again", key[:12])
         text, usage = self._call(body, tally)
         try:
             raw = decode(text)
-            reply = parse_reply(raw, chunk_ids)
+            reply = _grounded(parse_reply(raw, chunk_ids), inp)
         except ReplyError as first:
             log.info("judge reply malformed (%s); sending one repair request", first)
             repair = messages + [
@@ -266,7 +284,7 @@ class OpenAIJudge:
             usage = {k: usage.get(k, 0) + more.get(k, 0) for k in usage.keys() | more.keys()}
             try:
                 raw = decode(text)
-                reply = parse_reply(raw, chunk_ids)
+                reply = _grounded(parse_reply(raw, chunk_ids), inp)
             except ReplyError as second:
                 raise _Failure(f"malformed judge reply after one repair retry: {second}") from None
         if self._cache is not None:
@@ -283,18 +301,19 @@ class OpenAIJudge:
             wait: float | None = None
             try:
                 with self._slots:
-                    resp = self._client.post("chat/completions", json=body)
+                    status, headers, data = self._post(body)
             except httpx.TimeoutException:
                 problem = f"timed out after {s.timeout_s:g} s"
             except httpx.TransportError as exc:
                 problem = f"connection failed ({type(exc).__name__})"
             else:
-                if resp.status_code == 200:
-                    return self._content(resp, tally)
-                problem = f"HTTP {resp.status_code}"
-                if resp.status_code not in _RETRY_STATUS:
-                    raise _Failure(f"judge endpoint answered {problem}: {resp.text[:200]}")
-                wait = _retry_after(resp.headers.get("retry-after"))
+                if status == 200:
+                    return self._content(data, tally)
+                problem = f"HTTP {status}"
+                if status not in _RETRY_STATUS:
+                    text = data[:200].decode("utf-8", "replace")
+                    raise _Failure(f"judge endpoint answered {problem}: {text}")
+                wait = _retry_after(headers.get("retry-after"))
             if attempt + 1 == attempts:
                 break
             if wait is None:
@@ -305,13 +324,31 @@ class OpenAIJudge:
             time.sleep(wait)
         raise _Failure(f"judge endpoint gave up after {attempts} attempt(s): {problem}")
 
+    def _post(self, body: dict[str, Any]) -> tuple[int, httpx.Headers, bytes]:
+        """One request, read as a stream against a total deadline of `timeout_s` (httpx's
+        own timeout is per read: a server dripping a byte a second never trips it) and a
+        size cap of `MAX_REPLY_BYTES` (reading stops there, nothing more is held). A
+        call therefore ends within `timeout_s` plus at most one read's wait. Redirects are
+        never followed (httpx's default): the key goes to `base_url` only."""
+        deadline = time.monotonic() + self.settings.timeout_s
+        with self._client.stream("POST", "chat/completions", json=body) as resp:
+            parts, size = [], 0
+            for chunk in resp.iter_bytes():  # as each read returns: the deadline is checked
+                size += len(chunk)
+                if size > MAX_REPLY_BYTES:
+                    raise _Failure(f"judge reply longer than {MAX_REPLY_BYTES} bytes; cut off")
+                parts.append(chunk)
+                if time.monotonic() > deadline:
+                    raise httpx.ReadTimeout("total deadline passed")
+            return resp.status_code, resp.headers, b"".join(parts)
+
     @staticmethod
-    def _content(resp: httpx.Response, tally: _Tally) -> tuple[str, dict[str, int]]:
+    def _content(data: bytes, tally: _Tally) -> tuple[str, dict[str, int]]:
         """Message text and usage of a 200 reply; a broken envelope counts as malformed."""
         try:
-            envelope = resp.json()
-        except ValueError:
-            return resp.text, {}
+            envelope = loads(data)
+        except BadJSON:
+            return data.decode("utf-8", "replace"), {}
         usage = tally.add(envelope.get("usage") if isinstance(envelope, dict) else None)
         try:
             text = envelope["choices"][0]["message"]["content"]
@@ -320,5 +357,9 @@ class OpenAIJudge:
         return (text if isinstance(text, str) else ""), usage
 
     def _scrub(self, message: str) -> str:
-        """Remove the key from a message, in case a server echoed it back in an error."""
-        return message.replace(self._secret, "***") if self._secret else message
+        """Remove the key from a message, in case a server echoed it back in an error; a
+        key too short or common to be a secret (`redact.can_be_secret`) is left, or every
+        "the" of an error would go."""
+        if self._secret and can_be_secret(self._secret):
+            return message.replace(self._secret, "***")
+        return message

@@ -7,12 +7,12 @@ enough to send back to the model in the repair request. Nothing here guesses a v
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any
 
+from rageval_core.bounded_json import BadJSON, loads
 from rageval_core.models import VERDICTS, Claim
 
 
@@ -63,10 +63,11 @@ def _claim(raw: Any, i: int, chunk_ids: Collection[str]) -> Claim:
 
 
 def decode(text: str) -> Any:
-    """The JSON value of a reply's text, or ReplyError."""
+    """The JSON value of a reply's text (bounded_json: depth, number size, surrogates), or
+    ReplyError."""
     try:
-        return json.loads(text)
-    except ValueError as exc:
+        return loads(text)
+    except BadJSON as exc:
         raise ReplyError(f"not valid JSON ({exc})") from None
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import csv
 import io
+import unicodedata
 from collections import Counter
 from collections.abc import Sequence
 
@@ -22,8 +23,12 @@ _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 
 def _cell(value: object) -> str:
+    """`value` as a cell a spreadsheet shows as text: a formula start is prefixed with `'`,
+    also behind leading white space (` =`, `\n=`) and in its full-width form (`＝`, which
+    NFKC folds to `=` and some spreadsheets run)."""
     text = "" if value is None else str(value)
-    return f"'{text}" if text.startswith(_FORMULA_START) else text
+    head = unicodedata.normalize("NFKC", text.lstrip(" \t\r\n\u3000\xa0")[:1])
+    return f"'{text}" if text.startswith(_FORMULA_START) or head in _FORMULA_START else text
 
 
 def to_csv(labels: Sequence[HumanLabel]) -> str:

@@ -54,6 +54,7 @@ def _checked_reviewer(name: str) -> str:
         raise ConfigError(f"reviewer name is longer than {MAX_REVIEWER} characters")
     if _has_control(name):
         raise ConfigError("reviewer name contains control characters")
+    _writable(name, "reviewer name")
     return name
 
 
@@ -89,7 +90,18 @@ def _text(value: object, name: str, *, optional: bool = False) -> str | None:
         return None
     if not isinstance(value, str) or (not optional and not value.strip()):
         raise ConfigError(f"{name} must be {'text' if optional else 'non-empty text'}")
+    _writable(value, name)
     return value
+
+
+def _writable(value: str, name: str) -> None:
+    """Raise when `value` cannot be written as UTF-8 (a lone surrogate, which a label
+    built in code rather than read through `bounded_json` may hold)."""
+    if not value.isascii():
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            raise ConfigError(f"{name} holds a lone surrogate (not UTF-8 text)") from None
 
 
 @dataclass(frozen=True)
@@ -116,15 +128,21 @@ class HumanLabel:
         _text(self.question_id, "question_id")
         _text(self.run_id, "run_id", optional=True)
         _text(self.judge, "judge", optional=True)
+        _text(self.claim, "claim", optional=True)
         if not isinstance(self.note, str):
             raise ConfigError("note must be text")
+        _writable(self.note, "note")
+        for name in ("verdict", "question_label"):
+            if not isinstance(getattr(self, name), str | None):
+                raise ConfigError(f"{name} must be text or null")
         object.__setattr__(self, "reviewer", check_reviewer(self.reviewer))
         # derived once (not fields: neither compared nor written); loads sort and index
         # tens of thousands of labels by them
         object.__setattr__(self, "at", parse_time(self.created_at))
-        object.__setattr__(self, "claim_key", claim_key(self.claim))
         if self.claim is not None:
             _text(self.claim, "claim")
+        object.__setattr__(self, "claim_key", claim_key(self.claim))
+        if self.claim is not None:
             if self.verdict not in VERDICTS:
                 raise ConfigError(f"verdict must be one of {', '.join(VERDICTS)}")
             if self.question_label is not None:

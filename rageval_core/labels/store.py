@@ -12,10 +12,10 @@ are written: a reviewer pasting a key into a note does not publish it.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import re
 import secrets
+import tempfile
 import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
@@ -24,6 +24,7 @@ from pathlib import Path
 
 import pyarrow as pa
 
+from rageval_core.bounded_json import BadJSON, loads
 from rageval_core.errors import ConfigError, RagevalError, one_line
 from rageval_core.labels.model import FIELDS, HumanLabel, utc_stamp
 from rageval_core.redact import scrub_value
@@ -70,6 +71,10 @@ class LabelSet:
 
     labels: tuple[HumanLabel, ...] = ()
     problems: tuple[str, ...] = ()
+    version: str = ""
+    """What the set was read from: a digest of its files' names and sizes. Every save adds
+    a file, so any save, in this process or another, changes it, whatever the labels'
+    `created_at` says (memo keys use it; a count or the newest time can stay the same)."""
 
     @cached_property
     def _by_question(self) -> dict[tuple[str, str], dict[str | None, tuple[HumanLabel, ...]]]:
@@ -100,7 +105,8 @@ class LabelSet:
     def merged(self, other: LabelSet) -> LabelSet:
         """Both sets, newest per key again (the labels location plus an older YAML)."""
         found = [(lab, (lab.at, "", 0)) for lab in self.labels + other.labels]
-        return as_set(keep_newest({}, found), self.problems + other.problems)
+        merged = as_set(keep_newest({}, found), self.problems + other.problems)
+        return replace(merged, version=_digest([self.version, other.version]))
 
 
 def _order(lab: HumanLabel) -> tuple:
@@ -146,9 +152,9 @@ def parse_lines(text: str, where: str) -> tuple[list[tuple[HumanLabel, int]], li
             problems.append(f"{where}:{n}: line longer than {_MAX_LINE} characters")
             continue
         try:
-            labels.append((HumanLabel.from_dict(json.loads(line)), n))
-        except ValueError as exc:
-            problems.append(one_line(f"{where}:{n}: not JSON ({exc})", 300))
+            labels.append((HumanLabel.from_dict(loads(line)), n))
+        except BadJSON as exc:
+            problems.append(one_line(f"{where}:{n}: not JSON ({exc.why})", 300))
         except RagevalError as exc:
             problems.append(one_line(f"{where}:{n}: {exc.message}", 300))
     return labels, problems
@@ -197,9 +203,14 @@ class LabelStore:
             path = Path(self.root)
             while not path.exists() and path != path.parent:
                 path = path.parent
-            if path.is_dir() and os.access(path, os.W_OK | os.X_OK):
-                return True, ""
-            return False, f"{self.location} is not writable"
+            if not path.is_dir():
+                return False, f"{self.location} is not writable"
+            try:  # a real write: permission bits say nothing to root or on a read-only mount
+                with tempfile.TemporaryFile(dir=path, prefix=".write-check-"):
+                    pass
+            except OSError as exc:
+                return False, one_line(f"{self.location} is not writable ({exc.strerror})", 300)
+            return True, ""
         probe = f"{self.root}/.write-check-{secrets.token_hex(8)}"
         try:
             self.fs.pipe_file(probe, b"")
@@ -285,7 +296,8 @@ class LabelStore:
                     if dataset is None or label.dataset == dataset
                 ),
             )
-        result = as_set(best, problems)
+        version = _digest(f"{p}\0{n}" for p, n in sorted(files.items())) if files else ""
+        result = replace(as_set(best, problems), version=version)
         with self._lock:
             self._last[dataset] = _Merged(files, best, problems, result)
         return result
@@ -300,6 +312,10 @@ class LabelStore:
             return _Parsed(size, [], [f"{where}: not UTF-8 ({exc.reason})"])
         labels, problems = parse_lines(text, where)
         return _Parsed(size, labels, problems)
+
+
+def _digest(parts: Iterable[str]) -> str:
+    return hashlib.sha256("\n".join(parts).encode("utf-8", "surrogateescape")).hexdigest()[:32]
 
 
 def _is_label_file(path: str) -> bool:

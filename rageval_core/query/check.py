@@ -11,6 +11,7 @@ any limit a check gates nothing, and says so rather than "passed".
 
 from __future__ import annotations
 
+import html
 import math
 import os
 from collections.abc import Mapping, Sequence
@@ -18,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rageval_core.catalogue import BUILTIN, Catalogue
-from rageval_core.errors import ConfigError, ResultsError
+from rageval_core.errors import ConfigError, ResultsError, one_line
 from rageval_core.query.previous import previous_run, series_of
 from rageval_core.query.store import ResultsStore, require_readable, run_catalogue
 from rageval_core.query.summary import summarize_run
@@ -334,6 +335,16 @@ def _fmt_delta(d: float | None) -> str:
     return "" if d is None else f"{d:+.2f}" if abs(d) < 10 else f"{d:+.4g}"
 
 
+def md_cell(text: object) -> str:
+    """`text` as inert Markdown on one table cell: HTML escaped, `|` and link brackets
+    escaped, line breaks flattened (a declared metric's label is the user's free text and
+    the table is posted as a pull-request comment)."""
+    flat = html.escape(one_line(text, 300), quote=False)
+    for c in ("\\", "|", "[", "]"):
+        flat = flat.replace(c, "\\" + c)
+    return flat
+
+
 def format_check(result: CheckResult, fmt: str = "text") -> str:
     """The delta table: `recall@5  0.78  (was 0.71)  +0.07`, ✗ on a breach."""
     if fmt == "markdown":
@@ -347,10 +358,10 @@ def format_check(result: CheckResult, fmt: str = "text") -> str:
         ]
         for r in result.rows:
             mark = "✗" if r.breached else "✓"
-            why = "; ".join((*r.breaches, *r.notes))
+            why = md_cell("; ".join((*r.breaches, *r.notes)))
             lines.append(
-                f"| {mark} | {r.label} | {_fmt(r.value)} | {_fmt(r.baseline)} | "
-                f"{_fmt_delta(r.delta)} | {r.limits} | {why} |"
+                f"| {mark} | {md_cell(r.label)} | {_fmt(r.value)} | {_fmt(r.baseline)} | "
+                f"{_fmt_delta(r.delta)} | {md_cell(r.limits)} | {why} |"
             )
         if result.baseline_line:
             lines[1:1] = ["", result.baseline_line]
@@ -359,7 +370,7 @@ def format_check(result: CheckResult, fmt: str = "text") -> str:
             lines.append(f"**failed**: {_breaches(result)}")
         else:
             lines.append("**passed**" if result.gated else f"**{NOTHING_GATED}**")
-        lines += [f"- {n}" for n in result.notes]
+        lines += [f"- {md_cell(n)}" for n in result.notes]
         return "\n".join(lines) + "\n"
     width = max([len(r.label) for r in result.rows] + [6])
     lines = [

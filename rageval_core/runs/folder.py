@@ -20,7 +20,7 @@ import fsspec
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from rageval_core.errors import ConfigError, ResultsError
+from rageval_core.errors import ConfigError, ConflictError, ResultsError
 from rageval_core.models import DeclaredMetric, RunManifest
 from rageval_core.query.summary import summarize_run
 from rageval_core.runs.atomic import atomic_write_json, create_json_if_absent, write_parquet
@@ -173,7 +173,7 @@ class RunFolder:
         self, what: str, resume: str | None = None, first: Sequence[Lease] = ()
     ) -> Iterator[list[Lease]]:
         """Hold the leases `first` (a bucket's) and this folder's for the block, renewed by
-        a heartbeat; yield them (a lost one means another writer took over). ResultsError
+        a heartbeat; yield them (a lost one means another writer took over). ConflictError
         naming the holder when another writer has one, and `resume`, the command that
         continues the run, once it is done."""
         leases = [*first, self.lease]
@@ -185,7 +185,7 @@ class RunFolder:
                     raise self.cannot_write(exc) from exc
                 if holder is not None:
                     then = f"; wait for it to finish, or stop it and run `{resume}`"
-                    raise ResultsError(
+                    raise ConflictError(
                         f"{what} is already being written by {holder}{then if resume else ''}"
                     )
                 held.callback(lease.release)

@@ -40,7 +40,7 @@ def test_user_mistake_is_one_line_not_a_traceback(tmp_path):
         capture_output=True,
         text=True,
     )
-    assert proc.returncode == 1
+    assert proc.returncode == 2  # a user mistake (docs/ci.md: exit codes)
     assert "Traceback" not in proc.stderr
     assert str(missing) in proc.stderr
 

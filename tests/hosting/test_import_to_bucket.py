@@ -19,5 +19,5 @@ def test_import_writes_one_complete_run_into_a_bucket(bucket, tmp_path, capsys):
         assert info.manifest.config["origin"]["tool"] == "promptfoo"
         overview = query.runs_overview(store)
         assert overview["n_questions"].tolist() == [10]
-    assert main([*args, "--run-id", "pf"]) == 1  # never overwrites a run in the bucket
+    assert main([*args, "--run-id", "pf"]) == 2  # never overwrites a run in the bucket
     assert "already exists" in capsys.readouterr().err

@@ -70,3 +70,31 @@ def test_a_bad_object_is_reported_by_its_url_and_line(bucket):
 def test_a_bucket_that_does_not_exist_is_not_writable(s3_endpoint):
     ok, why = LabelStore("s3://no-such-bucket-here/labels").writable()
     assert not ok and why.startswith("cannot write to s3://no-such-bucket-here/labels")
+
+
+def test_several_processes_saving_at_once_to_a_bucket_all_keep_their_labels(bucket):
+    """Issue 23: three dashboard replicas (processes) saving into one bucket at the same
+    moment; every save is its own object, so none is lost or torn."""
+    import os
+    import subprocess
+    import sys
+    import time
+    from pathlib import Path
+
+    from tests.core.labels.test_concurrent_saves import SAVER
+
+    root = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "PYTHONPATH": f"{root}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
+    location = f"s3://{bucket}/labels"
+    start = time.time() + 3.0
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", SAVER, location, who, str(start)], env=env, cwd=root
+        )
+        for who in ("ann", "bob", "cy")
+    ]
+    assert [p.wait(timeout=180) for p in procs] == [0, 0, 0]
+    assert len(keys(bucket)) == 120  # 40 saves each, one object per save
+    got = LabelStore(location).load()
+    assert got.problems == () and len(got.labels) == 120
+    assert sorted({lab.reviewer for lab in got.labels}) == ["ann", "bob", "cy"]

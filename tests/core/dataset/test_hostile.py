@@ -72,7 +72,7 @@ def test_billion_laughs_dataset_is_refused_quickly_in_bounded_memory(tmp_path):
         "questions:\n  - id: q1\n    question: hi\n    gold_chunk_ids: *l9\n",
     )
     done, seconds = cli("validate", str(path))
-    assert done.returncode == 1, done.stderr[-500:]
+    assert done.returncode == 2, done.stderr[-500:]
     assert seconds < 20
     assert "Traceback" not in done.stderr and len(done.stderr) < 1000
     assert f"{path}: dataset: YAML aliases expand" in done.stderr
@@ -142,7 +142,7 @@ def test_deeply_nested_squad_json_is_a_dataset_error(tmp_path):
         import_squad(path, tmp_path / "out")
     assert info.value.problems == [f"{path}: SQuAD file: JSON nested too deep to read"]
     done, _ = cli("import", "squad", str(path), "--out", str(tmp_path / "out"))
-    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert done.returncode == 2 and "Traceback" not in done.stderr
     assert "JSON nested too deep to read" in done.stderr
 
 

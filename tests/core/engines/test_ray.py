@@ -29,7 +29,7 @@ from tests.core.engines.conftest import (
     RayCluster,
     free_port,
 )
-from tests.core.judges.chat_server import ChatServer, Step
+from tests.core.judges.chat_server import ChatServer, echoing
 from tests.core.runner.conftest import Toy
 
 N_QUESTIONS = 32  # the toy dataset: 30 fact questions + 2 unanswerable
@@ -297,7 +297,7 @@ def test_the_judge_runs_on_the_driver_with_its_key_and_its_reply_cache(ray_clust
         "refused": False,
         "answer_correctness": 1.0,
     }  # fmt: skip
-    with ChatServer([Step(content=verdict)]) as server:
+    with ChatServer(echoing(verdict)) as server:
         judge = {
             "kind": "openai",
             "base_url": server.base_url,

@@ -1,5 +1,5 @@
 """A file that does not fit is one error naming the file and the first field that did not,
-and nothing is written: no run folder, no staging left behind, exit 1 on the CLI."""
+and nothing is written: no run folder, no staging left behind, exit 2 on the CLI."""
 
 from __future__ import annotations
 
@@ -132,11 +132,11 @@ def test_a_question_the_dataset_lacks_is_refused(fixture_file, tmp_path):
         import_run("promptfoo", bad, results_dir=tmp_path / "r", dataset=example_dataset_path())
 
 
-def test_the_cli_prints_one_line_and_exits_1(fixture_file, tmp_path, capsys):
+def test_the_cli_prints_one_line_and_exits_2(fixture_file, tmp_path, capsys):
     bad = edit_json(fixture_file("promptfoo"), tmp_path / "bad.json", promptfoo_output_number)
     code = main(["import", "promptfoo", str(bad), "--results", str(tmp_path / "res")])
     err = capsys.readouterr().err
-    assert code == 1 and err.count("\n") == 1 and "Traceback" not in err
+    assert code == 2 and err.count("\n") == 1 and "Traceback" not in err
     assert err.startswith("rageval import: error: ") and "response.output" in err
     code = main(["import", "promptfoo", str(tmp_path / "nope.json")])
     assert code == 2 and "no such file" in capsys.readouterr().err
@@ -146,7 +146,7 @@ def test_an_existing_run_id_is_refused_before_reading(fixture_file, tmp_path, ca
     args = ["import", "promptfoo", str(fixture_file("promptfoo")), "--results", str(tmp_path)]
     assert main([*args, "--run-id", "x"]) == 0
     before = (tmp_path / "x" / "manifest.json").read_bytes()
-    assert main([*args, "--run-id", "x"]) == 1
+    assert main([*args, "--run-id", "x"]) == 2
     assert "already exists" in capsys.readouterr().err
     assert (tmp_path / "x" / "manifest.json").read_bytes() == before
 
@@ -169,14 +169,14 @@ def test_one_provider_of_several_is_imported_with_provider(fixture_file, tmp_pat
 
     two = edit_json(fixture_file("promptfoo"), tmp_path / "two.json", promptfoo_two_providers)
     args = ["import", "promptfoo", str(two), "--results", str(tmp_path / "res")]
-    assert main(args) == 1 and "--provider ID" in capsys.readouterr().err
+    assert main(args) == 2 and "--provider ID" in capsys.readouterr().err
     assert main([*args, "--provider", "echo", "--run-id", "e"]) == 0
     assert main([*args, "--provider", "openai:gpt-4o-mini", "--run-id", "o"]) == 0
     import pyarrow.parquet as pq
 
     assert pq.read_table(tmp_path / "res" / "e" / "questions.parquet").num_rows == 10
     assert pq.read_table(tmp_path / "res" / "o" / "questions.parquet").num_rows == 1
-    assert main([*args, "--provider", "nope"]) == 1
+    assert main([*args, "--provider", "nope"]) == 2
     assert "no results of provider 'nope'" in capsys.readouterr().err
     with pytest.raises(ConfigError, match="promptfoo files only"):
         import_run("inspect", fixture_file("inspect"), results_dir=tmp_path, provider="x")

@@ -54,6 +54,18 @@ class Request:
 Script = list[Step] | Callable[[int, Request], Step]
 
 
+def echoing(content: dict[str, Any]) -> Callable[[int, Request], Step]:
+    """A script replying `content` with each claim's text set to the answer it was sent:
+    a judge's claims must restate the answer (rageval_core/judges/grounding.py)."""
+
+    def script(n: int, request: Request) -> Step:
+        answer = json.loads(request.body["messages"][-1]["content"])["answer"] or "-"
+        claims = [{**c, "text": answer[:200]} for c in content.get("claims", [])]
+        return Step(content={**content, "claims": claims})
+
+    return script
+
+
 class ChatServer:
     """Start with `with ChatServer(script) as srv:`; `srv.base_url` ends in /v1."""
 

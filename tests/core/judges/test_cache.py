@@ -160,7 +160,7 @@ def test_a_run_into_another_results_folder_pays_no_call_again(chat, tmp_path):
     from rageval_core.dataset import example_dataset_path
 
     unsourced = {**GOOD, "claims": [{**GOOD["claims"][0], "evidence_chunk_id": None}]}
-    with chat.ChatServer([chat.Step(content=unsourced)]) as srv:
+    with chat.ChatServer(chat.echoing(unsourced)) as srv:
         for folder in ("here", "there"):
             run = rageval_core.evaluate(
                 _reference_answers,

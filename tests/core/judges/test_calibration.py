@@ -118,7 +118,7 @@ def test_calibrate_command_unknown_run_is_one_clear_error(tmp_path, capsys):
     labels = tmp_path / "labels.yaml"
     labels.write_text("labels: [{question_id: q1, faithful: true}]\n")
     code = cli.main(["calibrate", str(labels), "--run", "nope", "--results", str(tmp_path)])
-    assert code == 1
+    assert code == 2
     assert "no such run" in capsys.readouterr().err
 
 

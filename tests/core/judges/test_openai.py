@@ -186,7 +186,7 @@ def test_cache_makes_an_unchanged_rerun_free(chat, sample_input, tmp_path):
         again = judge_for(srv, cache_dir=tmp_path).judge(sample_input)
         assert srv.calls == 1
         changed = judge_for(srv, cache_dir=tmp_path).judge(
-            replace(sample_input, answer="The museum opened in 1998.")
+            replace(sample_input, answer="The museum opened in 1998; it has four floors.")
         )
         assert srv.calls == 2
     assert again.claims == first.claims and again.refused == first.refused

@@ -78,10 +78,10 @@ def test_latest_with_no_earlier_run_is_noted_not_an_error(runs, capsys):
     assert "no `latest` baseline: max_drop and max_rise limits not checked" in out
 
 
-def test_a_run_that_exists_but_cannot_be_read_fails_closed_with_1(runs, capsys):
+def test_a_run_that_exists_but_cannot_be_read_fails_closed_with_2(runs, capsys):
     (runs / "broken").mkdir()  # a run folder without a manifest or rows
     code, err = check(capsys, runs, "broken")
-    assert code == 1 and "broken" in err
+    assert code == 2 and "broken" in err  # unreadable input, not a breach
 
 
 def test_report_with_an_unknown_baseline_exits_2(runs, tmp_path, capsys):

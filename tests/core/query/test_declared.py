@@ -5,6 +5,7 @@ hostile or invalid declaration is a problem of a run that is still listed (SPEC 
 from __future__ import annotations
 
 import json
+import re
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -278,3 +279,20 @@ def test_declarations_round_trip_through_the_manifest(runs):
     assert again == info.manifest and again.metrics[1].direction == "lower"
     plain = inspect_run(str(runs), "plain").manifest
     assert "metrics" not in manifest_to_dict(plain)  # manifests without any stay unchanged
+
+
+def test_a_declared_label_is_inert_in_the_markdown_table(results, tmp_path, capsys):
+    """Issue 23: `| <img src=x onerror=…> |` broke the table and posted HTML in the PR."""
+    label = "<img src=x onerror=alert(1)> | ![t](http://x/t.png)\n=1"
+    declared = {"answer_relevancy": {"label": label, "direction": "higher"}}
+    write_run(results, "md", [_scored(f"q{i}", 0.1, 0.1) for i in range(5)], metrics=declared)
+    t = tmp_path / "t.yaml"
+    t.write_text("answer_relevancy: {min: 0.3}\n")
+    args = ["check", "md", "--thresholds", str(t), "--format", "markdown"]
+    args += ["--results", str(results)]
+    assert main(args) == 1
+    out = capsys.readouterr().out
+    row_line = next(line for line in out.splitlines() if "onerror" in line)
+    assert "<img" not in out and "&lt;img src=x onerror=alert(1)&gt;" in row_line
+    assert "\\| !\\[t\\](http://x/t.png) =1 |" in row_line  # no image, no line break
+    assert len(re.findall(r"(?<!\\)\|", row_line)) == 8  # seven cells, as the header

@@ -51,8 +51,8 @@ def test_env_values_are_scrubbed_everywhere():
 
 
 def test_longest_secret_first_and_empty_values_ignored():
-    r = Redactor(["abc", "abcdef", "", "  "])
-    assert r.text("xabcdefx abc") == f"x{MASK}x {MASK}"
+    r = Redactor(["abcdefgh", "abcdefghijkl", "", "  "])
+    assert r.text("xabcdefghijklx abcdefgh") == f"x{MASK}x {MASK}"
     assert Redactor(["", None or ""]).text("anything") == "anything"
 
 

@@ -42,7 +42,7 @@ def test_manifest_that_is_a_folder(toy, finished, capsys):
     (finished / "manifest.json").unlink()
     (finished / "manifest.json").mkdir()
     code, err = resume(toy, "r", capsys)
-    assert code == 1
+    assert code == 2
     one_line_naming(err, "manifest.json")
     assert "cannot read" in err
 
@@ -51,14 +51,14 @@ def test_manifest_that_is_a_folder(toy, finished, capsys):
 def test_manifest_that_is_not_a_manifest(toy, finished, capsys, text):
     (finished / "manifest.json").write_bytes(text.encode("latin-1"))
     code, err = resume(toy, "r", capsys)
-    assert code == 1
+    assert code == 2
     one_line_naming(err, "manifest.json")
 
 
 def test_corrupt_final_parquet(toy, finished, capsys):
     (finished / "questions.parquet").write_bytes(b"PAR1 this is not parquet")
     code, err = resume(toy, "r", capsys)
-    assert code == 1
+    assert code == 2
     one_line_naming(err, "questions.parquet")
 
 
@@ -67,6 +67,6 @@ def test_parquet_that_is_a_folder(toy, finished, capsys):
     parquet.unlink()
     parquet.mkdir()
     code, err = resume(toy, "r", capsys)
-    assert code == 1
+    assert code == 2
     one_line_naming(err, "questions.parquet")
     shutil.rmtree(parquet)

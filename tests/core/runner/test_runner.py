@@ -98,7 +98,7 @@ def test_results_location_that_is_a_file_is_one_clear_error(toy, capsys):
     (toy.root / "not-a-folder").write_text("")
     path = toy.config()
     args = ["run", str(path), "--results", str(toy.root / "not-a-folder"), "--run-id", "r"]
-    assert main([*args, "--no-progress"]) == 1
+    assert main([*args, "--no-progress"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("rageval run: error: cannot write run r in ") and "not-a-folder" in err
     assert "Traceback" not in err and len(err.strip().splitlines()) == 1

@@ -49,7 +49,7 @@ def test_evaluate_runs_a_callable_and_returns_the_run_and_its_rows(tmp_path):
 
 
 def test_evaluate_with_an_http_judge_records_its_verdicts_and_never_its_key(tmp_path, monkeypatch):
-    from tests.core.judges.chat_server import ChatServer, Step
+    from tests.core.judges.chat_server import ChatServer, echoing
 
     secret = "sk-test-EVALUATE-0a1b2c3d4e5f"
     monkeypatch.setenv("RAGEVAL_TEST_EVAL_KEY", secret)
@@ -67,7 +67,7 @@ def test_evaluate_with_an_http_judge_records_its_verdicts_and_never_its_key(tmp_
         "refused": False,
         "answer_correctness": 0.25,
     }
-    with ChatServer([Step(content=verdicts)]) as srv:
+    with ChatServer(echoing(verdicts)) as srv:
         run = rageval_core.evaluate(
             retrieve_gold_first,
             DATASET,

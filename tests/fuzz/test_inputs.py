@@ -1,0 +1,274 @@
+"""Hostile input at every door a user or a tool hands us (issue 23): label files, each
+importer's formats, a judge's replies and the GitHub API's answers, damaged at random at
+the byte and text level (truncation, garbage bytes, deep nesting, huge numbers, lone
+surrogates, a byte-order mark, wrong types). Each door answers with its own family's
+error, bounded and naming the file or line, or with a value — never another exception.
+
+CI runs a few dozen examples per door; `bench/fuzz_long.py --inputs N` runs thousands.
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+from hypothesis import given, note
+from hypothesis import strategies as st
+
+from rageval_core.errors import RagevalError, SourceError
+from rageval_core.importers import import_run
+from rageval_core.judges.grounding import ungrounded
+from rageval_core.judges.reply import ReplyError, decode, parse_reply
+from rageval_core.labels import LabelStore
+from rageval_core.pr_comment import PullRequest, post_or_update
+from tests.core.importers.conftest import FILES
+from tests.fuzz.harness import fuzz_settings
+
+SHA = "a" * 64
+GOOD_LABEL = {
+    "dataset": "qa",
+    "dataset_sha256": SHA,
+    "question_id": "q1",
+    "claim": "A claim.",
+    "verdict": "supported",
+    "reviewer": "ann",
+    "created_at": "2026-02-01T00:00:00Z",
+}
+# Text-level hostile pieces: each is valid JSON or near it, and breaks a naive reader.
+HOSTILE_VALUES = [
+    "[" * 3000 + "]" * 3000,
+    '{"a":' * 200 + "1" + "}" * 200,
+    "9" * 4000,
+    "-" + "1" * 400,
+    "1e999",
+    '"\\ud800"',
+    '"\\udfff x"',
+    '"\\ud83d\\ude00"',
+    "NaN",
+    "null",
+    "true",
+    "[]",
+    "{}",
+    '"=HYPERLINK(1)"',
+    '"<img src=x onerror=alert(1)>"',
+    '"' + "x" * 10_000 + '"',
+    "5",
+]
+JSONISH = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=10),
+    lambda kids: (
+        st.lists(kids, max_size=3) | st.dictionaries(st.text(max_size=8), kids, max_size=3)
+    ),
+    max_leaves=8,
+)
+
+
+@st.composite
+def damaged_text(draw, text: str) -> str:
+    """`text` with one to three damages: a value swapped for a hostile one, a cut, garbage."""
+    for _ in range(draw(st.integers(1, 3))):
+        kind = draw(st.sampled_from(["value", "value", "cut", "insert", "bom"]))
+        if kind == "value":
+            starts = [i for i, c in enumerate(text) if c == ":"] or [0]
+            at = draw(st.sampled_from(starts))
+            end = min(
+                (text.find(c, at + 1) for c in ",}" if text.find(c, at + 1) != -1),
+                default=len(text),
+            )
+            text = text[: at + 1] + " " + draw(st.sampled_from(HOSTILE_VALUES)) + text[end:]
+        elif kind == "cut":
+            text = text[: draw(st.integers(0, len(text)))]
+        elif kind == "insert":
+            at = draw(st.integers(0, len(text)))
+            junk = draw(st.sampled_from(['"', "\\", "\n", "\x00", "\ufeff", "[", "{", "\\u"]))
+            text = text[:at] + junk + text[at:]
+        else:
+            text = "\ufeff" + text
+    return text
+
+
+# ---------------------------------------------------------------------------- labels
+
+
+@st.composite
+def label_lines(draw) -> list[str]:
+    lines = []
+    for _ in range(draw(st.integers(1, 5))):
+        base = {**GOOD_LABEL, "question_id": draw(st.sampled_from(["q1", "q2", "q3"]))}
+        if draw(st.booleans()):
+            base[draw(st.sampled_from(sorted(GOOD_LABEL) + ["note", "question_label"]))] = draw(
+                JSONISH
+            )
+        line = json.dumps(base)
+        lines.append(draw(damaged_text(line)) if draw(st.booleans()) else line)
+    return lines
+
+
+@fuzz_settings(ci=40)
+@given(lines=label_lines(), raw_bytes=st.binary(max_size=20))
+def test_any_label_file_loads_with_one_problem_per_bad_line(lines, raw_bytes):
+    with tempfile.TemporaryDirectory(prefix="rageval-fuzz-labels-") as d:
+        folder = Path(d, "qa", "ann")
+        folder.mkdir(parents=True)
+        path = folder / "x.jsonl"
+        path.write_bytes("\n".join(lines).encode("utf-8", "surrogatepass") + b"\n")
+        (folder / "y.jsonl").write_bytes(raw_bytes)
+        got = LabelStore(d).load()
+        assert got.table.num_rows == len(got.labels)  # Arrow takes every label loaded
+        for p in got.problems:
+            assert p.startswith(str(folder)) and len(p) <= 300, p
+        x_problems = [p for p in got.problems if p.startswith(f"{path}:")]
+        real_lines = [line for line in "\n".join(lines).split("\n") if line.strip()]
+        assert len(x_problems) <= len(real_lines)
+
+
+# ---------------------------------------------------------------------------- importers
+
+IMPORT_KINDS = {
+    "promptfoo": ("promptfoo", ".json"),
+    "deepeval": ("deepeval", ".json"),
+    "inspect-json": ("inspect", ".json"),
+    "ragas-jsonl": ("ragas", ".jsonl"),
+    "ragas": ("ragas", ".csv"),
+}
+_TEXTS = {kind: FILES[kind].read_text(encoding="utf-8") for kind in IMPORT_KINDS}
+
+
+@fuzz_settings(ci=30)
+@given(kind=st.sampled_from(sorted(IMPORT_KINDS)), data=st.data())
+def test_any_damaged_import_file_is_a_run_or_one_source_error(kind, data):
+    tool, suffix = IMPORT_KINDS[kind]
+    text = data.draw(damaged_text(_TEXTS[kind]))
+    with tempfile.TemporaryDirectory(prefix="rageval-fuzz-import-") as d:
+        path = Path(d, f"in{suffix}")
+        path.write_bytes(text.encode("utf-8", "surrogatepass"))
+        try:
+            import_run(tool, path, results_dir=Path(d, "results"), run_id="r")
+        except SourceError as exc:
+            note(str(exc))
+            assert str(path) in str(exc) and len(exc.one_line()) <= 600
+
+
+@fuzz_settings(ci=20)
+@given(members=st.lists(st.sampled_from(HOSTILE_VALUES + ['{"id": "x"}']), max_size=4))
+def test_any_inspect_eval_zip_is_a_run_or_one_source_error(members):
+    import zipfile
+
+    log = json.loads(FILES["inspect-json"].read_text())
+    header = {k: v for k, v in log.items() if k != "samples"}
+    with tempfile.TemporaryDirectory(prefix="rageval-fuzz-eval-") as d:
+        path = Path(d, "x.eval")
+        with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z:
+            z.writestr("header.json", json.dumps(header))
+            for i, m in enumerate(members):
+                z.writestr(f"samples/s{i}_epoch_1.json", m)
+        try:
+            import_run("inspect", path, results_dir=Path(d, "results"), run_id="r")
+        except SourceError as exc:
+            assert str(path) in str(exc)
+
+
+# ---------------------------------------------------------------------------- judge replies
+
+_REPLY = json.dumps(
+    {
+        "claims": [{"text": "The museum opened in 1998.", "verdict": "supported", "reason": "r"}],
+        "refused": False,
+        "answer_correctness": 0.5,
+    }
+)
+
+
+@fuzz_settings(ci=60)
+@given(text=st.one_of(damaged_text(_REPLY), st.text(max_size=50)))
+def test_any_judge_reply_is_a_reply_or_a_reply_error(text):
+    try:
+        reply = parse_reply(decode(text), {"c1"})
+    except ReplyError as exc:
+        assert len(str(exc)) < 1000
+    else:
+        problem = ungrounded(reply.claims, "The museum opened in 1998.")
+        assert problem is None or "is not in the answer" in problem
+
+
+@fuzz_settings(ci=40)
+@given(
+    text=st.one_of(
+        damaged_text(
+            json.dumps(
+                {"choices": [{"message": {"content": _REPLY}}], "usage": {"prompt_tokens": 10}}
+            )
+        ),
+        st.binary(max_size=40).map(lambda b: b.decode("latin-1")),
+    )
+)
+def test_any_judge_envelope_is_text_and_usage_or_a_judge_error(text):
+    from rageval_core.errors import JudgeError
+    from rageval_core.judges.openai import OpenAIJudge, Prices, _Tally
+
+    tally = _Tally(Prices(1.0, 1.0))
+    try:
+        content, usage = OpenAIJudge._content(text.encode("utf-8", "surrogatepass"), tally)
+    except JudgeError as exc:
+        assert "impossible usage" in str(exc)
+    else:
+        assert isinstance(content, str) and all(0 <= v for v in usage.values())
+    assert tally.usd >= 0
+
+
+# ---------------------------------------------------------------------------- GitHub API
+
+
+class _Api:
+    """One server for the module; each example sets what every request gets back."""
+
+    def __init__(self) -> None:
+        self.body = b"[]"
+        api = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *a):
+                """Quiet."""
+
+            def _handle(self) -> None:
+                n = int(self.headers.get("Content-Length") or 0)
+                if n:
+                    self.rfile.read(n)
+                self.send_response(200)
+                self.send_header("Content-Length", str(len(api.body)))
+                self.end_headers()
+                self.wfile.write(api.body)
+
+            do_GET = do_POST = do_PATCH = _handle
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+
+
+@pytest.fixture(scope="module")
+def api():
+    a = _Api()
+    yield a
+    a.server.shutdown()
+    a.server.server_close()
+
+
+_LISTING = json.dumps([{"id": 5, "body": "<!-- rageval -->\nold"}, {"id": 6, "body": "hi"}])
+
+
+@fuzz_settings(ci=30)
+@given(text=st.one_of(damaged_text(_LISTING), JSONISH.map(json.dumps)))
+def test_any_api_answer_is_a_comment_or_one_error(api, text):
+    api.body = text.encode("utf-8", "surrogatepass")
+    pr = PullRequest(api.url, "o/r", 7)
+    try:
+        done, cid = post_or_update(pr, "table", "ghs_FUZZtoken0123456789abcdef")
+    except RagevalError as exc:
+        assert "ghs_FUZZ" not in str(exc) and len(exc.one_line()) <= 600
+    else:
+        assert done in ("updated", "created") and isinstance(cid, int) and cid > 0
