@@ -326,12 +326,12 @@ def check_run(
     return CheckResult(run_id, base_id, tuple(rows), tuple(notes), chosen.why)
 
 
-def _fmt(v: float | None) -> str:
-    return "—" if v is None else f"{v:.4g}" if abs(v) >= 10 else f"{v:.2f}"
+def _fmt(r: CheckRow, v: float | None) -> str:
+    return BUILTIN.fmt(r.metric, v)
 
 
-def _fmt_delta(d: float | None) -> str:
-    return "" if d is None else f"{d:+.2f}" if abs(d) < 10 else f"{d:+.4g}"
+def _fmt_delta(r: CheckRow) -> str:
+    return "" if r.delta is None else BUILTIN.fmt_delta(r.metric, r.delta)
 
 
 def format_check(result: CheckResult, fmt: str = "text") -> str:
@@ -349,8 +349,8 @@ def format_check(result: CheckResult, fmt: str = "text") -> str:
             mark = "✗" if r.breached else "✓"
             why = "; ".join((*r.breaches, *r.notes))
             lines.append(
-                f"| {mark} | {r.label} | {_fmt(r.value)} | {_fmt(r.baseline)} | "
-                f"{_fmt_delta(r.delta)} | {r.limits} | {why} |"
+                f"| {mark} | {r.label} | {_fmt(r, r.value)} | {_fmt(r, r.baseline)} | "
+                f"{_fmt_delta(r)} | {r.limits} | {why} |"
             )
         if result.baseline_line:
             lines[1:1] = ["", result.baseline_line]
@@ -369,9 +369,10 @@ def format_check(result: CheckResult, fmt: str = "text") -> str:
     if result.baseline_line:
         lines.append(result.baseline_line)
     for r in result.rows:
-        was = f"(was {_fmt(r.baseline)})" if r.baseline is not None else ""
+        was = f"(was {_fmt(r, r.baseline)})" if r.baseline is not None else ""
         mark = "✗" if r.breached else " "
-        line = f"{mark} {r.label:<{width}}  {_fmt(r.value):>6}  {was:<12}  {_fmt_delta(r.delta):>6}"
+        value, delta = _fmt(r, r.value), _fmt_delta(r)
+        line = f"{mark} {r.label:<{width}}  {value:>8}  {was:<14}  {delta:>8}"
         if r.breaches or r.notes:
             line += "  " + "; ".join((*r.breaches, *r.notes))
         lines.append(line.rstrip())
