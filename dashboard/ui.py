@@ -17,8 +17,11 @@ import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
 from dashboard import data
-from dashboard.links import PAGES, ViewState, relative_url
+from dashboard.links import PAGES, ViewState, md_escape, relative_url
 from dashboard.shaping import Mark, marked_block, question_links, run_label
+from rageval_core.catalogue import Catalogue, Metric
+
+DELTA_COLORS = {"better": "normal", "worse": "normal", "same": "off", None: "off"}
 
 QUESTION_COLUMNS = ["question_id", "question", "failure_type"]
 
@@ -129,6 +132,43 @@ def pick_runs(
     return st.multiselect(label, ids, default=chosen, key=key, format_func=labels.__getitem__)
 
 
+def tile(
+    where: DeltaGenerator,
+    metric: Metric,
+    value: object,
+    delta: object = None,
+    verdict: str | None = None,
+    label: str | None = None,
+) -> None:
+    """One metric tile: its value in the one number style, its definition as help, and
+    its delta coloured by `verdict` (`Metric.verdict`): grey when within noise."""
+    shown_delta = None if delta is None or metric.fmt(delta) == metric.fmt(None) else delta
+    arrow = "off" if shown_delta is None else ("up" if float(shown_delta) > 0 else "down")
+    good_up = (verdict == "better") == (arrow == "up")
+    where.metric(
+        label or metric.label,
+        metric.fmt(value),
+        metric.fmt_delta(shown_delta) if shown_delta is not None else None,
+        delta_color="off" if verdict in (None, "same") else ("normal" if good_up else "inverse"),
+        delta_arrow=arrow,
+        help=metric.help,
+    )
+
+
+def metric_columns(
+    cat: Catalogue, columns: Sequence[str], per_question: bool = False
+) -> dict[str, object]:
+    """Column configs of the columns that are metrics: the catalogue's label, its
+    definition as the header's tooltip and its number format."""
+    out: dict[str, object] = {}
+    for c in columns:
+        m = cat.measures.get(c) if per_question else cat.metric(c)
+        if m is not None:
+            label = cat.question_label(c) if per_question else m.label
+            out[c] = st.column_config.NumberColumn(label, help=m.help, format=m.column_format())
+    return out
+
+
 def question_table(
     rows: pd.DataFrame,
     columns: Sequence[str],
@@ -158,6 +198,7 @@ def question_table(
         width="stretch",
         column_config={
             "open": st.column_config.LinkColumn("open", display_text="open ↗"),
+            **metric_columns(data.catalogue(), columns, per_question=True),
             **(config or {}),
         },
     )
@@ -177,5 +218,10 @@ def safe_text(text: str | None, marks: Sequence[Mark] = ()) -> list[Mark]:
     return missed
 
 
-def chart(fig, key: str) -> None:
+def chart(fig, key: str, metrics: Sequence[Metric] = ()) -> None:
+    """A figure, and under it the definition of each metric on its axes."""
     st.plotly_chart(fig, key=key, width="stretch")
+    if metrics:
+        st.caption(
+            " · ".join(f"**{md_escape(m.label)}**: {m.help}" for m in dict.fromkeys(metrics))
+        )

@@ -476,12 +476,13 @@ def _define(m: Metric, measures: Mapping[str, Metric]) -> Metric:
         text, doc = str(_stem_definition(m.name)), _RETRIEVAL
     elif m.name.startswith("failure_") and m.name[8:] in FAILURE_TYPES:
         ft = m.name[8:].replace("_", " ")
-        text = (
-            "questions that passed every check" if ft == "ok" else f"questions whose failure is {ft}"
-        )
+        text = f"questions whose failure is {ft}"
+        if ft == "ok":
+            text = "questions that passed every check"
         doc = _FAILURES
     elif m.declared and m.is_measure:
-        text, doc = f"{m.label}, a per-question score the run declares", _DECLARED
+        # not its label: that is the run's text, and help texts are Markdown
+        text, doc = "a per-question score the run declares in its manifest", _DECLARED
     else:
         return m
     return replace(m, definition=text, doc=doc)

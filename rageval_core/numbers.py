@@ -76,6 +76,11 @@ def number(x: float) -> str:
     return plain(x, 4)
 
 
+def agreement(x: object) -> str:
+    """An agreement coefficient (Cohen's kappa, -1..1) with two decimals, or MISSING."""
+    return MISSING if absent(x) else f"{float(x):.2f}"  # type: ignore[arg-type]
+
+
 def signed(text: str, delta: float) -> str:
     """`text` (the formatted magnitude of `delta`) with the delta's sign in front."""
     return f"{MINUS if delta < 0 else '+'}{text}"

@@ -8,6 +8,7 @@ from dashboard import data, labelling, ui
 from dashboard.links import REVIEW_SIZES, ViewState, escape_word
 from dashboard.shaping import answer_marks, queue_rows, reviewed_count
 from rageval_core.errors import NotFoundError
+from rageval_core.numbers import MISSING
 
 DEFAULT_SIZE = 20
 
@@ -61,9 +62,9 @@ except NotFoundError:  # the run changed since the queue was drawn
     st.stop()
 ui.safe_text(d.question)
 st.caption("Reference answer" + ("" if d.answerable else " (unanswerable: should decline)"))
-ui.safe_text(d.reference_answer or "—")
+ui.safe_text(d.reference_answer or MISSING)
 st.caption("Answer (unsupported claims yellow, contradicted red)")
-ui.safe_text(d.answer or "—", answer_marks(d.claims))
+ui.safe_text(d.answer or MISSING, answer_marks(d.claims))
 labelling.claims_section(d, key="review_label")
 
 st.subheader("The queue")

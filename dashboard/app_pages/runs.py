@@ -8,7 +8,6 @@ from dashboard.links import ViewState
 from dashboard.shaping import (
     coverage_columns,
     distinct,
-    fmt,
     key_metrics,
     quality_metrics,
     run_links,
@@ -18,6 +17,7 @@ from dashboard.shaping import (
 from dashboard.shaping import run_tags as tag_options
 from rageval_core import charts
 from rageval_core.origin import origin_label
+from rageval_core.query.noise import intervals, latency_spreads
 
 MAX_BARS = 60  # newest runs in the failure-share chart; more bars stop being readable
 TABLE_RUNS = 1_000  # newest runs in the table (10,000 rows took seconds per rerun)
@@ -83,15 +83,25 @@ if latest["run_id"] in stale:
     st.warning(stale_note(stale[latest["run_id"]]), icon=":material/warning:")
 elif latest["status"] != "complete":
     st.info(f"This run is {latest['status']}: figures cover the questions answered so far.")
+paired: dict[str, tuple[float, float]] = {}
+if len(runs) > 1:  # the Δ is against the next older row: within its noise is grey
+    pair = [str(runs.iloc[1]["run_id"]), str(latest["run_id"])]
+    paired = intervals(data.compare_runs(pair).metrics, pair[1])
+spreads = latency_spreads(all_runs, str(latest["run_id"]), KEY_METRICS, cat)
 metric_cols = st.columns(5)
-for i, (m, name) in enumerate(KEY_METRICS.items()):
-    value, delta = latest[m], latest[f"{m}_delta"]
-    metric_cols[i % 5].metric(
-        name,
-        fmt(value),
-        fmt(delta, "{:+.3g}", None),
-        delta_color="inverse" if cat.lower_is_better(m) else "normal",
+for i, m in enumerate(KEY_METRICS):
+    metric, delta = cat.entry(m), latest[f"{m}_delta"]
+    ui.tile(
+        metric_cols[i % 5],
+        metric,
+        latest[m],
+        delta,
+        metric.verdict(delta, paired.get(m), spreads.get(m)),
     )
+st.caption(
+    "Δ against the run below it. Grey: within its noise (a paired 95% interval that "
+    "includes 0, or for latency the spread of earlier runs of the config)."
+)
 if st.button("Diagnose latest run", type="primary", key="runs_diagnose_latest"):
     ui.go("diagnose", ViewState(run=str(latest["run_id"])))
 
@@ -124,14 +134,18 @@ event = st.dataframe(
     column_config={
         "diagnose": st.column_config.LinkColumn("diagnose", display_text="diagnose ↗"),
         **{
-            c: st.column_config.NumberColumn(c, format="%.3f")
-            for c in table.columns
-            if c in KEY_METRICS.values()
+            name: st.column_config.NumberColumn(
+                name, help=cat.help(m), format=cat.entry(m).column_format()
+            )
+            for m, name in KEY_METRICS.items()
         },
         **{
-            c: st.column_config.NumberColumn(c, format="%.3f", help=DELTA_HELP)
-            for c in table.columns
-            if c.startswith("Δ")
+            f"Δ {name}": st.column_config.NumberColumn(
+                f"Δ {name}",
+                help=f"{DELTA_HELP}. {name}: {cat.help(m)}",
+                format=cat.entry(m).column_format(),
+            )
+            for m, name in KEY_METRICS.items()
         },
         "judge κ": st.column_config.NumberColumn(
             "judge κ", format="%.2f", help="the judge's Cohen's kappa on the checked claims"
@@ -141,7 +155,11 @@ event = st.dataframe(
 if event.selection.rows:
     ui.go("diagnose", ViewState(run=str(runs.iloc[event.selection.rows[0]]["run_id"])))
 
-ui.chart(charts.config_trend(data.metric_trend(metric, **filters), metric, cat), key="runs_trend")
+ui.chart(
+    charts.config_trend(data.metric_trend(metric, **filters), metric, cat),
+    key="runs_trend",
+    metrics=[cat.entry(metric)],
+)
 ui.chart(
     charts.failure_shares(data.failure_counts(list(runs["run_id"].head(MAX_BARS)))),
     key="runs_failures",

@@ -248,7 +248,7 @@ def test_judge_page_shows_what_the_query_layer_computes(app, results, labels, st
     assert claims["Cohen's kappa"] == (f"{a.kappa:.2f}" if a.kappa is not None else "–")
     assert claims["95% interval (bootstrap)"] == f"{a.kappa_low:.2f} to {a.kappa_high:.2f}"
     assert claims["labels behind these figures"] == f"{a.n:,}" and a.n >= 3
-    assert claims["raw agreement"] == f"{a.raw:.0%}"
+    assert claims["raw agreement"] == f"{a.raw * 100:.1f}%"
     assert answers["labels behind these figures"] == "0"
     assert "too few to trust" in texts(at, "warning")
     assert len(at.get("plotly_chart")) == 2  # claims, and ann against bo (no answer labels)
