@@ -502,6 +502,13 @@ def reviewed_count(queue: Sequence[str], labelled: Iterable[str]) -> int:
     return sum(q in done for q in queue)
 
 
+def first_unreviewed(queue: Sequence[str], labelled: Iterable[str]) -> int:
+    """The position of the first question of the queue nobody has labelled (0 when all
+    are): where a review picks up, not at "1 of 20" with 18 of 20 done."""
+    done = set(labelled)
+    return next((i for i, q in enumerate(queue) if q not in done), 0)
+
+
 KAPPA = "Cohen's kappa"
 
 

@@ -90,14 +90,9 @@ if len(runs) > 1:  # the Δ is against the next older row: within its noise is g
 spreads = latency_spreads(all_runs, str(latest["run_id"]), KEY_METRICS, cat)
 metric_cols = st.columns(5)
 for i, m in enumerate(KEY_METRICS):
-    metric, delta = cat.entry(m), latest[f"{m}_delta"]
-    ui.tile(
-        metric_cols[i % 5],
-        metric,
-        latest[m],
-        delta,
-        metric.verdict(delta, paired.get(m), spreads.get(m)),
-    )
+    figure, delta = cat.entry(m), latest[f"{m}_delta"]
+    verdict = figure.verdict(delta, paired.get(m), spreads.get(m))
+    ui.tile(metric_cols[i % 5], figure, latest[m], delta, verdict)
 st.caption(
     "Δ against the run below it. Grey: within its noise (a paired 95% interval that "
     "includes 0, or for latency the spread of earlier runs of the config)."
