@@ -412,6 +412,7 @@ def metric_changes(metrics: pd.DataFrame, baseline: str, cat: Catalogue) -> pd.D
         )
     ]
     ranked["definition"] = [e.definition for e in entries]
+    ranked["note"] = ranked["note"].fillna("")  # a text column: no "None" in the grid
     ranked["metric"] = [e.label for e in entries]
     return ranked[list(CHANGE_TABLE)].reset_index(drop=True)
 

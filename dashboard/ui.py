@@ -19,9 +19,10 @@ from streamlit.delta_generator import DeltaGenerator
 from dashboard import data
 from dashboard.links import PAGES, ViewState, md_escape, relative_url
 from dashboard.shaping import Mark, marked_block, question_links, run_label
+from rageval_core import numbers
 from rageval_core.catalogue import Catalogue, Metric
 
-DELTA_COLORS = {"better": "normal", "worse": "normal", "same": "off", None: "off"}
+DELTA_COLORS = {"better": "normal", "worse": "inverse", "same": "off", None: "off"}
 
 QUESTION_COLUMNS = ["question_id", "question", "failure_type"]
 
@@ -141,15 +142,18 @@ def tile(
     label: str | None = None,
 ) -> None:
     """One metric tile: its value in the one number style, its definition as help, and
-    its delta coloured by `verdict` (`Metric.verdict`): grey when within noise."""
-    shown_delta = None if delta is None or metric.fmt(delta) == metric.fmt(None) else delta
-    arrow = "off" if shown_delta is None else ("up" if float(shown_delta) > 0 else "down")
-    good_up = (verdict == "better") == (arrow == "up")
+    its delta green / red by `verdict` (`Metric.verdict`), grey when within noise.
+
+    Streamlit colours a delta by its text's leading "-"; ours begin with "−" or "+",
+    which it reads as a rise, so the colour follows the verdict and the arrow the sign.
+    """
+    shown = None if numbers.absent(delta) else float(delta)  # type: ignore[arg-type]
+    arrow = "off" if not shown else ("up" if shown > 0 else "down")
     where.metric(
         label or metric.label,
         metric.fmt(value),
-        metric.fmt_delta(shown_delta) if shown_delta is not None else None,
-        delta_color="off" if verdict in (None, "same") else ("normal" if good_up else "inverse"),
+        None if shown is None else metric.fmt_delta(shown),
+        delta_color=DELTA_COLORS[verdict],
         delta_arrow=arrow,
         help=metric.help,
     )

@@ -82,5 +82,6 @@ def agreement(x: object) -> str:
 
 
 def signed(text: str, delta: float) -> str:
-    """`text` (the formatted magnitude of `delta`) with the delta's sign in front."""
-    return f"{MINUS if delta < 0 else '+'}{text}"
+    """`text` (the formatted magnitude of `delta`) with the delta's sign in front (`±`
+    for no change)."""
+    return f"{MINUS if delta < 0 else '+' if delta > 0 else '±'}{text}"
