@@ -53,6 +53,13 @@ def child(tree: Path) -> dict:
     from dashboard import data, ui
     from rageval_core import charts
 
+    from streamlit import config, env_util
+
+    # what a local server has that AppTest lacks: its address (else the public-dashboard
+    # banner is drawn), and no bare-mode check (it walks the stack: 0.8 s per first run)
+    config.set_option("server.address", "127.0.0.1")
+    env_util.is_repl = lambda: False
+
     calls = Calls()
     for name in (*data._QUERIES, "runs", "problems"):
         calls.wrap(data, name, f"data.{name}")

@@ -31,6 +31,7 @@ state = page.state
 all_runs = ui.require_runs()
 cat = data.catalogue()  # built-in metrics plus the ones runs declare
 KEY_METRICS = key_metrics(cat)
+PAIRED = tuple(m for m in KEY_METRICS if m in cat.measure_names("compare"))  # with intervals
 TREND = quality_metrics(cat)
 
 cols = st.columns(3)
@@ -86,7 +87,7 @@ elif latest["status"] != "complete":
 paired: dict[str, tuple[float, float]] = {}
 if len(runs) > 1:  # the Δ is against the next older row: within its noise is grey
     pair = [str(runs.iloc[1]["run_id"]), str(latest["run_id"])]
-    paired = intervals(data.compare_runs(pair).metrics, pair[1])
+    paired = intervals(data.compare_runs(pair, metrics=PAIRED).metrics, pair[1])
 spreads = latency_spreads(all_runs, str(latest["run_id"]), KEY_METRICS, cat)
 metric_cols = st.columns(5)
 for i, m in enumerate(KEY_METRICS):
