@@ -119,11 +119,11 @@ if len(note):  # names the config: text from a manifest
 if len(history) >= query.CHART_RUNS:
     st.caption(f"The newest {query.CHART_RUNS:,} runs that have this question.")
 if len(history) > 1:
+    plotted = ["answer_correctness", "faithfulness", "recall_at_5", *cat.declared_names]
     ui.chart(
-        charts.question_history(
-            history, ["answer_correctness", "faithfulness", "recall_at_5", *cat.declared_names], cat
-        ),
+        charts.question_history(history, plotted, cat),
         key="question_history_chart",
+        metrics=[cat.measures[m] for m in plotted],
     )
 ui.question_table(history, HISTORY_COLUMNS, key="question_history")
 
