@@ -36,6 +36,13 @@ def plain(x: float, digits: int) -> str:
     return f"{x:,.{decimals}f}"
 
 
+def short(x: float) -> str:
+    """A threshold or a raw difference as a person writes it: four significant digits,
+    trailing zeros dropped (`0.85`, `0.4506`, `0.00001`), never `1e-05`."""
+    text = plain(x, 4)
+    return text.rstrip("0").rstrip(".") if "." in text else text
+
+
 def score(x: float) -> str:
     """A 0–1 score: three decimals (`0.812`)."""
     return f"{x:.3f}"

@@ -17,6 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from rageval_core import numbers
 from rageval_core.catalogue import BUILTIN, Catalogue
 from rageval_core.errors import ConfigError, ResultsError
 from rageval_core.query.previous import previous_run, series_of
@@ -72,7 +73,9 @@ class CheckRow:
         t = self.threshold
         if t is None:
             return ""
-        return ", ".join(f"{k} {getattr(t, k):g}" for k in _BOUNDS if getattr(t, k) is not None)
+        return ", ".join(
+            f"{k} {numbers.short(getattr(t, k))}" for k in _BOUNDS if getattr(t, k) is not None
+        )
 
 
 @dataclass(frozen=True)
@@ -306,14 +309,16 @@ def check_run(
             if v is None and (t.min is not None or t.max is not None or baseline_limit):
                 breaches.append("no value")  # the gate cannot vouch for what it cannot see
             if v is not None and t.min is not None and v < t.min - 1e-12:
-                breaches.append(f"below min {t.min:g}")
+                breaches.append(f"below min {numbers.short(t.min)}")
             if v is not None and t.max is not None and v > t.max + 1e-12:
-                breaches.append(f"above max {t.max:g}")
+                breaches.append(f"above max {numbers.short(t.max)}")
             if v is not None and b is not None:
                 if t.max_drop is not None and b - v > t.max_drop + 1e-12:
-                    breaches.append(f"dropped {b - v:.4g} > max_drop {t.max_drop:g}")
+                    drop, limit = numbers.short(b - v), numbers.short(t.max_drop)
+                    breaches.append(f"dropped {drop} > max_drop {limit}")
                 if t.max_rise is not None and v - b > t.max_rise + 1e-12:
-                    breaches.append(f"rose {v - b:.4g} > max_rise {t.max_rise:g}")
+                    rise, limit = numbers.short(v - b), numbers.short(t.max_rise)
+                    breaches.append(f"rose {rise} > max_rise {limit}")
             elif base_id is not None and b is None:
                 skipped = [k for k in ("max_drop", "max_rise") if getattr(t, k) is not None]
                 if skipped:

@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from rageval_core import numbers
 from rageval_core.catalogue import (
     BUILTIN,
     DECLARED_NAME_RE,
@@ -78,6 +79,15 @@ def test_units_format_their_values() -> None:
     assert BUILTIN.fmt("faithfulness", float("nan")) == MISSING
 
 
+def test_thresholds_read_as_written() -> None:
+    assert [numbers.short(x) for x in (0.85, 0.4506, 1e-05, 12.0)] == [
+        "0.85",
+        "0.4506",
+        "0.00001",
+        "12",
+    ]
+
+
 def test_deltas_carry_their_sign_and_unit() -> None:
     assert BUILTIN.fmt_delta("total_cost_per_question", -3.33e-05) == "−$0.000033"
     assert BUILTIN.fmt_delta("total_ms_p95", 6.2) == "+6.2 ms"
@@ -92,7 +102,7 @@ def test_deltas_carry_their_sign_and_unit() -> None:
     st.floats(min_value=-1e12, max_value=1e12, allow_nan=False, allow_infinity=False),
 )
 def test_no_number_is_written_in_e_notation(name: str, value: float) -> None:
-    for text in (BUILTIN.fmt(name, value), BUILTIN.fmt_delta(name, value)):
+    for text in (BUILTIN.fmt(name, value), BUILTIN.fmt_delta(name, value), numbers.short(value)):
         assert not re.search(r"\de[-+]?\d", text), (name, value, text)
 
 
