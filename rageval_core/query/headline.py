@@ -13,6 +13,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from rageval_core.catalogue import BUILTIN
+from rageval_core.errors import RagevalError
 from rageval_core.models import FAILURE_TYPES
 from rageval_core.query.compare import compare_runs
 from rageval_core.query.noise import intervals, latency_spreads
@@ -122,8 +123,11 @@ def _noise(
     if prev is None:
         return {}, {}
     wanted = [f for f in HEADLINE_FIGURES if f in BUILTIN.measure_names("compare")]
-    cmp = compare_runs(store, [prev, info], metrics=wanted)
     spreads = latency_spreads(runs_overview(store), info.run_id, HEADLINE_FIGURES)
+    try:
+        cmp = compare_runs(store, [prev, info], metrics=wanted)
+    except RagevalError:  # a previous run that cannot be paired: deltas judged by sign
+        return {}, spreads
     return intervals(cmp.metrics, info.run_id), spreads
 
 
