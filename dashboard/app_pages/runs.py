@@ -16,6 +16,7 @@ from dashboard.shaping import (
 )
 from dashboard.shaping import run_tags as tag_options
 from rageval_core import charts
+from rageval_core.errors import RagevalError
 from rageval_core.origin import origin_label
 from rageval_core.query.noise import intervals, latency_spreads
 
@@ -87,7 +88,10 @@ elif latest["status"] != "complete":
 paired: dict[str, tuple[float, float]] = {}
 if len(runs) > 1:  # the Δ is against the next older row: within its noise is grey
     pair = [str(runs.iloc[1]["run_id"]), str(latest["run_id"])]
-    paired = intervals(data.compare_runs(pair, metrics=PAIRED).metrics, pair[1])
+    try:
+        paired = intervals(data.compare_runs(pair, metrics=PAIRED).metrics, pair[1])
+    except RagevalError:  # a run that cannot be read: the Δ is judged by its sign
+        paired = {}
 spreads = latency_spreads(all_runs, str(latest["run_id"]), KEY_METRICS, cat)
 metric_cols = st.columns(5)
 for i, m in enumerate(KEY_METRICS):
