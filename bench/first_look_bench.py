@@ -48,12 +48,11 @@ def child(tree: Path) -> dict:
     sys.path.insert(0, str(HERE))
     import streamlit as st
     from dashboard_bench import Calls
+    from streamlit import config, env_util
     from streamlit.testing.v1 import AppTest
 
     from dashboard import data, ui
     from rageval_core import charts
-
-    from streamlit import config, env_util
 
     # what a local server has that AppTest lacks: its address (else the public-dashboard
     # banner is drawn), and no bare-mode check (it walks the stack: 0.8 s per first run)

@@ -86,8 +86,9 @@ if latest["run_id"] in stale:
 elif latest["status"] != "complete":
     st.info(f"This run is {latest['status']}: figures cover the questions answered so far.")
 paired: dict[str, tuple[float, float]] = {}
-if len(runs) > 1:  # the Δ is against the next older row: within its noise is grey
-    pair = [str(runs.iloc[1]["run_id"]), str(latest["run_id"])]
+previous = latest.get("previous_run")
+if isinstance(previous, str) and previous:  # the Δ's run: a change within its noise is grey
+    pair = [previous, str(latest["run_id"])]
     try:
         paired = intervals(data.compare_runs(pair, metrics=PAIRED).metrics, pair[1])
     except RagevalError:  # a run that cannot be read: the Δ is judged by its sign
@@ -99,8 +100,9 @@ for i, m in enumerate(KEY_METRICS):
     verdict = figure.verdict(delta, paired.get(m), spreads.get(m))
     ui.tile(metric_cols[i % 5], figure, latest[m], delta, verdict)
 st.caption(
-    "Δ against the run below it. Grey: within its noise (a paired 95% interval that "
-    "includes 0, or for latency the spread of earlier runs of the config)."
+    "Δ against the run's previous run (same config and dataset version). Grey: within its "
+    "noise (a paired 95% interval that includes 0, or for latency the spread of earlier "
+    "runs of the config)."
 )
 if st.button("Diagnose latest run", type="primary", key="runs_diagnose_latest"):
     ui.go("diagnose", ViewState(run=str(latest["run_id"])))
