@@ -15,6 +15,7 @@ import streamlit as st
 
 from dashboard.links import escape_word, md_escape
 from dashboard.shaping import failure_label
+from rageval_core.numbers import MISSING
 from rageval_core.query.answer_diff import AnswerDiff, DiffToken
 
 _WRAP = {
@@ -36,8 +37,8 @@ def claim_rows(d: AnswerDiff) -> pd.DataFrame:
     return pd.DataFrame(
         {
             "claim": [c.text for c in d.claims],
-            "before": [c.before or "—" for c in d.claims],
-            "after": [c.after or "—" for c in d.claims],
+            "before": [c.before or MISSING for c in d.claims],
+            "after": [c.after or MISSING for c in d.claims],
         }
     )
 

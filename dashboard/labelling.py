@@ -76,6 +76,11 @@ def claims_section(d: QuestionDetail, *, key: str) -> None:
     existing(labels, None)
     if reviewer and dataset:
         label_form(d, None, dataset, labels, reviewer, key=f"{key}_question")
+    elif dataset is not None and data.can_label()[0]:  # only the name is missing
+        st.caption(
+            "Mark the whole answer pass or fail here once you have entered your name "
+            "above (under Claims): each label is saved with its reviewer's name."
+        )
 
 
 def may_label() -> str | None:

@@ -18,11 +18,13 @@ from urllib.parse import quote_plus
 import pandas as pd
 
 from dashboard.links import ViewState, md_escape, relative_url
+from rageval_core import numbers
 from rageval_core.catalogue import Catalogue
 from rageval_core.errors import one_line
 from rageval_core.labels import QUESTION_LABELS, VERDICTS, HumanLabel
 from rageval_core.labels.agreement import Agreement
 from rageval_core.models import FAILURE_TYPES, Claim
+from rageval_core.numbers import MISSING, absent
 from rageval_core.query.labels import Disagreement, QueueItem, RunCoverage
 from rageval_core.runs.layout import RUN_ID_RE
 from rageval_core.runs.reading import RunInfo
@@ -51,11 +53,6 @@ def key_metrics(cat: Catalogue) -> dict[str, str]:
 def quality_metrics(cat: Catalogue) -> tuple[str, ...]:
     """Measures with a mean and a p10 (trend, tails, cost vs quality, range filters)."""
     return cat.measure_names("quality")
-
-
-def fmt(value: object, spec: str = "{:.4g}", missing: str | None = "–") -> str | None:
-    """`value` formatted with `spec`, or `missing` for None / NaN."""
-    return missing if value is None or pd.isna(value) else spec.format(value)
 
 
 def slider_range(
@@ -374,6 +371,53 @@ def paired_deltas(metrics: pd.DataFrame, baseline: str) -> tuple[pd.DataFrame, l
     return cand[has], reasons
 
 
+CHANGE_TABLE = (
+    "metric",
+    "change",
+    "run_id",
+    "baseline",
+    "mean",
+    "delta",
+    "ci_low",
+    "ci_high",
+    "significant",
+    "n_pairs",
+    "note",
+    "definition",
+)
+
+
+def metric_changes(metrics: pd.DataFrame, baseline: str, cat: Catalogue) -> pd.DataFrame:
+    """`Comparison.metrics` as Compare's table, what changed first: one row per candidate
+    run and metric, with the baseline's mean beside it; significant changes first, then
+    by the size of the change (as a share of the metric's range, so a declared metric on
+    another scale sorts fairly), then changes with no delta; a metric no run has a value
+    for is left out. `change` is the catalogue's verdict (`same` within the interval),
+    `metric` its label and `definition` its one line."""
+    base = metrics[metrics["run_id"] == baseline].set_index("metric")["mean"]
+    cand = metrics[metrics["run_id"] != baseline].copy()
+    cand["baseline"] = cand["metric"].map(base)
+    cand = cand[cand["mean"].notna() | cand["baseline"].notna()]
+    width = cand["metric"].map(lambda m: (lambda b: (b[1] - b[0]) or 1.0)(cat.bounds(m)))
+    size = (cand["delta"].abs() / width).fillna(-1.0)
+    order = pd.DataFrame(
+        {"sig": ~cand["significant"].fillna(False).astype(bool), "size": -size},
+        index=cand.index,
+    )
+    ranked = cand.loc[order.sort_values(["sig", "size"], kind="stable").index].copy()
+    entries = [cat.entry(m) for m in ranked["metric"]]
+    ranked["change"] = [
+        e.verdict(d, (lo, hi)) or "no delta"
+        for e, d, lo, hi in zip(
+            entries, ranked["delta"], ranked["ci_low"], ranked["ci_high"], strict=True
+        )
+    ]
+    ranked["definition"] = [e.definition for e in entries]
+    ranked["note"] = ranked["note"].fillna("")  # a text column: no "None" in the grid
+    ranked["metric"] = [e.label for e in entries]
+    return ranked[list(CHANGE_TABLE)].reset_index(drop=True)
+
+
 def shorten(text: object, width: int = 80) -> str:
     """`text` on one line, cut to `width` characters with an ellipsis."""
     t = " ".join(str(text).split()) if text is not None and not pd.isna(text) else ""
@@ -460,11 +504,18 @@ def reviewed_count(queue: Sequence[str], labelled: Iterable[str]) -> int:
     return sum(q in done for q in queue)
 
 
+def first_unreviewed(queue: Sequence[str], labelled: Iterable[str]) -> int:
+    """The position of the first question of the queue nobody has labelled (0 when all
+    are): where a review picks up, not at "1 of 20" with 18 of 20 done."""
+    done = set(labelled)
+    return next((i for i, q in enumerate(queue) if q not in done), 0)
+
+
 KAPPA = "Cohen's kappa"
 
 
 def _share(x: float | None) -> str:
-    return fmt(x, "{:.0%}") or "–"
+    return MISSING if absent(x) else numbers.percent(float(x))  # type: ignore[arg-type]
 
 
 def agreement_table(agreements: Mapping[str, Agreement]) -> pd.DataFrame:
@@ -473,12 +524,12 @@ def agreement_table(agreements: Mapping[str, Agreement]) -> pd.DataFrame:
     rows: dict[str, dict[str, str]] = {}
     for title, a in agreements.items():
         ci = (
-            f"{a.kappa_low:.2f} to {a.kappa_high:.2f}"
+            f"{numbers.agreement(a.kappa_low)} to {numbers.agreement(a.kappa_high)}"
             if a.kappa_low is not None and a.kappa_high is not None
-            else "–"
+            else MISSING
         )
         rows[title] = {
-            KAPPA: fmt(a.kappa, "{:.2f}") or "–",
+            KAPPA: numbers.agreement(a.kappa),
             "95% interval (bootstrap)": ci,
             "raw agreement": _share(a.raw),
             "labels behind these figures": f"{a.n:,}",
@@ -526,7 +577,7 @@ def coverage_columns(run_ids: Iterable[str], coverage: Mapping[str, RunCoverage]
         c = coverage.get(r)
         rows.append(
             {
-                "claims checked": f"{c.checked:,} of {c.claims:,}" if c and c.claims else "–",
+                "claims checked": f"{c.checked:,} of {c.claims:,}" if c and c.claims else MISSING,
                 "judge κ": c.kappa if c else None,
             }
         )

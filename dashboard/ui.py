@@ -17,8 +17,12 @@ import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
 from dashboard import data
-from dashboard.links import PAGES, ViewState, relative_url
+from dashboard.links import PAGES, ViewState, md_escape, relative_url
 from dashboard.shaping import Mark, marked_block, question_links, run_label
+from rageval_core import numbers
+from rageval_core.catalogue import Catalogue, Metric
+
+DELTA_COLORS = {"better": "normal", "worse": "inverse", "same": "off", None: "off"}
 
 QUESTION_COLUMNS = ["question_id", "question", "failure_type"]
 
@@ -129,6 +133,46 @@ def pick_runs(
     return st.multiselect(label, ids, default=chosen, key=key, format_func=labels.__getitem__)
 
 
+def tile(
+    where: DeltaGenerator,
+    metric: Metric,
+    value: object,
+    delta: object = None,
+    verdict: str | None = None,
+    label: str | None = None,
+) -> None:
+    """One metric tile: its value in the one number style, its definition as help, and
+    its delta green / red by `verdict` (`Metric.verdict`), grey when within noise.
+
+    Streamlit colours a delta by its text's leading "-"; ours begin with "−" or "+",
+    which it reads as a rise, so the colour follows the verdict and the arrow the sign.
+    """
+    shown = None if numbers.absent(delta) else float(delta)  # type: ignore[arg-type]
+    arrow = "off" if not shown else ("up" if shown > 0 else "down")
+    where.metric(
+        label or metric.label,
+        metric.fmt(value),
+        None if shown is None else metric.fmt_delta(shown),
+        delta_color=DELTA_COLORS[verdict],
+        delta_arrow=arrow,
+        help=metric.help,
+    )
+
+
+def metric_columns(
+    cat: Catalogue, columns: Sequence[str], per_question: bool = False
+) -> dict[str, object]:
+    """Column configs of the columns that are metrics: the catalogue's label, its
+    definition as the header's tooltip and its number format."""
+    out: dict[str, object] = {}
+    for c in columns:
+        m = cat.measures.get(c) if per_question else cat.metric(c)
+        if m is not None:
+            label = cat.question_label(c) if per_question else m.label
+            out[c] = st.column_config.NumberColumn(label, help=m.help, format=m.column_format())
+    return out
+
+
 def question_table(
     rows: pd.DataFrame,
     columns: Sequence[str],
@@ -158,6 +202,7 @@ def question_table(
         width="stretch",
         column_config={
             "open": st.column_config.LinkColumn("open", display_text="open ↗"),
+            **metric_columns(data.catalogue(), columns, per_question=True),
             **(config or {}),
         },
     )
@@ -177,5 +222,10 @@ def safe_text(text: str | None, marks: Sequence[Mark] = ()) -> list[Mark]:
     return missed
 
 
-def chart(fig, key: str) -> None:
+def chart(fig, key: str, metrics: Sequence[Metric] = ()) -> None:
+    """A figure, and under it the definition of each metric on its axes."""
     st.plotly_chart(fig, key=key, width="stretch")
+    if metrics:
+        st.caption(
+            " · ".join(f"**{md_escape(m.label)}**: {m.help}" for m in dict.fromkeys(metrics))
+        )

@@ -25,8 +25,10 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from rageval_core import numbers
 from rageval_core.errors import ConfigError
 from rageval_core.models import FAILURE_TYPES, DeclaredMetric, Direction, Unit
+from rageval_core.numbers import MISSING
 
 DEFAULT_KS: tuple[int, ...] = (1, 3, 5, 10, 20)
 """Cut-offs whose recall/precision/hit every run stores (SPEC §4)."""
@@ -37,13 +39,34 @@ TAIL_QUANTILE = 0.1
 
 DECLARED_NAME_RE = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
 UNITS: tuple[str, ...] = ("unit", "ms", "usd", "count", "number")
-_FORMATS: Mapping[str, str] = {
-    "unit": "{:.3f}",
-    "ms": "{:,.0f}",
-    "usd": "{:.4g}",
-    "count": "{:,.0f}",
-    "number": "{:.4g}",
+_TEXT = {
+    "unit": numbers.score,
+    "percent": numbers.percent,
+    "ms": numbers.ms,
+    "usd": numbers.usd,
+    "count": numbers.count,
+    "number": numbers.number,
 }
+_DELTA = {**_TEXT, "percent": lambda d: f"{d * 100:.1f} pp"}
+_D3 = {
+    "unit": ".3f",
+    "percent": ".1%",
+    "ms": ",.0f",
+    "usd": "$.2~r",
+    "count": ",d",
+    "number": ",.4~r",
+}
+"""Plotly (d3) formats of each style: the same numbers in hover text and on axes."""
+_SAYS = {
+    "unit": "a score from 0 to 1",
+    "percent": "a share of questions, in %",
+    "ms": "milliseconds",
+    "usd": "US dollars",
+    "count": "a number of questions",
+    "number": "a number",
+}
+DOCS_URL = "https://github.com/rageval/rageval/blob/main/docs/metrics.md"
+"""Where the help texts link to: docs/metrics.md of the repository, one section each."""
 
 
 @dataclass(frozen=True)
@@ -64,6 +87,8 @@ class Metric:
     groups: frozenset[str] = frozenset()
     declared: bool = False
     range: tuple[float, float] | None = None
+    definition: str = ""
+    doc: str = ""  # the anchor of its section of docs/metrics.md
 
     @property
     def lower_is_better(self) -> bool:
@@ -78,18 +103,78 @@ class Metric:
         """Whether this figure covers answerable questions only (see `ANSWERABLE_ONLY`)."""
         return (self.of or self.name) in ANSWERABLE_ONLY
 
-    def fmt(self, value: object, missing: str = "–") -> str:
-        """`value` in this metric's unit (`0.812`, `1,435`, `0.0037`), `missing` if absent."""
-        if value is None or (isinstance(value, float) and math.isnan(value)):
-            return missing
-        try:
-            return _FORMATS[self.unit].format(value)
-        except (TypeError, ValueError):
-            return str(value)[:40]
+    @property
+    def style(self) -> str:
+        """How its numbers are written: its unit, or `percent` for a rate (a share)."""
+        return "percent" if self.aggregate == "rate" else self.unit
+
+    def fmt(self, value: object) -> str:
+        """`value` in the one number style (`0.812`, `30.8%`, `1,435 ms`, `$0.000070`);
+        `MISSING` when absent."""
+        if numbers.absent(value):
+            return MISSING
+        return _TEXT[self.style](float(value))  # type: ignore[arg-type]
+
+    def fmt_delta(self, delta: object) -> str:
+        """A change with its sign and unit (`+0.012`, `−5.0 pp`, `+6 ms`, `−$0.000033`)."""
+        if numbers.absent(delta):
+            return MISSING
+        d = float(delta)  # type: ignore[arg-type]
+        return numbers.signed(_DELTA[self.style](abs(d)), d)
+
+    @property
+    def d3(self) -> str:
+        """The plotly (d3) format of its values, for hover text and axis ticks."""
+        return _D3[self.style]
+
+    def column_format(self) -> str:
+        """The Streamlit NumberColumn format of its values (printf, or a named one)."""
+        return {
+            "unit": "%.3f",
+            "percent": "percent",
+            "ms": "%,d ms",
+            "usd": "$%.6f",
+            "count": "%,d",
+            "number": "%.4f",
+        }[self.style]
+
+    @property
+    def help(self) -> str:
+        """The one-line definition shown as help text: what it is, its unit and direction,
+        and a link to its section of docs/metrics.md (Markdown)."""
+        way = "lower is better" if self.lower_is_better else "higher is better"
+        what = self.definition or f"{self.label} (declared by the run)"
+        return f"{what} — {_SAYS[self.style]}, {way}. [Definition]({DOCS_URL}#{self.doc})"
 
     def better(self, delta: float) -> bool:
         """True when a change of `delta` is an improvement for this metric."""
         return delta < 0 if self.lower_is_better else delta > 0
+
+    def verdict(
+        self,
+        delta: object,
+        interval: tuple[float, float] | None = None,
+        noise: float | None = None,
+    ) -> str | None:
+        """`better`, `worse` or `same` for a change of `delta`; None when there is none.
+
+        `same` when the change is within its noise: the paired interval of the delta
+        includes 0, or (latency) |delta| is within `noise`, the spread of earlier runs of
+        the same config (docs/metrics.md, "Reading a change"). A change with neither is
+        judged by its sign alone.
+        """
+        if numbers.absent(delta):
+            return None
+        d = float(delta)  # type: ignore[arg-type]
+        if abs(d) < 1e-12:
+            return "same"
+        if interval is not None and not any(map(numbers.absent, interval)):
+            low, high = interval
+            if low <= 0 <= high:
+                return "same"
+        if noise is not None and not numbers.absent(noise) and abs(d) <= noise:
+            return "same"
+        return "better" if self.better(d) else "worse"
 
 
 GROUPS: Mapping[str, str] = {
@@ -289,6 +374,120 @@ def _run_figures() -> list[Metric]:
     ]
 
 
+# ---------------------------------------------------------------------------- definitions
+
+_RETRIEVAL, _GENERATION, _FAILURES = (
+    "retrieval-per-answerable-question",
+    "generation-per-question",
+    "one-failure-type-per-question",
+)
+_PER_RUN, _SPEED, _DECLARED = "per-run", "latency-and-cost", "declared-metrics"
+
+
+def _stem_definition(name: str) -> str | None:
+    """The definition of a per-k retrieval measure (`recall_at_5`), else None."""
+    stem, _, k = name.rpartition("_at_")
+    says = {
+        "recall": f"share of the question's gold chunks found in the top {k} retrieved "
+        "(1.0 = all found)",
+        "precision": f"share of the top {k} retrieved chunks that are gold",
+        "hit": f"1 when a gold chunk is in the top {k}, else 0: its mean is the share of "
+        "questions with one",
+        "ndcg": f"how close the top {k}'s order is to the ideal (1.0 = gold chunks first)",
+    }
+    return says.get(stem) if k.isdigit() else None
+
+
+DEFINITIONS: Mapping[str, tuple[str, str]] = {
+    # measures: (one line, section of docs/metrics.md)
+    "mrr": ("1 / rank of the first gold chunk retrieved (1.0 = a gold chunk first)", _RETRIEVAL),
+    "faithfulness": (
+        "share of the answer's claims the judge found supported by the retrieved chunks "
+        "(1.0 = fully grounded)",
+        _GENERATION,
+    ),
+    "answer_correctness": (
+        "how well the answer matches its reference (1.0 = contains it); on an "
+        "unanswerable question, 1.0 for declining",
+        _GENERATION,
+    ),
+    "retrieval_ms": ("time the pipeline spent retrieving", _SPEED),
+    "generation_ms": ("time the pipeline spent writing the answer", _SPEED),
+    "ttft_ms": ("time until the answer's first token", _SPEED),
+    "total_ms": ("end-to-end time to answer one question", _SPEED),
+    "cost_usd": ("what the pipeline's tokens cost at the config's prices", _SPEED),
+    "judge_cost_usd": ("what the judge's tokens cost at its prices", _SPEED),
+    # figures made of several columns or counts
+    "n_questions": ("questions in the run", _PER_RUN),
+    "n_answerable": ("questions that have a gold answer", _PER_RUN),
+    "n_unanswerable": ("questions the pipeline should decline", _PER_RUN),
+    "n_errors": ("questions on which the pipeline raised", _PER_RUN),
+    "faithfulness_below_threshold": (
+        "share of questions whose faithfulness is below the run's threshold (0.8 unless set)",
+        _PER_RUN,
+    ),
+    "answer_correctness_below_threshold": (
+        "share of answerable questions whose correctness is below the threshold (0.5 unless set)",
+        _PER_RUN,
+    ),
+    "recall_gap": (
+        "mean recall@5 − recall@20: below 0 when gold chunks are found but ranked 6–20, "
+        "which a reranker can fix (0 = nothing to gain)",
+        _PER_RUN,
+    ),
+    "missed_refusal_rate": (
+        "share of unanswerable questions the pipeline answered anyway (0 = declined them all)",
+        _PER_RUN,
+    ),
+    "false_refusal_rate": (
+        "share of answerable questions the pipeline declined (0 = answered them all)",
+        _PER_RUN,
+    ),
+    "total_cost_per_question": (
+        "pipeline plus judge cost, mean per question (× 1M: the cost of a million questions)",
+        _PER_RUN,
+    ),
+}
+"""One line per built-in measure and per figure not derived from one measure. A new metric
+needs its line here (or in `_stem_definition`); `test_every_metric_has_a_definition`
+fails until it has one."""
+
+_AGGREGATE = {
+    "mean": "mean over the questions with a value of: {}",
+    "p10": "10th percentile over the questions, the tail a mean hides, of: {}",
+    "p50": "median over the questions of: {}",
+    "p95": "95th percentile over the questions (1 in 20 is slower) of: {}",
+    "per_question": "mean per question of: {}",
+    "total": "sum over the run's questions of: {}",
+}
+
+
+def _define(m: Metric, measures: Mapping[str, Metric]) -> Metric:
+    """`m` with its definition and docs section: its own line, a per-k stem's, a failure
+    type's, or its measure's line under the aggregate's words."""
+    if not m.is_measure and m.of in measures and m.aggregate in _AGGREGATE:
+        base = _define(measures[m.of], measures)
+        scope = " (answerable questions only)" if m.answerable_only else ""
+        text = _AGGREGATE[m.aggregate].format(base.definition) + scope
+        doc = _DECLARED if m.declared else _PER_RUN
+    elif m.name in DEFINITIONS:
+        text, doc = DEFINITIONS[m.name]
+    elif _stem_definition(m.name):
+        text, doc = str(_stem_definition(m.name)), _RETRIEVAL
+    elif m.name.startswith("failure_") and m.name[8:] in FAILURE_TYPES:
+        ft = m.name[8:].replace("_", " ")
+        text = f"questions whose failure is {ft}"
+        if ft == "ok":
+            text = "questions that passed every check"
+        doc = _FAILURES
+    elif m.declared and m.is_measure:
+        # not its label: that is the run's text, and help texts are Markdown
+        text, doc = "a per-question score the run declares in its manifest", _DECLARED
+    else:
+        return m
+    return replace(m, definition=text, doc=doc)
+
+
 @dataclass(frozen=True)
 class Catalogue:
     """Measures and figures by name; `with_declared` adds a run's own measures."""
@@ -321,13 +520,21 @@ class Catalogue:
         m = self.metric(name)
         return bool(m and m.lower_is_better)
 
-    def fmt(self, name: str, value: object, missing: str = "–") -> str:
+    def entry(self, name: str) -> Metric:
+        """The metric called `name`, or a plain number of that name (a column nobody
+        described: formatted as a number, with no definition)."""
+        return self.metric(name) or Metric(name, name.replace("_", " "), "higher", "number")
+
+    def fmt(self, name: str, value: object) -> str:
+        return self.entry(name).fmt(value)
+
+    def fmt_delta(self, name: str, delta: object) -> str:
+        return self.entry(name).fmt_delta(delta)
+
+    def help(self, name: str) -> str | None:
+        """The help text of `name`, None for a column the catalogue does not know."""
         m = self.metric(name)
-        return (
-            m.fmt(value, missing)
-            if m
-            else Metric(name, name, "higher", "number").fmt(value, missing)
-        )
+        return m.help if m else None
 
     def measure_names(self, group: str | None = None) -> tuple[str, ...]:
         return tuple(n for n, m in self.measures.items() if group is None or group in m.groups)
@@ -369,9 +576,9 @@ class Catalogue:
                 declared=True,
                 range=d.range,
             )
-            measures[d.name] = m
+            measures[d.name] = m = _define(m, measures)
             for f in _figures_of(m):
-                figures[f.name] = f
+                figures[f.name] = _define(f, measures)
             kept.append(d)
         return Catalogue(measures, figures, tuple(kept))
 
@@ -400,11 +607,12 @@ class Catalogue:
 
 def _builtin() -> Catalogue:
     measures = {m.name: m for m in _builtin_measures()}
+    measures = {n: _define(m, measures) for n, m in measures.items()}
     figures: dict[str, Metric] = {}
     for m in measures.values():
         figures.update((f.name, f) for f in _figures_of(m))
     figures.update((f.name, f) for f in _run_figures())
-    return Catalogue(measures, figures)
+    return Catalogue(measures, {n: _define(f, measures) for n, f in figures.items()})
 
 
 BUILTIN = _builtin()

@@ -20,7 +20,7 @@ from collections.abc import Iterable, Sequence
 import pandas as pd
 import plotly.graph_objects as go
 
-from rageval_core.catalogue import BUILTIN, Catalogue
+from rageval_core.catalogue import BUILTIN, Catalogue, Metric
 
 GROUP_COLORS = {
     "retrieval": "#d62728",
@@ -51,18 +51,54 @@ def _label(name: str, cat: Catalogue = BUILTIN) -> str:
     return html.escape(cat.label(name))
 
 
-def _layout(fig: go.Figure, title: str, x: str, y: str, **kw) -> go.Figure:
-    """Title and axis titles (escaped here, once for every builder), legend above."""
+def _layout(
+    fig: go.Figure,
+    title: str,
+    x: str,
+    y: str,
+    *,
+    x_metric: Metric | None = None,
+    y_metric: Metric | None = None,
+    **kw,
+) -> go.Figure:
+    """The one layout of every chart: title, axis titles (escaped here, once for every
+    builder), axes in the metrics' number style, and the legend where it cannot cover
+    anything.
+
+    The legend stands right of the plot, top-aligned: plotly widens the right margin to
+    fit it. Above the plot (where it was) a legend that wraps to a second row at 1280 px
+    grew up into the title; below, it collided with long rotated run ids.
+    """
     fig.update_layout(
-        title=html.escape(title),
+        title=dict(text=html.escape(title), x=0, xanchor="left", y=0.98, yanchor="top"),
         xaxis_title=html.escape(x),
         yaxis_title=html.escape(y),
-        # Legend above the plot: below it, it collided with long rotated run ids.
-        margin=dict(l=10, r=10, t=80, b=10),
-        legend=dict(orientation="h", yanchor="bottom", y=1.02, x=0),
+        margin=dict(l=10, r=10, t=60, b=10),
+        legend=dict(orientation="v", x=1.02, xanchor="left", y=1, yanchor="top"),
         **kw,
     )
+    for axis, m in (("xaxis", x_metric), ("yaxis", y_metric)):
+        if m is not None:
+            fig.update_layout({axis: _axis_format(m)})
     return fig
+
+
+def _axis_format(m: Metric) -> dict[str, str]:
+    """Tick format of an axis showing `m`: `$0.00010`, `1,995 ms`, `30%`, `0.80` — never
+    plotly's SI prefixes (`100µ` dollars)."""
+    if m.style == "ms":
+        return {"tickformat": ",~r", "ticksuffix": " ms"}
+    if m.style == "usd":
+        return {"tickformat": "$.2~r"}
+    if m.style == "percent":
+        return {"tickformat": ".0%"}
+    return {"tickformat": ",.4~r"}
+
+
+def _hover(m: Metric, axis: str) -> str:
+    """A hover value of `axis` (`x` / `y`) in `m`'s number style."""
+    suffix = " ms" if m.style == "ms" else ""
+    return f"%{{{axis}:{m.d3}}}{suffix}"
 
 
 def trend(df: pd.DataFrame, metric: str, cat: Catalogue = BUILTIN) -> go.Figure:
@@ -70,13 +106,14 @@ def trend(df: pd.DataFrame, metric: str, cat: Catalogue = BUILTIN) -> go.Figure:
     what the mean hides); columns created_at, run_id, value, p10."""
     fig = go.Figure()
     runs = _esc(df["run_id"])
+    m = cat.entry(metric)
     fig.add_scatter(
         x=df["created_at"],
         y=df["value"],
         mode="lines+markers",
         name="mean",
         text=runs,
-        hovertemplate="%{text}<br>mean %{y:.3f}<extra></extra>",
+        hovertemplate=f"%{{text}}<br>mean {_hover(m, 'y')}<extra></extra>",
     )
     if df["p10"].notna().any():
         fig.add_scatter(
@@ -86,10 +123,10 @@ def trend(df: pd.DataFrame, metric: str, cat: Catalogue = BUILTIN) -> go.Figure:
             name="p10",
             line=dict(dash="dot"),
             text=runs,
-            hovertemplate="%{text}<br>p10 %{y:.3f}<extra></extra>",
+            hovertemplate=f"%{{text}}<br>p10 {_hover(m, 'y')}<extra></extra>",
         )
     name = cat.label(metric)
-    return _layout(fig, f"{name} over time", "run created", name)
+    return _layout(fig, f"{name} over time", "run created", name, y_metric=m)
 
 
 TREND_COLORS = tuple(
@@ -219,10 +256,11 @@ def distributions(df: pd.DataFrame, metric: str, kind: str, cat: Catalogue = BUI
                 hovertemplate="%{text}<br>%{x:.3f}",
             )
     label = cat.label(metric)
+    m = cat.measures.get(metric)
     if kind == "histogram":
         fig.update_layout(barmode="overlay")
-        return _layout(fig, f"Distribution of {label}", label, "questions")
-    return _layout(fig, f"ECDF of {label}", label, "share of questions ≤ x")
+        return _layout(fig, f"Distribution of {label}", label, "questions", x_metric=m)
+    return _layout(fig, f"ECDF of {label}", label, "share of questions ≤ x", x_metric=m)
 
 
 def mean_and_p10(runs: pd.DataFrame, metrics: Sequence[str], cat: Catalogue = BUILTIN) -> go.Figure:
@@ -275,7 +313,7 @@ def per_run_bar(df: pd.DataFrame, column: str) -> go.Figure:
     """One run-level figure per run as bars (columns run_id, `column`)."""
     fig = go.Figure(go.Bar(x=_esc(df["run_id"]), y=df[column], marker_color="#1f77b4"))
     name = BUILTIN.label(column)
-    return _layout(fig, f"{name} per run", "run", name)
+    return _layout(fig, f"{name} per run", "run", name, y_metric=BUILTIN.entry(column))
 
 
 def pareto(
@@ -283,35 +321,31 @@ def pareto(
     x: str,
     dominated: str,
     quality: str,
-    x_title: str,
+    x_metric: str,
     cat: Catalogue = BUILTIN,
 ) -> go.Figure:
-    """Quality against a cost axis; the frontier joins non-dominated runs, dominated are ×."""
+    """Quality against a cost axis (`x`: the column, `x_metric`: the figure it holds); the
+    frontier joins non-dominated runs, dominated are ×. Runs are named on hover only:
+    labels on the points were clipped at the edges and overlapped into garble."""
     fig = go.Figure()
     front = df[~df[dominated].astype(bool)].sort_values(x)
     dom = df[df[dominated].astype(bool)]
-    fig.add_scatter(
-        x=front[x],
-        y=front["quality"],
-        mode="lines+markers+text",
-        name="Pareto frontier",
-        text=_esc(front["config_name"]),
-        textposition="top center",
-        customdata=_esc(front["run_id"]),
-        marker=dict(size=11, color="#2ca02c"),
-        hovertemplate="%{customdata}<br>%{x:.4g}, %{y:.3f}<extra>frontier</extra>",
-    )
-    fig.add_scatter(
-        x=dom[x],
-        y=dom["quality"],
-        mode="markers",
-        name="dominated",
-        customdata=_esc(dom["run_id"]),
-        marker=dict(size=10, symbol="x", color="#7f7f7f"),
-        hovertemplate="%{customdata}<br>%{x:.4g}, %{y:.3f}<extra>dominated</extra>",
-    )
-    name = cat.label(quality)
-    return _layout(fig, f"{name} vs {x_title}", x_title, name)
+    xm, ym = cat.entry(x_metric), cat.entry(quality)
+    hover = f"%{{customdata}}<br>{_hover(xm, 'x')}, {_hover(ym, 'y')}"
+    for part, name, marker, mode in (
+        (front, "Pareto frontier", dict(size=11, color="#2ca02c"), "lines+markers"),
+        (dom, "dominated", dict(size=10, symbol="x", color="#7f7f7f"), "markers"),
+    ):
+        fig.add_scatter(
+            x=part[x],
+            y=part["quality"],
+            mode=mode,
+            name=name,
+            customdata=_esc(part["run_id"] + " · " + part["config_name"].fillna("")),
+            marker=marker,
+            hovertemplate=hover + f"<extra>{name}</extra>",
+        )
+    return _layout(fig, f"{ym.label} vs {xm.label}", xm.label, ym.label, x_metric=xm, y_metric=ym)
 
 
 def stage_latency(df: pd.DataFrame) -> go.Figure:
@@ -326,7 +360,8 @@ def stage_latency(df: pd.DataFrame) -> go.Figure:
     ):
         fig.add_bar(x=runs, y=df[col], name=name, marker_color=color)
     fig.update_layout(barmode="group")
-    return _layout(fig, "Latency per stage", "run", "ms")
+    ms = BUILTIN.figures["retrieval_ms_p95"]
+    return _layout(fig, "Latency per stage", "run", "latency", y_metric=ms)
 
 
 def metric_deltas(df: pd.DataFrame, cat: Catalogue = BUILTIN) -> go.Figure:

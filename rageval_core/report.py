@@ -13,7 +13,6 @@ long texts and claim lists are cut to a bounded size so a 10 MB answer cannot ma
 from __future__ import annotations
 
 import html
-import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -24,9 +23,10 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.offline import get_plotlyjs
 
-from rageval_core import __version__, charts, query
+from rageval_core import __version__, charts, numbers, query
 from rageval_core.catalogue import BUILTIN, Catalogue
 from rageval_core.models import FAILURE_TYPES
+from rageval_core.numbers import MISSING, absent
 from rageval_core.query.check import argument_run, baseline_run
 from rageval_core.query.compare import question_headline
 from rageval_core.query.store import run_catalogue
@@ -72,14 +72,6 @@ def esc(value: Any, limit: int | None = None) -> str:
     return html.escape(text, quote=True)
 
 
-def fmt(value: Any, digits: int = 3) -> str:
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return "—"
-    if isinstance(value, float):
-        return f"{value:,.{digits}f}"
-    return esc(value)
-
-
 def _table(headers: Iterable[str], rows: Iterable[Iterable[str]], cls: str = "") -> str:
     """An HTML table from cells that are already escaped."""
     head = "".join(f"<th>{esc(h)}</th>" for h in headers)
@@ -116,11 +108,12 @@ def _summary_section(
     body = []
     for key in cat.figure_names("report"):
         vals = [rows[r].get(key) for r in run_ids]
-        cells = [esc(cat.label(key)), *(fmt(v) for v in vals)]
+        label = f'<abbr title="{esc(cat.entry(key).definition)}">{esc(cat.label(key))}</abbr>'
+        cells = [label, *(esc(cat.fmt(key, v)) for v in vals)]
         if len(run_ids) == 2:
             a, b = vals
-            both = all(isinstance(v, int | float) and not math.isnan(v) for v in (a, b))
-            cells.append(f"{b - a:+.3f}" if both else "—")
+            both = not (absent(a) or absent(b))
+            cells.append(esc(cat.fmt_delta(key, b - a) if both else MISSING))
         body.append(cells)
     return _table(headers, body, "num")
 
@@ -187,14 +180,17 @@ def _question_block(d: query.QuestionDetail, lim: ReportLimits) -> str:
 def _comparison_section(c: query.Comparison, run_id: str, lim: ReportLimits) -> tuple[str, str]:
     """(table + regressions html, delta chart html)."""
     m = c.metrics[c.metrics["run_id"] == run_id].reset_index(drop=True)
+    fmt = c.catalogue.fmt
     rows = [
         [
             esc(c.catalogue.label(r.metric)),
-            fmt(r.mean),
-            f"{r.delta:+.3f}" if r.delta == r.delta else "—",
-            esc(r.note) if isinstance(r.note, str) else f"[{fmt(r.ci_low)}, {fmt(r.ci_high)}]",
+            esc(fmt(r.metric, r.mean)),
+            esc(c.catalogue.fmt_delta(r.metric, r.delta)),
+            esc(r.note)
+            if isinstance(r.note, str)
+            else esc(f"[{fmt(r.metric, r.ci_low)}, {fmt(r.metric, r.ci_high)}]"),
             "yes" if bool(r.significant) else "no",
-            fmt(r.n_pairs, 0),
+            esc(numbers.count(r.n_pairs)),
         ]
         for r in m.itertuples()
     ]
@@ -271,7 +267,12 @@ def build_report(
             + _table(
                 ["run", "failure type", "questions", "share"],
                 [
-                    [esc(r.run_id), esc(r.failure_type), fmt(r.n, 0), fmt(r.share)]
+                    [
+                        esc(r.run_id),
+                        esc(r.failure_type),
+                        esc(numbers.count(r.n)),
+                        esc(numbers.percent(r.share)),
+                    ]
                     for r in counts.itertuples()
                 ],
                 "num",
@@ -289,7 +290,7 @@ def build_report(
                     [
                         f"<code>{esc(r.question_id)}</code> {esc(r.question, 200)}",
                         esc(r.failure_type),
-                        fmt(r.value),
+                        esc(cat.fmt("answer_correctness", r.value)),
                     ]
                     for r in tail.rows.head(30).itertuples()
                 ],

@@ -9,11 +9,13 @@ from dashboard.links import ViewState, md_escape
 from dashboard.shaping import (
     QUESTION_CHANGE_TABS,
     default_compare,
+    metric_changes,
     paired_deltas,
     split_config_diff,
     split_question_changes,
 )
 from rageval_core import charts
+from rageval_core.catalogue import DOCS_URL
 from rageval_core.errors import RagevalError
 
 QUESTION_COLUMNS = ["run_id", "question_id", "question", "failure_change", "flaky_note", "changes"]
@@ -89,23 +91,37 @@ st.subheader("Metric changes against the baseline")
 moved, unpaired = paired_deltas(cmp.metrics, cmp.baseline)
 for reason in unpaired:
     st.info(reason)
-if not moved.empty:
-    ui.chart(charts.metric_deltas(moved, cmp.catalogue), key="compare_deltas")
 st.dataframe(
-    cmp.metrics,
+    metric_changes(cmp.metrics, cmp.baseline, cmp.catalogue),
     hide_index=True,
     width="stretch",
     key="compare_metrics",
     column_config={
-        c: st.column_config.NumberColumn(c, format="%.4f")
-        for c in ("mean", "delta", "ci_low", "ci_high")
+        "change": st.column_config.TextColumn(
+            "change",
+            help="better / worse beyond its noise; same: the 95% interval includes 0",
+        ),
+        "baseline": st.column_config.NumberColumn("baseline", format="%.3f"),
+        **{
+            c: st.column_config.NumberColumn(c, format="%.3f")
+            for c in ("mean", "delta", "ci_low", "ci_high")
+        },
+        "definition": st.column_config.TextColumn("what it measures", width="large"),
     },
 )
 st.caption(
-    "Deltas are paired over the questions both runs answered; the interval is a 95% "
-    "paired bootstrap. `significant` = the interval excludes 0; `note` says why a delta "
-    "is missing."
+    "What changed first: significant changes, largest first, then the rest; metrics no "
+    "run has are left out. Deltas are paired over the questions both runs answered; the "
+    "interval is a 95% paired bootstrap. `significant` = the interval excludes 0; `note` "
+    "says why a delta is missing. [How a change is read]"
+    f"({DOCS_URL}#reading-a-change)"
 )
+if not moved.empty:
+    ui.chart(
+        charts.metric_deltas(moved, cmp.catalogue),
+        key="compare_deltas",
+        metrics=[cmp.catalogue.entry(m) for m in moved["metric"].unique()],
+    )
 
 st.subheader("Questions that changed")
 st.caption(

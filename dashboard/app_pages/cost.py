@@ -4,12 +4,15 @@ with dominated runs marked, and latency per pipeline stage."""
 import streamlit as st
 
 from dashboard import data, ui
+from dashboard.links import md_escape
 from rageval_core import charts
 
 MAX_STAGE_RUNS = 30  # newest runs in the per-stage chart
 # Not correctness: a run that answers from memory is correct but unsupported, and on
-# correctness it dominates every grounded run, a misleading first view.
-DEFAULT_QUALITY = "faithfulness"
+# correctness it dominates every grounded run, a misleading first view. Not faithfulness
+# either: a run that retrieves nothing and says little is faithful, and sat on the frontier.
+DEFAULT_QUALITY = "recall_at_5"
+LATENCY, COST = "total_ms_p95", "total_cost_per_question"  # what the two x axes hold
 
 page = ui.start("cost")
 state = page.state
@@ -26,8 +29,9 @@ quality = st.selectbox(
     index=options.index(state.metric if state.metric in options else DEFAULT_QUALITY),
 )
 st.caption(
-    "A run can be correct without being supported by what it retrieved (answering from "
-    "memory), so faithfulness is shown first; see both per question on Compare or Diagnose."
+    "Any quality figure can go on the y axis. Recall@5 is shown first: a run can be "
+    "correct without being supported by what it retrieved (answering from memory), and "
+    "faithful while retrieving nothing useful; see both per question on Compare or Diagnose."
 )
 page.publish(state.shared().with_(metric=quality))
 
@@ -38,18 +42,19 @@ if points.empty:
 c = st.columns(2)
 with c[0]:
     ui.chart(
-        charts.pareto(
-            points, "latency_p95_ms", "dominated_latency", quality, "p95 latency (ms)", cat
-        ),
+        charts.pareto(points, "latency_p95_ms", "dominated_latency", quality, LATENCY, cat),
         key="cost_latency",
     )
 with c[1]:
     ui.chart(
-        charts.pareto(
-            points, "cost_per_question", "dominated_cost", quality, "cost per question ($)", cat
-        ),
+        charts.pareto(points, "cost_per_question", "dominated_cost", quality, COST, cat),
         key="cost_cost",
     )
+st.caption(
+    " · ".join(
+        f"**{md_escape(cat.entry(m).label)}**: {cat.help(m)}" for m in (quality, LATENCY, COST)
+    )
+)
 st.caption(
     "A run is dominated when another is at least as good on quality and at least as "
     "cheap on the axis, and strictly better on one. Frontier runs are the only ones worth "
@@ -67,11 +72,26 @@ table = points[
         "dominated",
     ]
 ]
-st.dataframe(
-    table.rename(columns={"quality": label(quality)}),
+st.dataframe(  # the runs the charts show, by name: hover a point for the same
+    table,
     hide_index=True,
     width="stretch",
     key="cost_table",
+    column_config={
+        "quality": st.column_config.NumberColumn(
+            label(quality), help=cat.help(quality), format=cat.entry(quality).column_format()
+        ),
+        **{
+            col: st.column_config.NumberColumn(
+                cat.label(m), help=cat.help(m), format=cat.entry(m).column_format()
+            )
+            for col, m in (("latency_p95_ms", LATENCY), ("cost_per_question", COST))
+        },
+    },
 )
 
-ui.chart(charts.stage_latency(runs.head(MAX_STAGE_RUNS).iloc[::-1]), key="cost_stages")
+ui.chart(
+    charts.stage_latency(runs.head(MAX_STAGE_RUNS).iloc[::-1]),
+    key="cost_stages",
+    metrics=[cat.entry("retrieval_ms_p95"), cat.entry("generation_ms_p95")],
+)

@@ -10,11 +10,10 @@ from dashboard.shaping import (
     failure_breakdown,
     failure_headline,
     failure_label,
-    fmt,
     quality_metrics,
     slider_range,
 )
-from rageval_core import charts
+from rageval_core import charts, numbers
 from rageval_core.models import FAILURE_TYPES
 from rageval_core.query import SORT_KEYS, QuestionFilter
 
@@ -48,9 +47,18 @@ breakdown = failure_breakdown(data.failure_counts([run]))
 st.subheader(failure_headline(dict(zip(breakdown["failure_type"], breakdown["n"], strict=True))))
 trust = coverage_columns([run], data.run_coverage((run,))).iloc[0]  # this run only
 c = st.columns([1, 1, 1, 2], vertical_alignment="bottom")
-c[0].metric(cat.label("faithfulness"), fmt(runs.loc[runs["run_id"] == run, "faithfulness"].iloc[0]))
-c[1].metric("claims checked by people", trust["claims checked"])
-c[2].metric("judge κ on them", fmt(trust["judge κ"], "{:.2f}"))
+ui.tile(c[0], cat.entry("faithfulness"), runs.loc[runs["run_id"] == run, "faithfulness"].iloc[0])
+c[1].metric(
+    "claims checked by people",
+    trust["claims checked"],
+    help="claims of this run a person labelled, of all the judge checked (docs/review.md)",
+)
+c[2].metric(
+    "judge κ on them",
+    numbers.agreement(trust["judge κ"]),
+    help="Cohen's kappa of the judge against people on those claims: 1 = always agree, "
+    "0 = no better than chance (docs/review.md)",
+)
 with c[3]:
     ui.link("judge", "How far to trust the judge", ViewState(run=run))
 ui.chart(charts.failure_breakdown(breakdown), key="diagnose_breakdown")

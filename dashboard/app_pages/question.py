@@ -9,9 +9,10 @@ import streamlit as st
 from dashboard import data, labelling, ui
 from dashboard.diffs import show_answer_diff
 from dashboard.links import ViewState, md_escape
-from dashboard.shaping import answer_marks, evidence_marks, failure_label, fmt
-from rageval_core import charts, query
+from dashboard.shaping import answer_marks, evidence_marks, failure_label
+from rageval_core import charts, numbers, query
 from rageval_core.errors import NotFoundError
+from rageval_core.numbers import MISSING
 
 MAX_PICKER = 5000
 HISTORY_COLUMNS = [
@@ -55,7 +56,7 @@ ui.link("diagnose", f"Run {run}", ViewState(run=run))
 st.subheader(f"{d.question_id} · {failure_label(d.failure_type or 'unknown')}")
 ui.safe_text(d.question)
 st.caption("Reference answer" + ("" if d.answerable else " (unanswerable: should decline)"))
-ui.safe_text(d.reference_answer or "—")
+ui.safe_text(d.reference_answer or MISSING)
 for problem in d.problems:
     st.warning(problem)
 if d.error:
@@ -69,14 +70,14 @@ cat = data.run_catalogue(run)  # built-in metrics plus the ones this run declare
 shown = ("answer_correctness", "faithfulness", "recall_at_5", "mrr", "ndcg_at_10")
 cols = st.columns(5)
 for i, m in enumerate((*shown, *cat.declared_names)):
-    cols[i % 5].metric(cat.question_label(m), fmt(d.metrics.get(m)))
+    ui.tile(cols[i % 5], cat.measures[m], d.metrics.get(m), label=cat.question_label(m))
 
 st.subheader("Answer")
 st.caption(
     "Unsupported claims are marked yellow, contradicted ones red; hover for the "
     "judge's reason." + (" The pipeline declined to answer." if d.refused else "")
 )
-missed = ui.safe_text(d.answer or "—", answer_marks(d.claims))
+missed = ui.safe_text(d.answer or MISSING, answer_marks(d.claims))
 if missed:
     st.caption(f"{len(missed)} flagged claim(s) are not verbatim in the answer; see below.")
 
@@ -85,9 +86,8 @@ labelling.claims_section(d, key="question_label")
 st.subheader(f"Retrieved chunks ({len(d.retrieved)})")
 for r in d.retrieved:
     gold = " · ✓ gold" if r.is_gold else ""
-    with st.expander(
-        f"#{r.rank}{gold} · score {fmt(r.score, '{:.3f}')}", expanded=r.is_gold or r.rank <= 3
-    ):
+    score = MISSING if r.score is None else numbers.number(r.score)
+    with st.expander(f"#{r.rank}{gold} · score {score}", expanded=r.is_gold or r.rank <= 3):
         st.code(r.id, language=None)
         ui.safe_text(r.text, evidence_marks(d.claims, r.id))
 if d.missed_gold_ids:
@@ -97,14 +97,14 @@ if d.missed_gold_ids:
     )
 
 st.subheader("Timings, tokens, cost")
-figures = {  # the column names carry their unit already: retrieval_ms, cost_usd
-    **{f"{k.removesuffix('_ms')} (ms)": v for k, v in d.timings.items()},
-    **d.tokens,
-    **{f"{k.removesuffix('_usd')} ($)": v for k, v in d.cost.items()},
-}
 cols = st.columns(4)  # eight figures in one row truncate the costs to "0.00…"
-for i, (name, value) in enumerate(figures.items()):
-    cols[i % 4].metric(name.replace("_", " "), fmt(value, "{:.6g}"))
+figures = [*d.timings.items(), *d.tokens.items(), *d.cost.items()]
+for i, (name, value) in enumerate(figures):
+    if name in cat.measures:  # a timing or a cost: its unit and definition
+        ui.tile(cols[i % 4], cat.measures[name], value)
+    else:
+        tokens = numbers.count(value) if value is not None else MISSING
+        cols[i % 4].metric(name.replace("_", " "), tokens, help="tokens the model reported")
 
 st.subheader("This question across runs")
 dataset = runs.loc[runs["run_id"] == run, "dataset_name"].iloc[0]
@@ -119,11 +119,11 @@ if len(note):  # names the config: text from a manifest
 if len(history) >= query.CHART_RUNS:
     st.caption(f"The newest {query.CHART_RUNS:,} runs that have this question.")
 if len(history) > 1:
+    plotted = ["answer_correctness", "faithfulness", "recall_at_5", *cat.declared_names]
     ui.chart(
-        charts.question_history(
-            history, ["answer_correctness", "faithfulness", "recall_at_5", *cat.declared_names], cat
-        ),
+        charts.question_history(history, plotted, cat),
         key="question_history_chart",
+        metrics=[cat.measures[m] for m in plotted],
     )
 ui.question_table(history, HISTORY_COLUMNS, key="question_history")
 

@@ -26,9 +26,18 @@ page.publish(state.shared().with_(runs=tuple(chosen), run=run))
 
 if chosen:
     picked = runs[runs["run_id"].isin(chosen)].iloc[::-1]  # oldest first, left to right
-    ui.chart(charts.recall_curves(data.recall_curve(chosen)), key="retrieval_curves")
-    ui.chart(charts.recall_gap(picked), key="retrieval_gap")
-    ui.chart(charts.per_run_bar(picked, "mrr"), key="retrieval_mrr")
+    cat = data.catalogue()
+    ui.chart(
+        charts.recall_curves(data.recall_curve(chosen)),
+        key="retrieval_curves",
+        metrics=[cat.measures["recall_at_5"]],
+    )
+    ui.chart(
+        charts.recall_gap(picked),
+        key="retrieval_gap",
+        metrics=[cat.entry("recall_at_5"), cat.entry("recall_at_20"), cat.entry("recall_gap")],
+    )
+    ui.chart(charts.per_run_bar(picked, "mrr"), key="retrieval_mrr", metrics=[cat.entry("mrr")])
 else:
     st.info("Pick at least one run.")
 

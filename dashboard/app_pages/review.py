@@ -6,8 +6,9 @@ import streamlit as st
 
 from dashboard import data, labelling, ui
 from dashboard.links import REVIEW_SIZES, ViewState, escape_word
-from dashboard.shaping import answer_marks, queue_rows, reviewed_count
+from dashboard.shaping import answer_marks, first_unreviewed, queue_rows, reviewed_count
 from rageval_core.errors import NotFoundError
+from rageval_core.numbers import MISSING
 
 DEFAULT_SIZE = 20
 
@@ -24,10 +25,19 @@ size = c[1].selectbox(
     key="review_size",
 )
 queue = data.review_queue(run, size)
-# Another run or size is another queue: start at its first question. A URL without a
-# (known) run shows the newest, which is no change of run either.
+dataset = data.run_dataset(run)
+ids = [item.question_id for item in queue]
+labelled = [q for q in ids if dataset and data.question_labels(dataset.sha256, q)]
+# A queue opened for the first time in this session, or another run or size (another
+# queue), starts at the first question nobody has labelled yet; a URL's position past
+# the first is kept, and so is Previous back to the first. A URL without a (known) run
+# shows the newest, which is no change of run either.
 url_run = state.run if state.run in set(runs["run_id"]) else runs["run_id"].iloc[0]
-pos = state.pos if (run, size) == (url_run, state.size or DEFAULT_SIZE) else 0
+same_queue = (run, size) == (url_run, state.size or DEFAULT_SIZE)
+opened = st.session_state.setdefault("_review_opened", set())
+fresh = (run, size) not in opened
+opened.add((run, size))
+pos = state.pos if same_queue and (state.pos or not fresh) else first_unreviewed(ids, labelled)
 pos = min(pos, max(len(queue) - 1, 0))
 view = state.shared().with_(run=run, size=size, pos=pos)
 page.publish(view)
@@ -36,9 +46,6 @@ if not queue:
     st.info(f"Run {run} has no judged claims to review.")
     st.stop()
 
-dataset = data.run_dataset(run)
-ids = [item.question_id for item in queue]
-labelled = [q for q in ids if dataset and data.question_labels(dataset.sha256, q)]
 done = reviewed_count(ids, labelled)
 st.progress(done / len(queue), text=f"{done} of {len(queue)} reviewed")
 
@@ -61,9 +68,9 @@ except NotFoundError:  # the run changed since the queue was drawn
     st.stop()
 ui.safe_text(d.question)
 st.caption("Reference answer" + ("" if d.answerable else " (unanswerable: should decline)"))
-ui.safe_text(d.reference_answer or "—")
+ui.safe_text(d.reference_answer or MISSING)
 st.caption("Answer (unsupported claims yellow, contradicted red)")
-ui.safe_text(d.answer or "—", answer_marks(d.claims))
+ui.safe_text(d.answer or MISSING, answer_marks(d.claims))
 labelling.claims_section(d, key="review_label")
 
 st.subheader("The queue")

@@ -8,7 +8,6 @@ from dashboard.links import ViewState
 from dashboard.shaping import (
     coverage_columns,
     distinct,
-    fmt,
     key_metrics,
     quality_metrics,
     run_links,
@@ -17,7 +16,9 @@ from dashboard.shaping import (
 )
 from dashboard.shaping import run_tags as tag_options
 from rageval_core import charts
+from rageval_core.errors import RagevalError
 from rageval_core.origin import origin_label
+from rageval_core.query.noise import intervals, latency_spreads
 
 MAX_BARS = 60  # newest runs in the failure-share chart; more bars stop being readable
 TABLE_RUNS = 1_000  # newest runs in the table (10,000 rows took seconds per rerun)
@@ -31,6 +32,7 @@ state = page.state
 all_runs = ui.require_runs()
 cat = data.catalogue()  # built-in metrics plus the ones runs declare
 KEY_METRICS = key_metrics(cat)
+PAIRED = tuple(m for m in KEY_METRICS if m in cat.measure_names("compare"))  # with intervals
 TREND = quality_metrics(cat)
 
 cols = st.columns(3)
@@ -83,15 +85,25 @@ if latest["run_id"] in stale:
     st.warning(stale_note(stale[latest["run_id"]]), icon=":material/warning:")
 elif latest["status"] != "complete":
     st.info(f"This run is {latest['status']}: figures cover the questions answered so far.")
+paired: dict[str, tuple[float, float]] = {}
+previous = latest.get("previous_run")
+if isinstance(previous, str) and previous:  # the Δ's run: a change within its noise is grey
+    pair = [previous, str(latest["run_id"])]
+    try:
+        paired = intervals(data.compare_runs(pair, metrics=PAIRED).metrics, pair[1])
+    except RagevalError:  # a run that cannot be read: the Δ is judged by its sign
+        paired = {}
+spreads = latency_spreads(all_runs, str(latest["run_id"]), KEY_METRICS, cat)
 metric_cols = st.columns(5)
-for i, (m, name) in enumerate(KEY_METRICS.items()):
-    value, delta = latest[m], latest[f"{m}_delta"]
-    metric_cols[i % 5].metric(
-        name,
-        fmt(value),
-        fmt(delta, "{:+.3g}", None),
-        delta_color="inverse" if cat.lower_is_better(m) else "normal",
-    )
+for i, m in enumerate(KEY_METRICS):
+    figure, delta = cat.entry(m), latest[f"{m}_delta"]
+    verdict = figure.verdict(delta, paired.get(m), spreads.get(m))
+    ui.tile(metric_cols[i % 5], figure, latest[m], delta, verdict)
+st.caption(
+    "Δ against the run's previous run (same config and dataset version). Grey: within its "
+    "noise (a paired 95% interval that includes 0, or for latency the spread of earlier "
+    "runs of the config)."
+)
 if st.button("Diagnose latest run", type="primary", key="runs_diagnose_latest"):
     ui.go("diagnose", ViewState(run=str(latest["run_id"])))
 
@@ -124,14 +136,18 @@ event = st.dataframe(
     column_config={
         "diagnose": st.column_config.LinkColumn("diagnose", display_text="diagnose ↗"),
         **{
-            c: st.column_config.NumberColumn(c, format="%.3f")
-            for c in table.columns
-            if c in KEY_METRICS.values()
+            name: st.column_config.NumberColumn(
+                name, help=cat.help(m), format=cat.entry(m).column_format()
+            )
+            for m, name in KEY_METRICS.items()
         },
         **{
-            c: st.column_config.NumberColumn(c, format="%.3f", help=DELTA_HELP)
-            for c in table.columns
-            if c.startswith("Δ")
+            f"Δ {name}": st.column_config.NumberColumn(
+                f"Δ {name}",
+                help=f"{DELTA_HELP}. {name}: {cat.help(m)}",
+                format=cat.entry(m).column_format(),
+            )
+            for m, name in KEY_METRICS.items()
         },
         "judge κ": st.column_config.NumberColumn(
             "judge κ", format="%.2f", help="the judge's Cohen's kappa on the checked claims"
@@ -141,7 +157,11 @@ event = st.dataframe(
 if event.selection.rows:
     ui.go("diagnose", ViewState(run=str(runs.iloc[event.selection.rows[0]]["run_id"])))
 
-ui.chart(charts.config_trend(data.metric_trend(metric, **filters), metric, cat), key="runs_trend")
+ui.chart(
+    charts.config_trend(data.metric_trend(metric, **filters), metric, cat),
+    key="runs_trend",
+    metrics=[cat.entry(metric)],
+)
 ui.chart(
     charts.failure_shares(data.failure_counts(list(runs["run_id"].head(MAX_BARS)))),
     key="runs_failures",

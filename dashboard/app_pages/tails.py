@@ -45,7 +45,11 @@ chosen = ui.pick_runs(
 run = ui.pick_run(runs, state.run, key="tails_run", label=f"Run for the bottom {TAIL_PCT:g}%")
 page.publish(state.shared().with_(metric=metric, chart=kind, runs=tuple(chosen), run=run))
 
-ui.chart(charts.trend(data.metric_trend(metric), metric, cat), key="tails_trend")
+ui.chart(
+    charts.trend(data.metric_trend(metric), metric, cat),
+    key="tails_trend",
+    metrics=[cat.entry(metric), cat.entry(f"{metric}_p10")],
+)
 
 name = cat.label(metric)
 # a declared metric exists only in the runs that declare it; a built-in one in every run
@@ -57,7 +61,11 @@ if having:
     values = pd.concat(
         [data.metric_distribution(r, metric).assign(run_id=r) for r in having], ignore_index=True
     )
-    ui.chart(charts.distributions(values, metric, kind, cat), key="tails_distribution")
+    ui.chart(
+        charts.distributions(values, metric, kind, cat),
+        key="tails_distribution",
+        metrics=[cat.measures[metric]],
+    )
 else:
     st.info(f"Pick at least one run with {name} to see its distribution.")
 
@@ -91,9 +99,15 @@ if tail.rows.empty:
     st.info(f"No question of this run has a value for {name}.")
 else:
     st.caption(f"Showing the {tail.describe(name)}.")
+    m = cat.measures[metric]
     ui.question_table(
         tail.rows,
         ["question_id", "question", "failure_type", "value", "tags"],
         key="tails_bottom",
         run_id=run,
+        config={
+            "value": st.column_config.NumberColumn(
+                cat.question_label(metric), help=m.help, format=m.column_format()
+            )
+        },
     )

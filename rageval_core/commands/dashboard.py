@@ -61,21 +61,30 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=run)
 
 
+STREAMLIT_SETTINGS: tuple[tuple[str, str], ...] = (
+    ("server.headless", "true"),
+    ("browser.gatherUsageStats", "false"),
+    # a product's toolbar: no Deploy button, no developer menu (rerun, settings, cache)
+    ("client.toolbarMode", "minimal"),
+)
+"""Passed as flags, so they hold wherever the command runs: a `.streamlit/config.toml`
+only applies in the folder Streamlit starts in (the repository's did not reach a user's
+own folder, who then saw Streamlit's Deploy button)."""
+
+
 def streamlit_command(port: int, host: str) -> list[str]:
+    flags = [x for key, value in STREAMLIT_SETTINGS for x in (f"--{key}", value)]
     return [
         sys.executable,
         "-m",
         "streamlit",
         "run",
         str(app_path()),
-        "--server.headless",
-        "true",
+        *flags,
         "--server.port",
         str(port),
         "--server.address",
         host,
-        "--browser.gatherUsageStats",
-        "false",
     ]
 
 

@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 
 from rageval_core.commands import add_results_option, add_run_flags, run_options, write_run_to
+from rageval_core.numbers import usd
 from rageval_core.runs.layout import results_location
 
 
@@ -54,6 +55,6 @@ def _rescore(args: argparse.Namespace) -> int:
     print(
         f"{result.status}: {result.run_id} (rescore of {source.run_id}) — "
         f"{t['n_questions']} questions, {t['n_judge_errors']} judge errors, "
-        f"judge ${t['judge_cost_usd']:.4f}, {t['duration_s']:.1f} s → {where}"
+        f"judge {usd(t['judge_cost_usd'])}, {t['duration_s']:.1f} s → {where}"
     )
     return 0

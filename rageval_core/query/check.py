@@ -18,6 +18,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from rageval_core import numbers
 from rageval_core.catalogue import BUILTIN, Catalogue
 from rageval_core.errors import ConfigError, ResultsError, one_line
 from rageval_core.query.previous import previous_run, series_of
@@ -73,7 +74,9 @@ class CheckRow:
         t = self.threshold
         if t is None:
             return ""
-        return ", ".join(f"{k} {getattr(t, k):g}" for k in _BOUNDS if getattr(t, k) is not None)
+        return ", ".join(
+            f"{k} {numbers.short(getattr(t, k))}" for k in _BOUNDS if getattr(t, k) is not None
+        )
 
 
 @dataclass(frozen=True)
@@ -307,14 +310,16 @@ def check_run(
             if v is None and (t.min is not None or t.max is not None or baseline_limit):
                 breaches.append("no value")  # the gate cannot vouch for what it cannot see
             if v is not None and t.min is not None and v < t.min - 1e-12:
-                breaches.append(f"below min {t.min:g}")
+                breaches.append(f"below min {numbers.short(t.min)}")
             if v is not None and t.max is not None and v > t.max + 1e-12:
-                breaches.append(f"above max {t.max:g}")
+                breaches.append(f"above max {numbers.short(t.max)}")
             if v is not None and b is not None:
                 if t.max_drop is not None and b - v > t.max_drop + 1e-12:
-                    breaches.append(f"dropped {b - v:.4g} > max_drop {t.max_drop:g}")
+                    drop, limit = numbers.short(b - v), numbers.short(t.max_drop)
+                    breaches.append(f"dropped {drop} > max_drop {limit}")
                 if t.max_rise is not None and v - b > t.max_rise + 1e-12:
-                    breaches.append(f"rose {v - b:.4g} > max_rise {t.max_rise:g}")
+                    rise, limit = numbers.short(v - b), numbers.short(t.max_rise)
+                    breaches.append(f"rose {rise} > max_rise {limit}")
             elif base_id is not None and b is None:
                 skipped = [k for k in ("max_drop", "max_rise") if getattr(t, k) is not None]
                 if skipped:
@@ -327,12 +332,12 @@ def check_run(
     return CheckResult(run_id, base_id, tuple(rows), tuple(notes), chosen.why)
 
 
-def _fmt(v: float | None) -> str:
-    return "—" if v is None else f"{v:.4g}" if abs(v) >= 10 else f"{v:.2f}"
+def _fmt(r: CheckRow, v: float | None) -> str:
+    return BUILTIN.fmt(r.metric, v)
 
 
-def _fmt_delta(d: float | None) -> str:
-    return "" if d is None else f"{d:+.2f}" if abs(d) < 10 else f"{d:+.4g}"
+def _fmt_delta(r: CheckRow) -> str:
+    return "" if r.delta is None else BUILTIN.fmt_delta(r.metric, r.delta)
 
 
 def md_cell(text: object) -> str:
@@ -360,8 +365,8 @@ def format_check(result: CheckResult, fmt: str = "text") -> str:
             mark = "✗" if r.breached else "✓"
             why = md_cell("; ".join((*r.breaches, *r.notes)))
             lines.append(
-                f"| {mark} | {md_cell(r.label)} | {_fmt(r.value)} | {_fmt(r.baseline)} | "
-                f"{_fmt_delta(r.delta)} | {md_cell(r.limits)} | {why} |"
+                f"| {mark} | {md_cell(r.label)} | {_fmt(r, r.value)} | {_fmt(r, r.baseline)} | "
+                f"{_fmt_delta(r)} | {md_cell(r.limits)} | {why} |"
             )
         if result.baseline_line:
             lines[1:1] = ["", result.baseline_line]
@@ -380,9 +385,10 @@ def format_check(result: CheckResult, fmt: str = "text") -> str:
     if result.baseline_line:
         lines.append(result.baseline_line)
     for r in result.rows:
-        was = f"(was {_fmt(r.baseline)})" if r.baseline is not None else ""
+        was = f"(was {_fmt(r, r.baseline)})" if r.baseline is not None else ""
         mark = "✗" if r.breached else " "
-        line = f"{mark} {r.label:<{width}}  {_fmt(r.value):>6}  {was:<12}  {_fmt_delta(r.delta):>6}"
+        value, delta = _fmt(r, r.value), _fmt_delta(r)
+        line = f"{mark} {r.label:<{width}}  {value:>8}  {was:<14}  {delta:>8}"
         if r.breaches or r.notes:
             line += "  " + "; ".join((*r.breaches, *r.notes))
         lines.append(line.rstrip())

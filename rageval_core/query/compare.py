@@ -496,12 +496,6 @@ def _cell(text: Any, width: int, md: bool) -> str:
     return t.replace("\\", "\\\\").replace("|", "\\|") if md else t
 
 
-def _f(v: Any, digits: int = 3) -> str:
-    if v is None or (isinstance(v, float) and np.isnan(v)):
-        return "—"
-    return f"{v:.{digits}f}"
-
-
 def format_comparison(c: Comparison, fmt: str = "table", max_questions: int = 20) -> str:
     """The comparison as a terminal table or Markdown (for a pull-request comment)."""
     md = fmt == "markdown"
@@ -530,15 +524,16 @@ def format_comparison(c: Comparison, fmt: str = "table", max_questions: int = 20
     rows = []
     for metric in dict.fromkeys(m["metric"]):
         sub = m[m["metric"] == metric].set_index("run_id")
-        row = [metric, _f(sub.loc[c.baseline, "mean"])]
+        m_ = c.catalogue.entry(metric)
+        row = [metric, m_.fmt(sub.loc[c.baseline, "mean"])]
         for r in others:
             d, lo, hi = sub.loc[r, "delta"], sub.loc[r, "ci_low"], sub.loc[r, "ci_high"]
             mark = " *" if sub.loc[r, "significant"] else ""
             note = sub.loc[r, "note"]
             row += [
-                _f(sub.loc[r, "mean"]),
-                ("—" if d is None or np.isnan(d) else f"{d:+.3f}") + mark,
-                _cell(note, 60, md) if isinstance(note, str) else f"[{_f(lo)}, {_f(hi)}]",
+                m_.fmt(sub.loc[r, "mean"]),
+                m_.fmt_delta(d) + mark,
+                _cell(note, 60, md) if isinstance(note, str) else f"[{m_.fmt(lo)}, {m_.fmt(hi)}]",
             ]
         rows.append(row)
     table(header, rows)

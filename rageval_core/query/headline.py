@@ -13,7 +13,10 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from rageval_core.catalogue import BUILTIN
+from rageval_core.errors import RagevalError
 from rageval_core.models import FAILURE_TYPES
+from rageval_core.query.compare import compare_runs
+from rageval_core.query.noise import intervals, latency_spreads
 from rageval_core.query.previous import previous_run
 from rageval_core.query.store import ResultsStore
 from rageval_core.query.summary import summarize_run
@@ -41,6 +44,8 @@ class Figure:
     label: str
     value: float | None
     previous: float | None
+    interval: tuple[float, float] | None = None  # the delta's paired 95% interval
+    noise: float | None = None  # latency: the spread of earlier runs of the series
 
     @property
     def delta(self) -> float | None:
@@ -50,11 +55,10 @@ class Figure:
 
     @property
     def better(self) -> bool | None:
-        """True for an improvement, False for a regression, None for no change or no delta."""
-        d = self.delta
-        if d is None or abs(d) < 1e-12:
-            return None
-        return BUILTIN.figures[self.name].better(d)
+        """True for an improvement, False for a regression, None for no delta or a
+        change within its noise (`Metric.verdict`)."""
+        v = BUILTIN.figures[self.name].verdict(self.delta, self.interval, self.noise)
+        return None if v in (None, "same") else v == "better"
 
     def text(self) -> str:
         return BUILTIN.fmt(self.name, self.value)
@@ -63,10 +67,12 @@ class Figure:
         d = self.delta
         if d is None:
             return ""
-        if self.better is None:
+        if abs(d) < 1e-12:
             return "= same"
+        if self.better is None:
+            return f"{BUILTIN.fmt_delta(self.name, d)} ~ within noise"
         arrow = "▲ better" if self.better else "▼ worse"
-        return f"{'+' if d >= 0 else '−'}{BUILTIN.fmt(self.name, abs(d))} {arrow}"
+        return f"{BUILTIN.fmt_delta(self.name, d)} {arrow}"
 
 
 @dataclass(frozen=True)
@@ -92,8 +98,10 @@ def run_headline(store: ResultsStore, run_id: str) -> RunHeadline:
     now = _figures(store, info)
     prev_info = previous_run(store, info)
     before = _figures(store, prev_info) if prev_info else {}
+    paired, spreads = _noise(store, info, prev_info)
     figures = tuple(
-        Figure(f, BUILTIN.label(f), now.get(f), before.get(f)) for f in HEADLINE_FIGURES
+        Figure(f, BUILTIN.label(f), now.get(f), before.get(f), paired.get(f), spreads.get(f))
+        for f in HEADLINE_FIGURES
     )
     failures = tuple((ft, int(now.get(f"failure_{ft}") or 0)) for ft in FAILURE_TYPES)
     return RunHeadline(
@@ -105,6 +113,22 @@ def run_headline(store: ResultsStore, run_id: str) -> RunHeadline:
         failures=failures,
         problems=tuple(now.get("problems") or ()),
     )
+
+
+def _noise(
+    store: ResultsStore, info: RunInfo, prev: RunInfo | None
+) -> tuple[dict[str, tuple[float, float]], dict[str, float]]:
+    """The paired intervals of the means against `prev`, the latency spreads of the
+    series (`query.noise`); nothing without a previous run."""
+    if prev is None:
+        return {}, {}
+    wanted = [f for f in HEADLINE_FIGURES if f in BUILTIN.measure_names("compare")]
+    spreads = latency_spreads(runs_overview(store), info.run_id, HEADLINE_FIGURES)
+    try:
+        cmp = compare_runs(store, [prev, info], metrics=wanted)
+    except RagevalError:  # a previous run that cannot be paired: deltas judged by sign
+        return {}, spreads
+    return intervals(cmp.metrics, info.run_id), spreads
 
 
 def format_headline(h: RunHeadline, link: str | None = None) -> str:
@@ -187,7 +211,7 @@ def format_run_lines(lines: tuple[RunLine, ...]) -> str:
         "answer_correctness": "correct",
         "missed_refusal_rate": "missed-ref",
         "false_refusal_rate": "false-ref",
-        "total_ms_p95": "p95 ms",
+        "total_ms_p95": "p95 latency",
         "total_cost_per_question": "$/question",
     }
     head = ["run", "status", "created", "questions", *short.values()]

@@ -22,6 +22,7 @@ import duckdb
 import numpy as np
 import pandas as pd
 
+from rageval_core import numbers
 from rageval_core.catalogue import (
     BUILTIN,
     COST_COLUMNS,
@@ -558,7 +559,7 @@ class Tail:
             return f"no question of this run has a value for {name}"
         high = self.lower_is_better
         side, op = ("top", "≥") if high else ("bottom", "≤")
-        cut = _short(self.cut, high)
+        cut = _short(self.cut, self.metric, high)
         text = (
             f"{side} {self.pct:g}%: {len(self.rows):,} of {self.n_scored:,} questions, "
             f"{name} {op} {cut}"
@@ -568,12 +569,16 @@ class Tail:
         return text
 
 
-def _short(v: float, raw_units: bool) -> str:
+def _short(v: float, metric: str, raw_units: bool) -> str:
     """A score with two decimals unless that would round it (0.994 stays 0.994); latency
-    and cost with four significant digits."""
+    and cost in their unit (`1,995 ms`, `$0.0013`), another number with four significant
+    digits."""
+    m = BUILTIN.measures.get(metric)
+    if m is not None and m.unit in ("ms", "usd"):
+        return m.fmt(v)
     if not raw_units and abs(v * 100 - round(v * 100)) < 1e-9:
         return f"{v:.2f}"
-    return f"{v:,.4g}"
+    return numbers.plain(v, 4)
 
 
 def bottom_questions(

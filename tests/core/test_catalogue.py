@@ -3,10 +3,14 @@ declared metrics validated (SPEC §9)."""
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from rageval_core import numbers
 from rageval_core.catalogue import (
     BUILTIN,
     DECLARED_NAME_RE,
@@ -15,8 +19,11 @@ from rageval_core.catalogue import (
     parse_declared,
 )
 from rageval_core.errors import ConfigError
+from rageval_core.numbers import MISSING
 from rageval_core.query.summary import SUMMARY_KEYS
 from rageval_core.runs.rows import QUESTION_SCHEMA
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_every_numeric_pinned_column_is_a_measure() -> None:
@@ -60,10 +67,90 @@ def test_correctness_figures_say_they_cover_answerable_questions() -> None:
 
 
 def test_units_format_their_values() -> None:
-    assert BUILTIN.fmt("total_ms_p95", 1435.2) == "1,435"
+    assert BUILTIN.fmt("total_ms_p95", 1435.2) == "1,435 ms"
+    assert BUILTIN.fmt("total_ms_p95", 16.04) == "16 ms"
+    assert BUILTIN.fmt("total_ms_p95", 12_400) == "12.4 s"
     assert BUILTIN.fmt("faithfulness", 0.8123) == "0.812"
-    assert BUILTIN.fmt("faithfulness", None) == "–"
-    assert BUILTIN.fmt("faithfulness", float("nan")) == "–"
+    assert BUILTIN.fmt("missed_refusal_rate", 0.3077) == "30.8%"
+    assert BUILTIN.fmt("total_cost_per_question", 7.002e-05) == "$0.000070"
+    assert BUILTIN.fmt("cost_usd_total", 12.345) == "$12.35"
+    assert BUILTIN.fmt("failure_ok", 1234) == "1,234"
+    assert BUILTIN.fmt("faithfulness", None) == MISSING
+    assert BUILTIN.fmt("faithfulness", float("nan")) == MISSING
+
+
+def test_thresholds_read_as_written() -> None:
+    assert [numbers.short(x) for x in (0.85, 0.4506, 1e-05, 12.0)] == [
+        "0.85",
+        "0.4506",
+        "0.00001",
+        "12",
+    ]
+
+
+def test_deltas_carry_their_sign_and_unit() -> None:
+    assert BUILTIN.fmt_delta("total_cost_per_question", -3.33e-05) == "−$0.000033"
+    assert BUILTIN.fmt_delta("total_ms_p95", 6.2) == "+6.2 ms"
+    assert BUILTIN.fmt_delta("missed_refusal_rate", -0.05) == "−5.0 pp"
+    assert BUILTIN.fmt_delta("recall_at_5", 0.0712) == "+0.071"
+    assert BUILTIN.fmt_delta("recall_at_5", None) == MISSING
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.sampled_from(sorted(BUILTIN.figures)),
+    st.floats(min_value=-1e12, max_value=1e12, allow_nan=False, allow_infinity=False),
+)
+def test_no_number_is_written_in_e_notation(name: str, value: float) -> None:
+    for text in (BUILTIN.fmt(name, value), BUILTIN.fmt_delta(name, value), numbers.short(value)):
+        assert not re.search(r"\de[-+]?\d", text), (name, value, text)
+
+
+def test_every_metric_has_a_definition_and_a_docs_section() -> None:
+    """Every entry's help text says what it is and links to its section of docs/metrics.md.
+
+    A new built-in metric needs a one-line entry in `catalogue.DEFINITIONS` (or a rule in
+    `_define`) and its anchor among the headings of docs/metrics.md."""
+    headings = (ROOT / "docs" / "metrics.md").read_text().splitlines()
+    anchors = {_slug(h.lstrip("#")) for h in headings if h.startswith("#")}
+    raw = {"toxicity": {"label": "toxicity", "direction": "lower"}}
+    cat = BUILTIN.with_declared(parse_declared(raw, "run/manifest.json"))
+    undefined = [m.name for m in cat if not m.definition]
+    assert not undefined, (
+        f"metrics without a definition: {undefined}; add a line to catalogue.DEFINITIONS"
+    )
+    unanchored = {m.name: m.doc for m in cat if m.doc not in anchors}
+    assert not unanchored, f"sections missing from docs/metrics.md: {unanchored}"
+    assert "lower is better" in cat.help("toxicity_p10")
+    assert "milliseconds, lower is better" in BUILTIN.help("total_ms_p95")
+    assert BUILTIN.measures["recall_at_5"].help.endswith("#retrieval-per-answerable-question)")
+    assert BUILTIN.help("recall_at_5").startswith("mean over the questions")
+    assert BUILTIN.help("no_such_column") is None
+
+
+def _slug(heading: str) -> str:
+    """GitHub's anchor of a heading: lower case, punctuation dropped, spaces to dashes."""
+    kept = "".join(c for c in heading.strip().lower() if c.isalnum() or c in " -_")
+    return kept.replace(" ", "-")
+
+
+@pytest.mark.parametrize(
+    ("delta", "interval", "noise", "expected"),
+    [
+        (0.05, (0.01, 0.09), None, "better"),
+        (0.05, (-0.01, 0.09), None, "same"),  # the paired interval includes 0
+        (-0.05, None, None, "worse"),
+        (6.0, None, 8.0, "same"),  # latency within the spread of earlier runs
+        (9.0, None, 8.0, "worse"),
+        (0.0, None, None, "same"),
+        (None, None, None, None),
+    ],
+)
+def test_a_change_within_its_noise_is_neither_better_nor_worse(
+    delta: float | None, interval: tuple[float, float] | None, noise: float | None, expected: str
+) -> None:
+    name = "total_ms_p95" if noise is not None else "recall_at_5"
+    assert BUILTIN.metric(name).verdict(delta, interval, noise) == expected
 
 
 def test_a_declared_metric_gets_a_mean_and_a_p10_like_faithfulness() -> None:

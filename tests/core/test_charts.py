@@ -22,11 +22,38 @@ def test_pareto_joins_frontier_runs_left_to_right_and_marks_the_rest():
             "dominated_latency": [False, False, True],
         }
     )
-    fig = charts.pareto(df, "latency_p95_ms", "dominated_latency", "answer_correctness", "p95")
+    fig = charts.pareto(
+        df, "latency_p95_ms", "dominated_latency", "answer_correctness", "total_ms_p95"
+    )
     frontier, dominated = fig.data
-    assert list(frontier.customdata) == ["fast", "good"] and list(frontier.x) == [100.0, 900.0]
-    assert list(dominated.customdata) == ["bad"] and dominated.marker.symbol == "x"
-    assert fig.layout.title.text == "correctness (answerable) vs p95"
+    assert list(frontier.customdata) == ["fast · f", "good · g"]
+    assert list(frontier.x) == [100.0, 900.0]
+    assert list(dominated.customdata) == ["bad · b"] and dominated.marker.symbol == "x"
+    assert fig.layout.title.text == "correctness (answerable) vs p95 latency (ms)"
+    # runs are named on hover, never as text on the points (clipped, overlapping)
+    assert all("text" not in t.mode for t in fig.data) and not any(t.text for t in fig.data)
+    assert fig.layout.xaxis.ticksuffix == " ms" and "%{x:,.0f} ms" in frontier.hovertemplate
+
+
+def test_a_dollar_axis_has_no_si_prefix_and_legends_stay_off_titles():
+    df = pd.DataFrame(
+        {
+            "run_id": ["a"],
+            "config_name": ["c"],
+            "quality": [0.5],
+            "cost_per_question": [7e-05],
+            "dominated_cost": [False],
+        }
+    )
+    fig = charts.pareto(
+        df, "cost_per_question", "dominated_cost", "recall_at_5", "total_cost_per_question"
+    )
+    assert fig.layout.xaxis.tickformat == "$.2~r"  # `$0.00007`, not plotly's `70µ`
+    for f in (fig, charts.mean_and_p10(pd.DataFrame({"run_id": ["a"]}), ["faithfulness"])):
+        legend, title = f.layout.legend, f.layout.title
+        # right of the plot, top-aligned: never in the title's band above it
+        assert legend.x > 1 and legend.xanchor == "left" and legend.orientation == "v"
+        assert title.xanchor == "left" and title.yanchor == "top"
 
 
 def test_recall_gap_annotates_each_run():

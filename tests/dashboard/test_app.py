@@ -16,6 +16,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from dashboard.links import PAGES as LINK_PAGES
+from rageval_core.catalogue import BUILTIN
 from rageval_core.query import (
     QuestionFilter,
     ResultsStore,
@@ -86,7 +87,10 @@ def test_runs_page_lists_every_run_newest_first_with_metrics_and_charts(app, dem
     assert table["diagnose"].iloc[0] == f"diagnose?run={LATEST}"
     overview = runs_overview(store).set_index("run_id")
     recall = {m.label: m.value for m in at.metric}["recall@5"]
-    assert recall == f"{overview.loc[LATEST, 'recall_at_5']:.4g}"
+    assert recall == BUILTIN.fmt("recall_at_5", overview.loc[LATEST, "recall_at_5"])
+    # every tile says what it means, with its section of docs/metrics.md
+    for m in at.metric:
+        assert "is better" in m.help and "docs/metrics.md#" in m.help, (m.label, m.help)
     # every demo run is a config of its own: none has a previous run, so no Δ
     assert overview["previous_run"].isna().all()
     assert table["Δ faithfulness"].isna().all()
@@ -413,17 +417,25 @@ def test_cost_page_marks_the_frontier_and_dominated_runs(app, demo_results):
     latency = figure(at, 0)
     frontier, dominated = latency["data"]
     assert frontier["name"] == "Pareto frontier" and dominated["name"] == "dominated"
-    assert sorted(frontier["customdata"]) == sorted(
+    # named on hover (run · config), never as text on the points
+    assert sorted(c.split(" · ")[0] for c in frontier["customdata"]) == sorted(
         table.loc[~table["dominated_latency"], "run_id"]
     )
+    assert "text" not in frontier["mode"] and not frontier.get("text")
+    assert latency["layout"]["xaxis"]["ticksuffix"] == " ms"
+    assert figure(at, 1)["layout"]["xaxis"]["tickformat"] == "$.2~r"  # not `100µ`
     assert trace_names(at, 2)[0] == "retrieval p50"
 
 
-def test_cost_page_defaults_to_faithfulness_and_says_why(app, demo_results):
+def test_cost_page_defaults_to_recall_and_says_why(app, demo_results):
     # On correctness the demo's "memorising" run (correct but unsupported) dominates all.
     at = open_page(app(demo_results), "cost")
-    assert at.selectbox(key="cost_metric").value == "faithfulness"
-    assert at.query_params["metric"] == "faithfulness"
+    assert at.selectbox(key="cost_metric").value == "recall_at_5"
+    assert at.query_params["metric"] == "recall_at_5"
+    # any quality figure may go on the y axis
+    assert {"faithfulness", "correctness (answerable)", "MRR"} <= set(
+        at.selectbox(key="cost_metric").options
+    )
     assert any("correct without being supported" in c for c in texts(at.caption)), texts(at.caption)
     at = open_page(app(demo_results, metric="answer_correctness"), "cost")
     assert at.selectbox(key="cost_metric").value == "answer_correctness"
@@ -632,3 +644,20 @@ def test_untrusted_text_in_a_run_is_escaped_on_the_page(app, results):
     assert "<script" not in body and "<img" not in body
     assert "&lt;img src=x onerror=alert(1)&gt;" in body
     assert '<mark class="rageval-contradicted"' in body
+
+
+def test_compare_lists_the_largest_significant_change_first(app, demo_results, store):
+    base, cand = RUN_IDS[3], RUN_IDS[-1]  # bm25-rerank-top5 against verbose: one moved
+    at = no_exception(open_page(app(demo_results, runs=[base, cand], baseline=base), "compare"))
+    (table,) = [d.value for d in at.dataframe if "definition" in d.value.columns]
+    rows = compare_runs(store, [base, cand]).metrics
+    moved = rows[(rows["run_id"] == cand) & rows["significant"].astype(bool)]
+    largest = moved.loc[moved["delta"].abs().idxmax()]
+    assert table["metric"].iloc[0] == BUILTIN.label(largest["metric"])
+    assert table["delta"].iloc[0] == pytest.approx(largest["delta"])
+    assert table["change"].iloc[0] == BUILTIN.metric(largest["metric"]).verdict(largest["delta"])
+    # significant first, then the rest; an interval that includes 0 reads "same"
+    sig = table["significant"].astype(bool).tolist()
+    assert sig == sorted(sig, reverse=True) and not all(sig)
+    assert set(table.loc[~table["significant"].astype(bool), "change"]) <= {"same", "no delta"}
+    assert table["definition"].str.len().gt(0).all()

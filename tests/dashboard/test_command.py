@@ -34,12 +34,14 @@ def test_execs_streamlit_on_the_app_with_the_results_location(execs, tmp_path, m
         str(ENTRY),
         "--server.headless",
         "true",
+        "--browser.gatherUsageStats",
+        "false",
+        "--client.toolbarMode",
+        "minimal",
         "--server.port",
         "8600",
         "--server.address",
         "0.0.0.0",
-        "--browser.gatherUsageStats",
-        "false",
     ]
     assert env[RESULTS_ENV] == str(tmp_path / "runs")  # absolute: Streamlit may change cwd
 

@@ -98,7 +98,7 @@ def test_diagnose_range_filter_spans_a_declared_metrics_own_range(app, scratch):
 def test_compare_page_pairs_declared_metrics(app, declared_results):
     at = open_page(app(declared_results, runs=["decl-a", "decl-b"], baseline="decl-a"), "compare")
     (metrics,) = [d.value for d in at.dataframe if "ci_low" in d.value.columns]
-    assert {"answer_relevancy", "toxicity"} <= set(metrics["metric"])
+    assert {"answer relevancy", "toxicity"} <= set(metrics["metric"])  # by their labels
     # the delta chart names them by their declared labels
     assert "answer relevancy" in json.dumps(figure(at, 0)["data"])
     regressions = [d.value for d in at.dataframe if "changes" in d.value.columns]
@@ -110,13 +110,16 @@ def test_cost_page_ranks_by_a_declared_quality(app, declared_results):
     assert at.selectbox(key="cost_metric").value == "answer_relevancy"
     assert "toxicity" not in at.selectbox(key="cost_metric").options  # lower is better
     table = at.dataframe[0].value
-    assert "answer relevancy" in table.columns and set(table["run_id"]) == {"decl-a", "decl-b"}
+    assert "quality" in table.columns and set(table["run_id"]) == {"decl-a", "decl-b"}
+    # the column is headed by the declared label, with the declared-metric help
+    header = at.dataframe[0].proto.columns
+    assert "answer relevancy" in header and "declares" in header, header
 
 
 def test_question_page_shows_the_runs_declared_scores(app, declared_results):
     at = open_page(app(declared_results, run="decl-a", question="q3"), "question")
     values = {m.label: m.value for m in at.metric}
-    assert values["answer relevancy"] == "0.3" and values["toxicity"] == "0.13"
+    assert values["answer relevancy"] == "0.300" and values["toxicity"] == "0.130"
     # the question's history plots them too (runs without them leave gaps, not zeros)
     (history,) = [
         f

@@ -84,9 +84,9 @@ def test_runs_page_shows_correctness_on_answerable_questions(app, demo_results):
     t = pq.read_table(demo_results / LATEST / "questions.parquet")
     answerable = pc.mean(_scored(demo_results, "answer_correctness")).as_py()
     mixed = pc.mean(t["answer_correctness"]).as_py()  # what the page showed before
-    assert f"{answerable:.4g}" != f"{mixed:.4g}"
+    assert f"{answerable:.3f}" != f"{mixed:.3f}"
     at = app(demo_results).run()
     assert not at.exception
     shown = {m.label: m.value for m in at.metric}
-    assert shown["correctness (answerable)"] == f"{answerable:.4g}"
+    assert shown["correctness (answerable)"] == f"{answerable:.3f}"
     assert "missed refusals" in shown and "false refusals" in shown

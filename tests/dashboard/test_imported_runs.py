@@ -73,7 +73,7 @@ def test_the_imported_run_compares_against_a_native_run(app, imported):
     origin = diff[diff["key"] == "config.origin.tool"].iloc[0]
     assert origin[run_id] == f'"{tool}"' and origin[NATIVE] == "(not set)"
     (metrics,) = [d.value for d in at.dataframe if "ci_low" in d.value.columns]
-    assert "recall_at_5" in set(metrics["metric"])  # paired over the questions both hold
+    assert "recall@5" in set(metrics["metric"])  # paired over the questions both hold
 
 
 def test_the_imported_run_gates_in_check(imported, tmp_path, capsys):

@@ -8,6 +8,7 @@ at the save path itself, whatever message reaches it."""
 
 from __future__ import annotations
 
+from rageval_core import numbers
 from rageval_core.labels import LabelStore
 from rageval_core.query import question_detail
 from rageval_core.query.labels import judge_reports
@@ -29,7 +30,7 @@ def _figures(at) -> dict:
 
 def _expected(store, location) -> str:  # noqa: F811
     [report] = [r for r in judge_reports(store, LabelStore(location).load()) if LATEST in r.runs]
-    return f"{report.claims.raw:.0%}"
+    return numbers.percent(report.claims.raw)
 
 
 def test_a_correction_from_another_process_shows_after_the_labels_refresh(
@@ -51,7 +52,7 @@ def test_a_correction_from_another_process_shows_after_the_labels_refresh(
     )
     at = open_page(app, results, "judge")
     before = _figures(at)["raw agreement"]
-    assert before == _expected(store, str(labels)) == "100%"
+    assert before == _expected(store, str(labels)) == "100.0%"
     # another replica corrects claim 2: same count, and 2099 stays the newest created_at
     other = "supported" if verdicts[1] != "supported" else "contradicted"
     LabelStore(str(labels)).save(
@@ -59,7 +60,7 @@ def test_a_correction_from_another_process_shows_after_the_labels_refresh(
     )
     data._load_labels.clear()  # what LABELS_REFRESH_S does: the labels are read again
     at = no_exception(at.run())
-    assert _figures(at)["raw agreement"] == _expected(store, str(labels)) == "50%"
+    assert _figures(at)["raw agreement"] == _expected(store, str(labels)) == "50.0%"
 
 
 def test_a_read_only_dashboard_refuses_a_save_that_reaches_the_session_api(

@@ -57,7 +57,7 @@ def test_every_place_picks_the_same_previous_run(interleaved, app, capsys):
     assert main(["check", FOCUS, "--baseline", "latest", "--results", str(interleaved)]) == 0
     out = capsys.readouterr().out
     assert f"baseline: {PREVIOUS} (previous complete run of config alpha on dataset qa v1)" in out
-    assert "(was 0.70)" in out
+    assert "(was 0.700)" in out
     # the old meaning on request: the newest complete run of any config (r8, beta)
     assert main(["check", FOCUS, "--baseline", "latest-any", "--results", str(interleaved)]) == 0
     assert "baseline: r8 (newest complete run of any config)" in capsys.readouterr().out

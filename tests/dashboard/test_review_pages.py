@@ -248,7 +248,7 @@ def test_judge_page_shows_what_the_query_layer_computes(app, results, labels, st
     assert claims["Cohen's kappa"] == (f"{a.kappa:.2f}" if a.kappa is not None else "–")
     assert claims["95% interval (bootstrap)"] == f"{a.kappa_low:.2f} to {a.kappa_high:.2f}"
     assert claims["labels behind these figures"] == f"{a.n:,}" and a.n >= 3
-    assert claims["raw agreement"] == f"{a.raw:.0%}"
+    assert claims["raw agreement"] == f"{a.raw * 100:.1f}%"
     assert answers["labels behind these figures"] == "0"
     assert "too few to trust" in texts(at, "warning")
     assert len(at.get("plotly_chart")) == 2  # claims, and ann against bo (no answer labels)
@@ -314,3 +314,24 @@ def test_a_save_that_fails_says_so_and_keeps_the_page(app, results, labels):
     no_exception(button(at, "Save question label").click().run())
     assert any("The label was not saved" in e.value for e in at.error)
     assert at.get("form")  # still offered: the reviewer may try again
+
+
+def test_review_opens_at_the_first_question_nobody_labelled(app, results, labels, store):
+    queue = review_queue(store, LATEST, LabelSet(), 10)
+    ds = dataset_of(results)
+    LabelStore(str(labels)).save(
+        [
+            HumanLabel(ds.name, ds.sha256, item.question_id, None, None, "pass", "ann", utc_stamp())
+            for item in queue[:3]
+        ]
+    )
+    at = open_page(app, results, "review", run=LATEST, size="10")
+    assert f"4 of {len(queue)}: {queue[3].question_id}" in texts(at, "subheader")
+    assert f"3 of {len(queue)} reviewed" in str(at.get("progress")[0].proto.text)
+    # until a name is given, the answer-level heading says what it waits for
+    assert "once you have entered your name" in texts(at, "caption")
+    # Previous back to the first is kept: the jump is for a queue's first opening only
+    no_exception(button(at, "Previous").click().run())
+    no_exception(button(at, "Previous").click().run())
+    no_exception(button(at, "Previous").click().run())
+    assert f"1 of {len(queue)}: {queue[0].question_id}" in texts(at, "subheader")

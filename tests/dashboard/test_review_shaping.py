@@ -97,10 +97,10 @@ def test_agreement_table_shows_each_figure_with_its_n():
     col = table["claims"]
     assert col[KAPPA] == f"{a.kappa:.2f}"
     assert col["95% interval (bootstrap)"] == f"{a.kappa_low:.2f} to {a.kappa_high:.2f}"
-    assert col["raw agreement"] == "83%"
+    assert col["raw agreement"] == "83.3%"
     assert col["labels behind these figures"] == "12"
-    assert col["“unsupported” precision"] == "100%"  # every unsupported of the judge is
-    assert col["“unsupported” recall"] == "67%"  # 4 of the 6 people found
+    assert col["“unsupported” precision"] == "100.0%"  # every unsupported of the judge is
+    assert col["“unsupported” recall"] == "66.7%"  # 4 of the 6 people found
 
 
 def test_undefined_figures_are_a_dash_not_zero():

@@ -15,7 +15,6 @@ from dashboard.shaping import (
     evidence_marks,
     failure_breakdown,
     failure_headline,
-    fmt,
     mark_text,
     marked_block,
     question_links,
@@ -217,7 +216,6 @@ def test_small_helpers():
     assert slider_range(-3, 9) == (0.0, 1.0)
     assert slider_range(None, 9, (1.0, 5.0)) == (1.0, 5.0)
     assert slider_range(2, None, (1.0, 5.0)) == (2.0, 5.0)
-    assert fmt(None) == "–" and fmt(float("nan"), missing=None) is None and fmt(0.5) == "0.5"
 
 
 def test_shorten_puts_text_on_one_line_and_cuts_it():

@@ -36,7 +36,8 @@ from tests.conftest import IN_CI
 CHROMIUM = Path("/usr/bin/chromium")  # the shared `browser` fixture is in tests/conftest.py
 ROOT = Path(__file__).resolve().parents[2]
 SCREENSHOTS = ROOT / "docs" / "screenshots"
-VIEWPORT = {"width": 1400, "height": 900}
+VIEWPORT = {"width": 1280, "height": 900}  # the screenshots' width (docs/screenshots)
+WIDE = 1920  # the other width charts are checked at (legends never over titles)
 STARTUP_S = 90  # a cold start imports streamlit, duckdb and plotly on a busy 2-core box
 RENDER_MS = 60_000  # first plotly render is ~5 s idle; shared CPUs make it much slower
 
@@ -142,8 +143,14 @@ def _serve(results: Path, log: Path, env: dict[str, str] | None = None) -> Itera
     cmd = [sys.executable, "-m", "rageval_core.cli", "dashboard", "--results", str(results)]
     cmd += ["--port", str(port), "--host", "127.0.0.1"]
     with log.open("wb") as out:
+        # started from a user's folder, not the repository: the command's own Streamlit
+        # settings must hold without the repository's .streamlit/config.toml
         proc = subprocess.Popen(
-            cmd, stdout=out, stderr=subprocess.STDOUT, cwd=ROOT, env={**os.environ, **(env or {})}
+            cmd,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            cwd=results.parent,
+            env={**os.environ, "PYTHONPATH": str(ROOT), **(env or {})},
         )
     url = f"http://127.0.0.1:{port}"
     try:
@@ -224,22 +231,27 @@ def page(context, watch):
     pg.close()
 
 
-def screenshot(pg, name: str) -> Path | None:
-    """Full-page PNG of the current view when RAGEVAL_SCREENSHOTS=1, else nothing.
+def screenshot(pg, name: str, folder: Path = SCREENSHOTS, width: int = 0) -> Path | None:
+    """Full-page PNG of the current view when RAGEVAL_SCREENSHOTS=1, else nothing;
+    `width` other than the viewport's for a look at a wide screen (into `folder`).
 
     Streamlit scrolls inside its main container, so the viewport is grown to the
     content's height first (a plain full_page shot would stop at the fold).
     """
     if os.environ.get("RAGEVAL_SCREENSHOTS") != "1":
         return None
+    width = width or VIEWPORT["width"]
+    if width != VIEWPORT["width"]:
+        pg.set_viewport_size({"width": width, "height": VIEWPORT["height"]})
+        pg.wait_for_timeout(800)
     height = pg.evaluate(
         "() => Math.max(...['[data-testid=\"stMain\"]', '[data-testid=\"stMainBlockContainer\"]']"
         ".map(s => document.querySelector(s)).filter(Boolean).map(e => e.scrollHeight))"
     )
-    pg.set_viewport_size({"width": VIEWPORT["width"], "height": int(height) + 40})
+    pg.set_viewport_size({"width": width, "height": int(height) + 40})
     pg.wait_for_timeout(800)  # plotly and the grids re-layout to the new size
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    path = SCREENSHOTS / f"{name}.png"
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{name}.png"
     pg.screenshot(path=str(path), full_page=True)
     pg.set_viewport_size(VIEWPORT)
     return path

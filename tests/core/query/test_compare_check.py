@@ -146,10 +146,10 @@ def test_cli_check_pass_breach_and_errors(results, tmp_path, capsys):
     line = next(x for x in out.splitlines() if "recall@5" in x).split()
     assert line == [
         "recall@5",
-        f"{cand:.2f}",
+        f"{cand:.3f}",
         "(was",
-        f"{np.mean(BASE):.2f})",
-        f"{cand - np.mean(BASE):+.2f}",
+        f"{np.mean(BASE):.3f})",
+        f"{cand - np.mean(BASE):+.3f}",
     ]
     assert "✗" not in out and "PASSED" in out
     bad = _thresholds(

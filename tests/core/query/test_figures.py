@@ -319,7 +319,7 @@ def test_check_and_report_label_correctness_as_answerable(results, tmp_path, cap
     assert main(["check", "shaky", "--baseline", "sure", *r]) == 0
     out = capsys.readouterr().out
     line = next(x for x in out.splitlines() if "correctness (answerable)" in x)
-    assert "(answerable)" in line and "0.40" in line and "(was 0.90)" in line, out
+    assert "(answerable)" in line and "0.400" in line and "(was 0.900)" in line, out
     html_out = tmp_path / "r.html"
     assert main(["report", "shaky", "--baseline", "sure", "--out", str(html_out), *r]) == 0
     html = html_out.read_text()

@@ -162,7 +162,7 @@ def test_bottom_and_distribution(store):
     ]
     slow = bottom_questions(store, "base-run", "total_ms", pct=20)
     assert list(slow.rows["question_id"]) == ["q9", "q8"]
-    assert slow.describe("total ms") == "top 20%: 2 of 10 questions, total ms ≥ 900"
+    assert slow.describe("total ms") == "top 20%: 2 of 10 questions, total ms ≥ 900 ms"
     d = metric_distribution(store, "base-run", "faithfulness")
     assert list(d["value"]) == sorted(vals)
 

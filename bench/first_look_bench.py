@@ -1,0 +1,163 @@
+"""Where a fresh server's first Runs page goes: imports, first queries, first charts.
+
+    python bench/first_look_bench.py                         # 14 runs × 500 questions
+    python bench/first_look_bench.py --tree /tmp/other-checkout --results /tmp/fig-14
+
+Each sample is a new Python process (a fresh server: nothing imported, no cache_data
+entry, the store not open), with the derived cache already built as `rageval dashboard`
+builds it before the server starts. It times each library's import in turn, then the
+Runs page's first run (Streamlit AppTest) with the inclusive time of every `data.*`,
+`charts.*` and drawing call. `--tree` times another checkout (a before/after pair on
+one machine: the box is shared, so compare ratios from one invocation, not across).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+IMPORTS = (
+    "pandas",
+    "pyarrow",
+    "duckdb",
+    "plotly.graph_objects",
+    "streamlit",
+    "streamlit.testing.v1",
+    "rageval_core.query",
+    "rageval_core.charts",
+    "dashboard.data",
+    "dashboard.ui",
+)
+
+
+def child(tree: Path) -> dict:
+    imports = {}
+    for name in IMPORTS:
+        t0 = time.perf_counter()
+        importlib.import_module(name)
+        imports[name] = (time.perf_counter() - t0) * 1000
+    sys.path.insert(0, str(HERE))
+    import streamlit as st
+    from dashboard_bench import Calls
+    from streamlit import config, env_util
+    from streamlit.testing.v1 import AppTest
+
+    from dashboard import data, ui
+    from rageval_core import charts
+
+    # what a local server has that AppTest lacks: its address (else the public-dashboard
+    # banner is drawn), and no bare-mode check (it walks the stack: 0.8 s per first run)
+    config.set_option("server.address", "127.0.0.1")
+    env_util.is_repl = lambda: False
+
+    calls = Calls()
+    for name in (*data._QUERIES, "runs", "problems"):
+        calls.wrap(data, name, f"data.{name}")
+    for name in [n for n in dir(charts) if not n.startswith("_")]:
+        if getattr(getattr(charts, name), "__module__", "") == charts.__name__:
+            calls.wrap(charts, name, f"charts.{name}")
+    calls.wrap(ui, "chart", "ui.chart (figure to browser)")
+    calls.wrap(st, "dataframe", "st.dataframe")
+    at = AppTest.from_file(str(tree / "dashboard" / "streamlit_app.py"), default_timeout=600)
+    t0 = time.perf_counter()
+    at.run()
+    page_ms = (time.perf_counter() - t0) * 1000
+    if at.exception or "Runs" not in [t.value for t in at.title]:
+        raise SystemExit(f"Runs did not render: {[e.message for e in at.exception]}")
+    return {"imports": imports, "page_ms": page_ms, "parts": dict(calls.ms)}
+
+
+def _sample(tree: Path, results: str) -> dict:
+    env = {**os.environ, "RAGEVAL_RESULTS": results, "PYTHONPATH": str(tree)}
+    proc = subprocess.run(
+        [sys.executable, __file__, "--child", "--tree", str(tree)],
+        env=env,
+        cwd=tree,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if proc.returncode != 0:
+        raise SystemExit(f"child failed:\n{proc.stdout}\n{proc.stderr}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def _ensure(results: Path, runs: int, questions: int) -> None:
+    if not results.exists():
+        subprocess.run(
+            [
+                sys.executable,
+                str(HERE / "synth.py"),
+                "--runs",
+                str(runs),
+                "--questions",
+                str(questions),
+                "--out",
+                str(results),
+            ],
+            check=True,
+            env={**os.environ, "PYTHONPATH": str(ROOT)},
+        )
+    sys.path.insert(0, str(ROOT))
+    from rageval_core.query import ResultsStore
+
+    with ResultsStore(str(results)):  # the derived cache, as `rageval dashboard` builds it
+        pass
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--runs", type=int, default=14)
+    p.add_argument("--questions", type=int, default=500)
+    p.add_argument("--results", help="results to open (default /tmp/rageval-first-RxQ)")
+    p.add_argument("--tree", action="append", help="checkout(s) to time (default: this one)")
+    p.add_argument("--reps", type=int, default=3, help="fresh processes per tree (median)")
+    p.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    a = p.parse_args(argv)
+    trees = [Path(t).resolve() for t in a.tree or [str(ROOT)]]
+    if a.child:
+        print(json.dumps(child(trees[0])))
+        return 0
+    results = Path(a.results or f"/tmp/rageval-first-{a.runs}x{a.questions}")
+    _ensure(results, a.runs, a.questions)
+    totals = {}
+    # interleaved, so a burst of load on the shared box hits every tree alike
+    samples: dict[Path, list[dict]] = {t: [] for t in trees}
+    for _ in range(a.reps):
+        for t in trees:
+            samples[t].append(_sample(t, str(results)))
+    for t, got in samples.items():
+        imports = {n: statistics.median(s["imports"][n] for s in got) for n in IMPORTS}
+        page = statistics.median(s["page_ms"] for s in got)
+        parts = {
+            n: statistics.median(s["parts"].get(n, 0.0) for s in got)
+            for n in {n for s in got for n in s["parts"]}
+        }
+        total = sum(imports.values()) + page
+        totals[t] = total
+        print(f"\n{t}: fresh server to first Runs render {total:,.0f} ms (median of {a.reps})")
+        print(
+            f"  imports {sum(imports.values()):,.0f} ms: "
+            + ", ".join(f"{n} {ms:,.0f}" for n, ms in imports.items())
+        )
+        print(f"  Runs page first run {page:,.0f} ms; slowest parts:")
+        for n, ms in sorted(parts.items(), key=lambda kv: -kv[1])[:8]:
+            print(f"    {n:<40} {ms:>8,.0f} ms")
+    if len(trees) > 1:
+        first = totals[trees[0]]
+        for t in trees[1:]:
+            print(f"\n{t} / {trees[0]}: {totals[t] / first:.2f}× the first tree's time")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
