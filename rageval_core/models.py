@@ -90,11 +90,20 @@ class GoldenDataset:
 
 @dataclass(frozen=True)
 class RetrievedChunk:
-    """One ranked chunk returned by a pipeline."""
+    """One ranked chunk returned by a pipeline (docs/pipeline.md, "Retrieved chunks").
+
+    `doc_id`, `start`, `end` optionally place it in a dataset document: half-open
+    character offsets into the document's text as loaded (Python string indices). A chunk
+    without them is placed by finding its text (`metrics/placement.py`). Framework adapters
+    fill them from the framework's own node offsets.
+    """
 
     id: str
     text: str
     score: float | None = None
+    doc_id: str | None = None
+    start: int | None = None
+    end: int | None = None
 
 
 @dataclass(frozen=True)
@@ -150,6 +159,7 @@ class PipelineOutput:
                     id=item["id"],
                     text=str(item.get("text") or ""),
                     score=None if score is None else float(score),
+                    **_offsets(item, i),
                 )
             )
 
@@ -171,6 +181,25 @@ class PipelineOutput:
             input_tokens=num("input_tokens", int),
             output_tokens=num("output_tokens", int),
         )
+
+
+def _offsets(item: Mapping[str, Any], i: int) -> dict[str, Any]:
+    """`doc_id`, `start`, `end` of a retrieved item, checked: a string document id, and
+    offsets both given or both absent, integers with 0 <= start <= end."""
+    doc_id, start, end = item.get("doc_id"), item.get("start"), item.get("end")
+    where = f"pipeline output retrieved[{i}]"
+    if doc_id is not None and not isinstance(doc_id, str):
+        raise PipelineError(f"{where}.doc_id must be a string")
+    if (start is None) != (end is None):
+        raise PipelineError(f"{where}: give both 'start' and 'end' or neither")
+    if start is not None:
+        if doc_id is None:
+            raise PipelineError(f"{where}: 'start' and 'end' need a 'doc_id'")
+        if any(isinstance(v, bool) or not isinstance(v, int) for v in (start, end)):
+            raise PipelineError(f"{where}: 'start' and 'end' must be integers")
+        if not 0 <= start <= end:
+            raise PipelineError(f"{where}: needs 0 <= start <= end, got {start}, {end}")
+    return {"doc_id": doc_id, "start": start, "end": end}
 
 
 def _scores(raw: Any) -> dict[str, Any]:
