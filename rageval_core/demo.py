@@ -12,6 +12,9 @@ The stories the runs tell (all true of the figures they produce):
   memorising                   high answer correctness, low faithfulness
   never-refuse                 no false refusals, but every unanswerable question answered
   verbose                      invented details: unfaithful
+  chunks-40 → chunks-120       the pipeline's own chunker at two sizes, on the gold spans:
+                               bigger chunks cover more of the evidence (span recall) with
+                               more text around it (span precision) and more input tokens
 """
 
 from __future__ import annotations
@@ -45,6 +48,8 @@ DEMO_RUNS: tuple[DemoRun, ...] = tuple(
         ("memorising", 16, 11),
         ("never-refuse", 19, 9),
         ("verbose", 23, 15),
+        ("chunks-40", 26, 10),
+        ("chunks-120", 27, 10),
     )
 )
 

@@ -137,7 +137,7 @@ class _Context:
     placer: Placer | None = None
     """The dataset's documents, when it has some: retrieved chunks are placed in them."""
     corpus_ids: frozenset[str] | None = None
-    """The dataset's chunk ids, when it has a corpus: retrieved ids are checked against it."""
+    """The chunk ids of an id dataset (a corpus, no documents): retrieved ids are checked."""
 
 
 def _timings(out: PipelineOutput, wall_ms: float) -> dict[str, float | None]:

@@ -25,6 +25,7 @@ import pyarrow as pa
 
 from rageval_core.catalogue import BUILTIN, Catalogue
 from rageval_core.errors import ConfigError
+from rageval_core.mismatch import mismatch_warnings
 from rageval_core.query import sql
 from rageval_core.query.flaky import mark_flaky
 from rageval_core.query.source import bind, open_run, reading_results
@@ -343,11 +344,14 @@ def _dataset_warnings(base: RunInfo, candidates: Sequence[RunInfo]) -> list[str]
 
 
 def _run_warnings(infos: Sequence[RunInfo]) -> list[str]:
-    """Unfinished runs (figures so far) and each run's own problems."""
+    """Unfinished runs (figures so far), retrieved chunks a run's dataset does not know
+    (`mismatch.py`) and each run's own problems."""
     out = []
     for i in infos:
         if i.status != "complete":
             out.append(f"{i.run_id} is {i.status}: figures cover the questions so far")
+        if i.manifest is not None:
+            out += [f"{i.run_id}: {w}" for w in mismatch_warnings(i.manifest.totals)]
         out += [f"{i.run_id}: {p}" for p in i.problems]
     return out
 
