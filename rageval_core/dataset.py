@@ -894,7 +894,37 @@ def _squad_question(
     if answer is None:
         problems.append(f"{where}: question {qid}: an answerable question needs 'answers'")
         return None
-    return GoldenQuestion(qid, text, answer, (chunk_id,), ("squad",))
+    start = _field(answers[0], "answer_start", int)
+    # the answer as a span of its paragraph (made a span of the document by the caller)
+    spans = () if start is None else (GoldSpan(chunk_id, start, start + len(answer)),)
+    return GoldenQuestion(qid, text, answer, (chunk_id,), ("squad",), gold_spans=spans)
+
+
+def _answer_spans(
+    questions: list[GoldenQuestion], corpus: list[Chunk]
+) -> tuple[list[Document], list[GoldenQuestion]]:
+    """Documents (each article's paragraphs in order) and each answer's `answer_start` as a
+    span of its document. An answer whose text is not at its `answer_start` is looked for
+    in its paragraph; found nowhere, the question keeps its paragraph as gold only."""
+    docs, chunk_spans = documents_from_chunks(corpus)
+    texts = {c.id: c.text for c in corpus}
+    out = []
+    for q in questions:
+        if not q.gold_spans:
+            out.append(q)
+            continue
+        (rel,) = q.gold_spans
+        para, answer = texts[rel.doc_id], q.reference_answer or ""
+        start = rel.start
+        if para[start : start + len(answer)] != answer:
+            start = para.find(answer)
+        if start < 0 or not answer:
+            out.append(replace(q, gold_spans=()))
+            continue
+        base = chunk_spans[rel.doc_id]
+        span = GoldSpan(base.doc_id, base.start + start, base.start + start + len(answer))
+        out.append(replace(q, gold_spans=(span,)))
+    return docs, out
 
 
 def _from_squad(
@@ -944,11 +974,13 @@ def import_squad(
     name: str | None = None,
     overwrite: bool = False,
 ) -> Path:
-    """Turn a SQuAD v2 (or v1.1) JSON file into `dataset.yaml` + `corpus.jsonl` in out_dir.
+    """Turn a SQuAD v2 (or v1.1) JSON file into `dataset.yaml`, `corpus.jsonl` and
+    `documents.jsonl` in out_dir.
 
     Impossible questions become unanswerable (no gold, no reference answer, tag
-    `unanswerable`); the others take their first answer as reference and their paragraph
-    as the gold chunk. Returns the path of the written `dataset.yaml`.
+    `unanswerable`); the others take their first answer as reference, their paragraph as
+    the gold chunk and the answer's `answer_start` as a gold span of the article (the
+    paragraphs in order, joined by a blank line). Returns the path of `dataset.yaml`.
     """
     path = Path(json_path)
     problems: list[str] = []
@@ -964,6 +996,13 @@ def import_squad(
                 problems.append(f"{path}: no questions to import")
     if problems:
         raise DatasetError(f"{path}: cannot import SQuAD", problems)
+    documents, questions = _answer_spans(questions, corpus)
     return write_dataset(
-        out_dir, name or slugify(path.stem), "1", questions, corpus, overwrite=overwrite
+        out_dir,
+        name or slugify(path.stem),
+        "1",
+        questions,
+        corpus,
+        documents=documents,
+        overwrite=overwrite,
     )
