@@ -136,8 +136,10 @@ def test_rechunked_id_dataset_warns_in_run_compare_and_check(tmp_path, capsys, m
     ds = tmp_path / "ids.yaml"
     ds.write_text(
         "name: ids\nversion: 1\ncorpus: corpus.jsonl\nquestions:\n"
-        "  - {id: q1, question: 'Founded?', reference_answer: '2009', gold_chunk_ids: [company-overview#1]}\n"
-        "  - {id: q2, question: 'CTO?', reference_answer: 'F', gold_chunk_ids: [company-overview#3]}\n"
+        "  - {id: q1, question: 'Founded?', reference_answer: '2009',"
+        " gold_chunk_ids: [company-overview#1]}\n"
+        "  - {id: q2, question: 'CTO?', reference_answer: 'F',"
+        " gold_chunk_ids: [company-overview#3]}\n"
     )
     (tmp_path / "rechunk_pipe.py").write_text(ID_PIPELINE)
     monkeypatch.chdir(tmp_path)
@@ -153,7 +155,10 @@ def test_rechunked_id_dataset_warns_in_run_compare_and_check(tmp_path, capsys, m
         )
     )
     results = str(tmp_path / "results")
-    warning = "2 of 4 retrieved ids are not in the corpus: is the pipeline chunking differently? Use gold_spans"
+    warning = (
+        "2 of 4 retrieved ids are not in the corpus: is the pipeline chunking differently? "
+        "Use gold_spans"
+    )
     for run_id in ("r1", "r2"):
         assert main(["run", str(config), "--results", results, "--run-id", run_id]) == 0
         assert f"warning: {warning}" in capsys.readouterr().out
