@@ -8,7 +8,7 @@ names, if it names one, else in the first document in dataset order.
 
 Finding text goes through an index, not a scan of the documents per chunk: all documents are
 joined into one string (separated by NUL) and every `STEP`-th position is indexed by the `Q`
-characters that start there. A chunk of at least `Q + STEP - 1` characters contains an
+characters that start there (long enough to be rare even in repetitive text). A chunk of at least `Q + STEP - 1` characters contains an
 indexed position among its first `STEP`, so `STEP` dictionary lookups and a comparison per
 candidate place it. Shorter chunks fall back to `str.find` on the joined text. The
 white-space-folded index is built the first time an exact search fails.
@@ -25,21 +25,30 @@ from dataclasses import dataclass
 from rageval_core.metrics.spans import Range
 from rageval_core.models import Document, RetrievedChunk
 
-Q = 16
-STEP = 8
+Q = 48
+STEP = 16
 _SEP = "\x00"
 _SPACE = re.compile(r"\s+")
 
 
 @dataclass
 class _Text:
-    """Joined documents with their q-gram index; `to_source` maps a position back to the
-    original text when this is the white-space-folded copy."""
+    """Joined documents with their q-gram index. For the white-space-folded copy, `folds`
+    and `shifts` map a position back to the original: after folded position `folds[i]`
+    the original is `shifts[i]` characters further on."""
 
     joined: str
     starts: list[int]
     grams: dict[str, list[int]]
-    to_source: array | None = None
+    folds: array | None = None
+    shifts: array | None = None
+
+    def source(self, pos: int) -> int:
+        """Position `pos` of this text in the original text."""
+        if self.folds is None or self.shifts is None:
+            return pos
+        i = bisect.bisect_right(self.folds, pos) - 1
+        return pos + (self.shifts[i] if i >= 0 else 0)
 
 
 def _index(joined: str) -> dict[str, list[int]]:
@@ -49,21 +58,18 @@ def _index(joined: str) -> dict[str, list[int]]:
     return grams
 
 
-def _fold(text: str) -> tuple[str, array]:
-    """`text` with each run of white space made one space, and each folded position's
-    position in `text` (one past the end included)."""
-    out: list[str] = []
-    where = array("q")
-    pos = 0
+def _fold(text: str) -> tuple[str, array, array]:
+    """`text` with each run of white space made one space, and where the runs that got
+    shorter end in it (`folds`) with the characters removed up to there (`shifts`)."""
+    folds, shifts = array("q"), array("q")
+    removed = 0
     for m in _SPACE.finditer(text):
-        out.append(text[pos : m.start()])
-        where.extend(range(pos, m.start()))
-        out.append(" ")
-        where.append(m.start())
-        pos = m.end()
-    out.append(text[pos:])
-    where.extend(range(pos, len(text) + 1))
-    return "".join(out), where
+        n = m.end() - m.start()
+        if n > 1:
+            removed += n - 1
+            folds.append(m.start() - (removed - (n - 1)) + 1)
+            shifts.append(removed)
+    return _SPACE.sub(" ", text), folds, shifts
 
 
 class Placer:
@@ -82,9 +88,12 @@ class Placer:
 
     def _folded_text(self) -> _Text:
         if self._folded is None:
-            joined, where = _fold(self._exact.joined)
-            starts = [bisect.bisect_left(where, s) for s in self._exact.starts]
-            self._folded = _Text(joined, starts, _index(joined), where)
+            joined, folds, shifts = _fold(self._exact.joined)
+            starts, at = [0], joined.find(_SEP)
+            while at >= 0:  # documents hold no NUL: each one is a separator
+                starts.append(at + 1)
+                at = joined.find(_SEP, at + 1)
+            self._folded = _Text(joined, starts, _index(joined), folds, shifts)
         return self._folded
 
     def _candidates(self, t: _Text, needle: str, doc: int | None) -> list[int]:
@@ -134,11 +143,9 @@ class Placer:
         if hit is None:
             return None
         d, start = hit
-        where = folded.to_source
-        assert where is not None
         base = self._exact.starts[d]
-        # the last character of the match, mapped back, plus one
-        begin, end = where[start], where[start + len(needle) - 1] + 1
+        # the first and the last character of the match, mapped back
+        begin, end = folded.source(start), folded.source(start + len(needle) - 1) + 1
         return Range(self.documents[d].id, begin - base, end - base)
 
     def place_all(self, chunks: Sequence[RetrievedChunk]) -> list[Range | None]:
