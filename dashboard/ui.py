@@ -179,3 +179,10 @@ def safe_text(text: str | None, marks: Sequence[Mark] = ()) -> list[Mark]:
 
 def chart(fig, key: str) -> None:
     st.plotly_chart(fig, key=key, width="stretch")
+
+
+def banner_lines(title: str, lines: Sequence[str]) -> None:
+    """A warning with lines of untrusted text (chunk ids a pipeline returned) shown as
+    plain text, never Markdown."""
+    st.warning(title, icon=":material/warning:")
+    st.code("\n".join(lines), language=None, wrap_lines=True)

@@ -45,11 +45,11 @@ DEMO_RUNS: tuple[DemoRun, ...] = tuple(
         ("bm25-top20", 5, 14),
         ("bm25-rerank-top20", 9, 10),
         ("bm25-rerank-top5", 12, 16),
+        ("chunks-40", 13, 10),
+        ("chunks-120", 14, 10),
         ("memorising", 16, 11),
         ("never-refuse", 19, 9),
         ("verbose", 23, 15),
-        ("chunks-40", 26, 10),
-        ("chunks-120", 27, 10),
     )
 )
 

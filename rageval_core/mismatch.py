@@ -10,8 +10,8 @@ pages say it with these sentences. Pure: reads a totals mapping, nothing else.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Collection, Iterable, Mapping
+from typing import Any, Protocol
 
 
 def _count(totals: Mapping[str, Any], key: str) -> int:
@@ -50,3 +50,25 @@ def mismatch_warnings(totals: Mapping[str, Any] | None) -> tuple[str, ...]:
         return ()
     found = (unknown_ids_warning(totals), unplaced_warning(totals))
     return tuple(w for w in found if w)
+
+
+class _Run(Protocol):
+    run_id: str
+    manifest: Any
+
+
+def run_warnings(
+    infos: Iterable[_Run], only: Collection[str] | None = None, limit: int = 5
+) -> tuple[tuple[str, ...], int]:
+    """`run_id: warning` lines of the runs (those in `only`, when given), the first
+    `limit` of them, and how many runs have one (a page's banner)."""
+    lines: list[str] = []
+    n = 0
+    for info in infos:
+        if only is not None and info.run_id not in only:
+            continue
+        found = mismatch_warnings(getattr(info.manifest, "totals", None))
+        if found:
+            n += 1
+            lines += [f"{info.run_id}: {w}" for w in found]
+    return tuple(lines[:limit]), n

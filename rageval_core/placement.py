@@ -8,10 +8,11 @@ names, if it names one, else in the first document in dataset order.
 
 Finding text goes through an index, not a scan of the documents per chunk: all documents are
 joined into one string (separated by NUL) and every `STEP`-th position is indexed by the `Q`
-characters that start there (long enough to be rare even in repetitive text). A chunk of at least `Q + STEP - 1` characters contains an
-indexed position among its first `STEP`, so `STEP` dictionary lookups and a comparison per
-candidate place it. Shorter chunks fall back to `str.find` on the joined text. The
-white-space-folded index is built the first time an exact search fails.
+characters that start there (long enough to be rare even in repetitive text). A chunk of
+at least `Q + STEP - 1` characters contains an indexed position among its first `STEP`,
+so `STEP` dictionary lookups and a comparison per candidate place it. Shorter chunks fall
+back to `str.find` on the joined text. The white-space-folded index is built the first
+time an exact search fails.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from rageval_core.models import Document, RetrievedChunk
 
 Q = 48
 STEP = 16
+MEMO_SIZE = 100_000  # texts remembered (a dict of places; cleared when full)
 _SEP = "\x00"
 _SPACE = re.compile(r"\s+")
 
@@ -85,6 +87,8 @@ class Placer:
         joined = _SEP.join(d.text for d in self.documents)
         self._exact = _Text(joined, starts, _index(joined))
         self._folded: _Text | None = None
+        # the same chunk comes back for many questions: each text is searched once
+        self._memo: dict[tuple[str, int | None], Range | None] = {}
 
     def _folded_text(self) -> _Text:
         if self._folded is None:
@@ -132,13 +136,21 @@ class Placer:
             return Range(chunk.doc_id, chunk.start, chunk.end) if chunk.end <= len(text) else None
         if not chunk.text.strip():
             return None
-        hit = self._find(self._exact, chunk.text, doc)
+        key = (chunk.text, doc)
+        if key not in self._memo:
+            if len(self._memo) >= MEMO_SIZE:
+                self._memo.clear()
+            self._memo[key] = self._search(chunk.text, doc)
+        return self._memo[key]
+
+    def _search(self, text: str, doc: int | None) -> Range | None:
+        hit = self._find(self._exact, text, doc)
         if hit is not None:
             d, start = hit
             base = self._exact.starts[d]
-            return Range(self.documents[d].id, start - base, start - base + len(chunk.text))
+            return Range(self.documents[d].id, start - base, start - base + len(text))
         folded = self._folded_text()
-        needle = _SPACE.sub(" ", chunk.text).strip()
+        needle = _SPACE.sub(" ", text).strip()
         hit = self._find(folded, needle, doc)
         if hit is None:
             return None

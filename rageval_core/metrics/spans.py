@@ -151,3 +151,32 @@ def span_metrics(
     ideal = sum(1 / math.log2(i + 1) for i in range(1, min(len(gold), NDCG_K) + 1))
     out[f"ndcg_at_{NDCG_K}"] = dcg / ideal
     return out
+
+
+def cut_spans(placed: Sequence[Range | None], gold: Sequence[GoldSpan], k: int) -> int:
+    """Gold spans the top-k chunks cover only in part (0 < covered < span): evidence a
+    chunk boundary cut off."""
+    r = union(placed[:k])
+    cut = 0
+    for s in gold:
+        covered = overlap(r, union([s]))
+        cut += 0 < covered < s.end - s.start
+    return cut
+
+
+def places(
+    doc_ids: Sequence[str | None] | None,
+    starts: Sequence[int | None] | None,
+    ends: Sequence[int | None] | None,
+) -> list[Range | None]:
+    """The chunks' places from a row's `retrieved_doc_ids/starts/ends` (None: not placed)."""
+    docs, ss, es = list(doc_ids or ()), list(starts or ()), list(ends or ())
+    return [
+        Range(d, s, e) if d is not None and s is not None and e is not None else None
+        for d, s, e in zip(docs, ss, es, strict=False)
+    ]
+
+
+def relevant(placed: Sequence[Range | None], gold: Sequence[GoldSpan]) -> list[bool]:
+    """Per chunk: does it share a character with a gold span?"""
+    return [any(_touches(r, s) for s in gold) for r in placed]
