@@ -1,7 +1,9 @@
 """Place retrieved chunks in a dataset's documents (SPEC §13): offsets given, else by text.
 
 A chunk that carries `doc_id`, `start`, `end` is taken at its word (checked only to lie in
-its document). Any other chunk is found by its text: exactly first, then with every run of
+its document). A chunk whose id is a chunk of the dataset's corpus is where that corpus
+chunk is (found once, by its text, in its own document). Any other chunk is found by its
+text (of at least `MIN_TEXT` characters): exactly first, then with every run of
 white space read as one space (a splitter that re-joins words, a loader that turned `\\r\\n`
 into `\\n`). A text found more than once takes its first place — in the document the chunk
 names, if it names one, else in the first document in dataset order.
@@ -23,12 +25,16 @@ from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from rageval_core.dataset import document_id
 from rageval_core.metrics.spans import Range
-from rageval_core.models import Document, RetrievedChunk
+from rageval_core.models import Chunk, Document, RetrievedChunk
 
 Q = 48
 STEP = 16
 MEMO_SIZE = 100_000  # texts remembered (a dict of places; cleared when full)
+MIN_TEXT = 16
+"""A shorter text is not placed: `x` or `Yes.` occurs anywhere and would land in a
+gold span by chance."""
 _SEP = "\x00"
 _SPACE = re.compile(r"\s+")
 
@@ -77,8 +83,9 @@ def _fold(text: str) -> tuple[str, array, array]:
 class Placer:
     """Places the chunks of many questions in one set of documents; build once per run."""
 
-    def __init__(self, documents: Sequence[Document]):
+    def __init__(self, documents: Sequence[Document], corpus: Sequence[Chunk] = ()):
         self.documents = tuple(documents)
+        self._corpus = {c.id: c for c in corpus}
         self._doc_index = {d.id: i for i, d in enumerate(self.documents)}
         starts, pos = [], 0
         for d in self.documents:
@@ -134,13 +141,18 @@ class Placer:
         if chunk.start is not None and chunk.end is not None:
             text = self.documents[doc].text  # type: ignore[index]
             return Range(chunk.doc_id, chunk.start, chunk.end) if chunk.end <= len(text) else None
-        if not chunk.text.strip():
+        known = self._corpus.get(chunk.id)
+        if known is not None:
+            text, doc = known.text, self._doc_index.get(document_id(known), doc)
+        else:
+            text = chunk.text
+        if len(text.strip()) < MIN_TEXT:
             return None
-        key = (chunk.text, doc)
+        key = (text, doc)
         if key not in self._memo:
             if len(self._memo) >= MEMO_SIZE:
                 self._memo.clear()
-            self._memo[key] = self._search(chunk.text, doc)
+            self._memo[key] = self._search(text, doc)
         return self._memo[key]
 
     def _search(self, text: str, doc: int | None) -> Range | None:

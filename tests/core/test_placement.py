@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from rageval_core.metrics.spans import Range
 from rageval_core.models import Document, RetrievedChunk
-from rageval_core.placement import Placer
+from rageval_core.placement import MIN_TEXT, Placer
 
 DOCS = [
     Document("a", "The Normans lived in Normandy, France.\r\nRollo was  their first ruler."),
@@ -30,8 +30,9 @@ def test_offsets_exact_text_and_folded_white_space() -> None:
     text = "The Normans lived in Normandy, France."
     assert p.place(chunk(text)) == Range("a", 0, len(text))
     assert p.place(chunk(text, doc_id="b")) == Range("b", 10, 10 + len(text))
-    # short text: the fallback search
-    assert p.place(chunk("Blue sky.")) == Range("b", 0, 9)
+    # short text: the fallback search; too short to mean anything: not placed
+    assert p.place(chunk("Blue sky. The Normans")) == Range("b", 0, 21)
+    assert p.place(chunk("Blue sky.")) is None
     # white space re-joined by a splitter: found in the folded copy, mapped back
     folded = "France. Rollo was their first ruler."
     r = p.place(chunk(folded))
@@ -64,7 +65,7 @@ def test_a_cut_of_a_document_is_placed_where_its_text_is(docs, data) -> None:
     text = doc.text[start:end]
     p = Placer(docs)
     r = p.place(chunk(text))
-    if not text.strip():
+    if len(text.strip()) < MIN_TEXT:
         assert r is None
         return
     assert r is not None
@@ -72,7 +73,21 @@ def test_a_cut_of_a_document_is_placed_where_its_text_is(docs, data) -> None:
     assert placed == text  # exact search finds the text (maybe an earlier copy of it)
     # the same words with white space changed are placed on text with those words
     squashed = re.sub(r"\s+", " ", text).strip()
+    if len(squashed) < MIN_TEXT:
+        return
     r2 = p.place(chunk(squashed))
     assert r2 is not None
     got = next(d for d in docs if d.id == r2.doc_id).text[r2.start : r2.end]
     assert re.sub(r"\s+", " ", got).strip() == squashed
+
+
+def test_a_corpus_chunk_id_is_placed_where_that_chunk_is() -> None:
+    from rageval_core.models import Chunk
+
+    same = "The Normans lived in Normandy, France."  # in both documents
+    corpus = [Chunk("b#1", "b", same), Chunk("gone#1", "nowhere", "Text in no document at all.")]
+    p = Placer(DOCS, corpus)
+    # the id names the chunk: its own document, whatever text the pipeline sent along
+    assert p.place(RetrievedChunk("b#1", "b#1")) == Range("b", 10, 10 + len(same))
+    assert p.place(RetrievedChunk("gone#1", same)) is None  # its text is in no document
+    assert p.place(RetrievedChunk("other", same)) == Range("a", 0, len(same))
