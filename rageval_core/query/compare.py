@@ -288,6 +288,8 @@ def compare_runs(
         changes = cur.execute(q, {"tolerance": float(tolerance)}).df()
         ids = [i.run_id for i in infos]
         questions = fold_changes(cur, changes, ids, mets, catalogue)
+    if metrics is None:
+        metric_rows = _without_absent_spans(metric_rows)
     return Comparison(
         run_ids=tuple(ids),
         baseline=base.run_id,
@@ -299,6 +301,14 @@ def compare_runs(
         tolerance=float(tolerance),
         catalogue=catalogue,
     )
+
+
+def _without_absent_spans(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The default metrics' rows without the span figures no compared run has (runs of an
+    id dataset: three rows of "no value" would hide the figures that are there)."""
+    absent = {r["metric"] for r in rows if r["metric"].startswith("span_")}
+    absent -= {r["metric"] for r in rows if r["n"]}
+    return [r for r in rows if r["metric"] not in absent]
 
 
 def _compared_runs(

@@ -166,6 +166,8 @@ def test_rechunked_id_dataset_warns_in_run_compare_and_check(tmp_path, capsys, m
     assert f"r2: {warning}" in capsys.readouterr().out
     with ResultsStore(results, read_only=True) as store:
         result = check_run(store, "r2", thresholds=[Threshold("recall_at_5", min=0.9)])
+        shown = set(compare_runs(store, ["r1", "r2"]).metrics["metric"])
+    assert "recall_at_5" in shown and not any(m.startswith("span_") for m in shown)
     (row,) = result.rows
     assert row.breached and warning in row.notes
     assert f"warning: {warning}" in result.notes
