@@ -15,7 +15,7 @@ import json
 import os
 import re
 import unicodedata
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -253,36 +253,66 @@ def _subject_id(record: Any, fallback: str, kind: str, pattern: re.Pattern | Non
     return f"{kind} {plain(raw)}"
 
 
-def _chunks(records: _Items, file: Path, problems: list[str]) -> list[Chunk]:
-    """Validated chunks; a duplicate id is a problem (the first chunk is kept)."""
-    chunks: list[Chunk] = []
+def _unique(
+    records: _Items,
+    file: Path,
+    kind: str,
+    problems: list[str],
+    build: Callable[[_Record], Any | None],
+) -> list[Any]:
+    """`build` of each mapping of `records` (None: its problems are recorded); a repeated
+    `id` is a problem and the first one is kept. `kind` names the record in messages."""
+    out: list[Any] = []
     first_line: dict[str, int] = {}
     for raw, line in zip(records, records.lines, strict=True):
         if not isinstance(raw, _Located):
-            problems.append(f"{file}:{line}: chunk: expected a mapping, not {_type_name(raw)}")
+            problems.append(f"{file}:{line}: {kind}: expected a mapping, not {_type_name(raw)}")
             continue
-        rec = _Record(raw, file, _subject_id(raw, "chunk", "chunk"), problems)
-        cid, doc_id, text = rec.text("id"), rec.text("doc_id"), rec.text("text")
-        version = rec.text("version", required=False)
-        if cid is None or doc_id is None or text is None:
+        rec = _Record(raw, file, _subject_id(raw, kind, kind), problems)
+        item = build(rec)
+        if item is None:
             continue
-        if cid in first_line:
-            rec.problem(f"duplicate chunk id (first at line {first_line[cid]})", "id")
+        if item.id in first_line:
+            rec.problem(f"duplicate {kind} id (first at line {first_line[item.id]})", "id")
             continue
-        first_line[cid] = raw.line
-        chunks.append(Chunk(id=cid, doc_id=doc_id, text=text, version=version))
-    return chunks
+        first_line[item.id] = raw.line
+        out.append(item)
+    return out
 
 
-def _load_corpus(path: Path, problems: list[str]) -> list[Chunk] | None:
-    """The corpus chunks, or None when the file itself cannot be read or parsed."""
-    records = _records(path, "corpus", problems)
+def _chunk(rec: _Record) -> Chunk | None:
+    cid, doc_id, text = rec.text("id"), rec.text("doc_id"), rec.text("text")
+    version = rec.text("version", required=False)
+    if cid is None or doc_id is None or text is None:
+        return None
+    return Chunk(id=cid, doc_id=doc_id, text=text, version=version)
+
+
+def _document(rec: _Record) -> Document | None:
+    for key in rec.data:
+        if key not in DOCUMENT_FIELDS:
+            rec.problem(
+                f"unknown field {shown(key)} (expected one of {', '.join(DOCUMENT_FIELDS)})", key
+            )
+    did, text = rec.text("id"), rec.text("text")
+    title, version = rec.text("title", required=False), rec.text("version", required=False)
+    if did is None or text is None:
+        return None
+    return Document(id=did, text=text, title=title, version=version)
+
+
+def _load_items(
+    path: Path, what: str, kind: str, build: Callable[[_Record], Any | None], problems: list[str]
+) -> list[Any] | None:
+    """The validated records of a corpus or documents file (JSONL or a YAML list), or None
+    when the file itself cannot be read or parsed."""
+    records = _records(path, what, problems)
     if records is None:
         return None
-    chunks = _chunks(records, path, problems)
-    if not chunks and not records:
-        problems.append(f"{path}: corpus has no chunks")
-    return chunks
+    items = _unique(records, path, kind, problems, build)
+    if not items and not records:
+        problems.append(f"{path}: {what} has no {kind}s")
+    return items
 
 
 def answerability(
@@ -393,33 +423,6 @@ def _question(
 # ---------------------------------------------------------------------------- documents
 
 
-def _documents(records: _Items, file: Path, problems: list[str]) -> list[Document]:
-    """Validated documents; a duplicate id is a problem (the first is kept)."""
-    docs: list[Document] = []
-    first_line: dict[str, int] = {}
-    for raw, line in zip(records, records.lines, strict=True):
-        if not isinstance(raw, _Located):
-            problems.append(f"{file}:{line}: document: expected a mapping, not {_type_name(raw)}")
-            continue
-        rec = _Record(raw, file, _subject_id(raw, "document", "document"), problems)
-        for key in raw:
-            if key not in DOCUMENT_FIELDS:
-                rec.problem(
-                    f"unknown field {shown(key)} (expected one of {', '.join(DOCUMENT_FIELDS)})",
-                    key,
-                )
-        did, text = rec.text("id"), rec.text("text")
-        title, version = rec.text("title", required=False), rec.text("version", required=False)
-        if did is None or text is None:
-            continue
-        if did in first_line:
-            rec.problem(f"duplicate document id (first at line {first_line[did]})", "id")
-            continue
-        first_line[did] = raw.line
-        docs.append(Document(id=did, text=text, title=title, version=version))
-    return docs
-
-
 def _records(path: Path, what: str, problems: list[str]) -> _Items | None:
     """The items of a JSONL or YAML-list file, or None when it cannot be read or parsed."""
     text = _read_text(path, what, problems)
@@ -434,16 +437,6 @@ def _records(path: Path, what: str, problems: list[str]) -> _Items | None:
         problems.append(f"{path}: a YAML {what} must be a list, not {_type_name(value)}")
         return None
     return value
-
-
-def _load_documents(path: Path, problems: list[str]) -> list[Document] | None:
-    records = _records(path, "documents", problems)
-    if records is None:
-        return None
-    docs = _documents(records, path, problems)
-    if not docs and not records:
-        problems.append(f"{path}: no documents")
-    return docs
 
 
 def _offset(value: Any) -> int | None:
@@ -598,8 +591,12 @@ def load_dataset(path: str | os.PathLike[str]) -> GoldenDataset:
     documents_path = _reference(top, rec, "documents", path)
     if "corpus" not in top and "documents" not in top:
         rec.problem("missing field 'corpus' (or 'documents')")
-    corpus = _load_corpus(corpus_path, problems) if corpus_path else None
-    documents = _load_documents(documents_path, problems) if documents_path else None
+    corpus = _load_items(corpus_path, "corpus", "chunk", _chunk, problems) if corpus_path else None
+    documents = (
+        _load_items(documents_path, "documents", "document", _document, problems)
+        if documents_path
+        else None
+    )
     if "questions" in top:
         questions = _questions(top["questions"], top, path, problems)
     else:
