@@ -215,6 +215,7 @@ bottom_questions = _cached(query.bottom_questions, "Finding the worst tenth…")
 rerank_candidates = _cached(query.rerank_candidates, "Finding gold chunks ranked 6–20…")
 span_curve = _cached(spans.span_curve, "Reading span figures at every k…")
 cut_gold_spans = _cached(spans.cut_gold_spans, "Finding gold spans cut by a chunk boundary…")
+no_retrieval_gold = _cached(spans.no_retrieval_gold, "Counting questions without gold…")
 
 
 def question_documents(detail: query.QuestionDetail) -> tuple[spans.DocumentView, ...]:

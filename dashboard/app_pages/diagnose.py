@@ -48,6 +48,13 @@ SORTS = (*SORT_KEYS, *cat.declared_names)
 warned, _ = run_warnings(data.runs(), only={run})
 if warned:
     ui.banner_lines("Retrieval figures of this run may read as misses:", warned)
+no_gold = data.no_retrieval_gold(run)
+if no_gold:
+    st.caption(
+        f"{no_gold} answerable question(s) have no retrieval gold (no gold_chunk_ids or "
+        "gold_spans in the dataset): their retrieval figures are not computed, and they are "
+        "never a retrieval or ranking miss."
+    )
 cut = data.cut_gold_spans(run)
 if cut.n_spans:
     st.caption(

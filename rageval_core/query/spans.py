@@ -35,6 +35,10 @@ ORDER BY s.created_at, s.run_id, k.k
 
 TOKENS = "SELECT avg(input_tokens) AS input_tokens FROM {src}"
 
+NO_GOLD = """
+SELECT count(*) FILTER (WHERE answerable AND len(gold_ids) = 0) AS n FROM {src}
+"""
+
 SPAN_ROWS = """
 SELECT question_id, question, retrieved_doc_ids, retrieved_starts, retrieved_ends, gold_spans
 FROM {src} WHERE len(gold_spans) > 0
@@ -84,6 +88,14 @@ def _places(row: dict) -> list[Range | None]:
 
 def _gold(row: dict) -> list[GoldSpan]:
     return [GoldSpan(g["doc_id"], g["start"], g["end"]) for g in _list(row.get("gold_spans"))]
+
+
+def no_retrieval_gold(store: ResultsStore, run_id: str | RunInfo) -> int:
+    """Answerable questions of a run with no retrieval gold (no gold key in the dataset):
+    their retrieval figures are not computed (`dataset.answerability`)."""
+    info = store.run(run_id)
+    with store.cursor() as cur, store.run_source(cur, info) as src:
+        return int(_df(cur, NO_GOLD.format(src=src.sql), src.params, info.run_id)["n"][0])
 
 
 @dataclass(frozen=True)

@@ -31,11 +31,17 @@ def test_retrieval_page_shows_span_figures_and_the_chunking_tradeoff(app, demo_r
     assert tradeoff["data"][0]["text"] == ["k=1", "k=3", "k=5", "k=10", "k=20"]  # a point per k
 
 
-def test_retrieval_page_says_when_no_run_has_spans(app, scratch) -> None:
+def test_pages_say_when_runs_have_no_spans_or_no_retrieval_gold(app, scratch) -> None:
     out = scratch / "results"
-    write_run(out, "ids-only", [row(f"q{i}") for i in range(5)], created_at="2025-01-01T00:00Z")
+    free = {**row("free", answerable=False), "answerable": True, "reference_answer": "r"}
+    rows = [row(f"q{i}") for i in range(5)] + [free]  # a question with no gold key
+    write_run(out, "ids-only", rows, created_at="2025-01-01T00:00Z")
     at = open_page(app(out, runs=["ids-only"]), "retrieval")
     assert any("none of these runs has gold spans" in c for c in texts(at.caption))
+    at = open_page(app(out, run="ids-only"), "diagnose")
+    assert any(
+        c.startswith("1 answerable question(s) have no retrieval gold") for c in texts(at.caption)
+    )
 
 
 def test_diagnose_counts_gold_spans_cut_by_a_chunk_boundary(app, demo_results) -> None:
