@@ -65,3 +65,16 @@ def test_question_page_draws_the_gold_document_with_the_chunk_ranges(app, demo_r
     html = " ".join(m.value for m in at.markdown if "rageval-gold" in m.value)
     assert '<mark class="rageval-gold"' in html and "⟨#" in html
     assert "2009" in html  # the document's own text, escaped, around the spans
+
+
+def test_document_block_escapes_the_document_text() -> None:
+    from dashboard.shaping import document_block
+
+    text = "intro <img src=x onerror=alert(1)> gold <b>span</b> tail\nnext line"
+    start = text.index("gold")
+    body = document_block(text, [(start, start + 15)], [(1, "<i>c</i>", 0, start + 4)])
+    assert "<img" not in body and "<b>span" not in body and "&lt;img" in body
+    # the span, marked in two pieces around the chunk's end inside it
+    assert 'title="gold span">gold</mark><sup><b>#1⟩</b></sup>' in body
+    assert 'title="gold span"> &lt;b&gt;span&lt;/b</mark>&gt; tail' in body
+    assert "<sup><b>⟨#1</b></sup>intro" in body and "#1⟩" in body and "<br>" in body
