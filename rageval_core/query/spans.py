@@ -20,8 +20,9 @@ from rageval_core.errors import DatasetError
 from rageval_core.metrics.spans import Range, cut_spans, places
 from rageval_core.models import GoldSpan
 from rageval_core.query.store import ResultsStore
-from rageval_core.query.views import QuestionDetail, _df, _over_summaries
-from rageval_core.results import RunInfo, validate_run_id
+from rageval_core.query.views import QuestionDetail, frame, over_summaries
+from rageval_core.runs.layout import validate_run_id
+from rageval_core.runs.reading import RunInfo
 
 SPAN_CURVE = """
 SELECT s.run_id, s.created_at, s.config_name, k.k,
@@ -54,7 +55,7 @@ def span_curve(store: ResultsStore, run_ids: Iterable[str]) -> pd.DataFrame:
     def cases(stem: str) -> str:
         return " ".join(f'WHEN {k} THEN s."{stem}_at_{k}"' for k in DEFAULT_KS)
 
-    df = _over_summaries(
+    df = over_summaries(
         store,
         SPAN_CURVE,
         {"ks": list(DEFAULT_KS), "run_ids": ids},
@@ -69,7 +70,7 @@ def span_curve(store: ResultsStore, run_ids: Iterable[str]) -> pd.DataFrame:
 def _tokens(store: ResultsStore, run_id: str) -> float | None:
     info = store.run(run_id)
     with store.cursor() as cur, store.run_source(cur, info) as src:
-        value = _df(cur, TOKENS.format(src=src.sql), src.params, info.run_id)["input_tokens"][0]
+        value = frame(cur, TOKENS.format(src=src.sql), src.params, info.run_id)["input_tokens"][0]
     return None if pd.isna(value) else float(value)
 
 
@@ -95,7 +96,7 @@ def no_retrieval_gold(store: ResultsStore, run_id: str | RunInfo) -> int:
     their retrieval figures are not computed (`dataset.answerability`)."""
     info = store.run(run_id)
     with store.cursor() as cur, store.run_source(cur, info) as src:
-        return int(_df(cur, NO_GOLD.format(src=src.sql), src.params, info.run_id)["n"][0])
+        return int(frame(cur, NO_GOLD.format(src=src.sql), src.params, info.run_id)["n"][0])
 
 
 @dataclass(frozen=True)
@@ -113,7 +114,7 @@ def cut_gold_spans(store: ResultsStore, run_id: str | RunInfo, k: int = 5) -> Cu
     """Per run: gold spans the top-k cover in part — a chunk boundary went through them."""
     info = store.run(run_id)
     with store.cursor() as cur, store.run_source(cur, info) as src:
-        rows = _df(cur, SPAN_ROWS.format(src=src.sql), src.params, info.run_id)
+        rows = frame(cur, SPAN_ROWS.format(src=src.sql), src.params, info.run_id)
     out = []
     for row in rows.to_dict("records"):
         gold = _gold(row)

@@ -782,3 +782,8 @@ def question_detail(store: ResultsStore, run_id: str | RunInfo, question_id: str
         gold_spans=spans,
         places=placed,
     )
+
+
+# shared with query/spans.py, which reads runs the same way
+frame = _df
+over_summaries = _over_summaries
