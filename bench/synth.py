@@ -240,7 +240,11 @@ def run_table(
         "error": pa.array(np.where(error, "RuntimeError: synthetic failure", None)),
         "judge_error": pa.nulls(n, pa.string()),
     }
-    return pa.table(data, schema=question_schema())
+    schema = question_schema()
+    # columns these runs do not simulate (span placement and figures) are NULL, as in a
+    # run of an id dataset
+    data.update({f.name: pa.nulls(n, f.type) for f in schema if f.name not in data})
+    return pa.table(data, schema=schema)
 
 
 def write_run(

@@ -36,7 +36,7 @@ from rageval_core.commands.dashboard import read_only_env
 from rageval_core.labels import HumanLabel, LabelSet, LabelStore
 from rageval_core.labels.agreement import Agreement
 from rageval_core.models import DatasetRef
-from rageval_core.query import ResultsStore, RunProblem
+from rageval_core.query import ResultsStore, RunProblem, spans
 from rageval_core.query.answer_diff import answer_diff as _answer_diff
 from rageval_core.query.flaky import run_flaky as _run_flaky
 from rageval_core.query.labels import QueueItem
@@ -213,6 +213,16 @@ question_detail = _cached(query.question_detail, "Reading the question…")
 question_history = _cached(query.question_history, "Reading this question across runs…")
 bottom_questions = _cached(query.bottom_questions, "Finding the worst tenth…")
 rerank_candidates = _cached(query.rerank_candidates, "Finding gold chunks ranked 6–20…")
+span_curve = _cached(spans.span_curve, "Reading span figures at every k…")
+cut_gold_spans = _cached(spans.cut_gold_spans, "Finding gold spans cut by a chunk boundary…")
+no_retrieval_gold = _cached(spans.no_retrieval_gold, "Counting questions without gold…")
+
+
+def question_documents(detail: query.QuestionDetail) -> tuple[spans.DocumentView, ...]:
+    """The question's gold documents with their ranges (the dataset read for the text)."""
+    return spans.question_documents(store(), detail)
+
+
 metric_distribution = _cached(query.metric_distribution, "Reading the distribution…")
 question_tags = _cached(query.question_tags, "Listing question tags…")
 compare_runs = _cached(query.compare_runs, "Comparing the runs question by question…")

@@ -242,6 +242,7 @@ MARK_STYLE = (
     "mark.rageval-unsupported{background:#ffe08a;padding:0 2px}"
     "mark.rageval-contradicted{background:#ffb3b3;padding:0 2px}"
     "mark.rageval-evidence{background:#c8f0c8;padding:0 2px}"
+    "mark.rageval-gold{background:#c8f0c8;padding:0}"
     "</style>"
 )
 
@@ -582,3 +583,37 @@ def coverage_columns(run_ids: Iterable[str], coverage: Mapping[str, RunCoverage]
             }
         )
     return pd.DataFrame(rows, columns=["claims checked", "judge κ"])
+
+
+# ---------------------------------------------------------------------------- documents
+
+DOCUMENT_MARGIN = 300
+"""Characters of a document shown before the first and after the last range drawn."""
+
+
+def document_block(text: str, gold: Sequence[tuple[int, int]], chunks: Sequence[tuple]) -> str:
+    """A document's text around its ranges as escaped HTML: gold spans marked, each
+    chunk's start and end shown as `⟨#rank` / `#rank⟩` (`chunks`: rank, id, start, end).
+
+    Offsets come from the run, text from the dataset: every segment is escaped on its own,
+    so no document text can open a tag."""
+    points = [p for s, e in gold for p in (s, e)] + [p for c in chunks for p in (c[2], c[3])]
+    lo = max(0, min(points, default=0) - DOCUMENT_MARGIN)
+    hi = min(len(text), max(points, default=0) + DOCUMENT_MARGIN, lo + MAX_TEXT)
+    events: dict[int, list[str]] = {}
+    for rank, _, s, e in chunks:
+        events.setdefault(s, []).append(f"⟨#{rank}")
+        events.setdefault(e, []).append(f"#{rank}⟩")
+    cuts = sorted({lo, hi, *(p for p in points if lo < p < hi)})
+    out = ["…" if lo > 0 else ""]
+    for a, b in zip(cuts, cuts[1:], strict=False):
+        out += [f"<sup><b>{html.escape(m)}</b></sup>" for m in events.get(a, ())]
+        piece = html.escape(text[a:b])
+        inside = any(s <= a and b <= e for s, e in gold)
+        out.append(
+            f'<mark class="rageval-gold" title="gold span">{piece}</mark>' if inside else piece
+        )
+    out += [f"<sup><b>{html.escape(m)}</b></sup>" for m in events.get(hi, ())]
+    out.append("…" if hi < len(text) else "")
+    body = _LINE_END.sub("<br>", "".join(out))
+    return f'{MARK_STYLE}<div class="rageval-text">{body}</div>'

@@ -229,3 +229,10 @@ def chart(fig, key: str, metrics: Sequence[Metric] = ()) -> None:
         st.caption(
             " · ".join(f"**{md_escape(m.label)}**: {m.help}" for m in dict.fromkeys(metrics))
         )
+
+
+def banner_lines(title: str, lines: Sequence[str]) -> None:
+    """A warning with lines of untrusted text (chunk ids a pipeline returned) shown as
+    plain text, never Markdown."""
+    st.warning(title, icon=":material/warning:")
+    st.code("\n".join(lines), language=None, wrap_lines=True)

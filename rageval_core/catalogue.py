@@ -199,6 +199,9 @@ _MEASURE_GROUPS: Mapping[str, frozenset[str]] = {
     "recall_at_20": frozenset({"compare"}),
     "mrr": frozenset({"compare"}),
     "ndcg_at_10": frozenset({"compare", "tails"}),
+    "span_recall_at_5": frozenset({"compare"}),
+    "span_precision_at_5": frozenset({"compare"}),
+    "span_iou_at_5": frozenset({"compare"}),
     "faithfulness": frozenset({"compare", "tails"}),
     "answer_correctness": frozenset({"compare", "tails"}),
 }
@@ -245,6 +248,38 @@ def _retrieval_measures(ks: Iterable[int]) -> list[Metric]:
     return out
 
 
+SPAN_STEMS: Mapping[str, str] = {
+    "span_recall": "span recall",
+    "span_precision": "span precision",
+    "span_iou": "span IoU",
+}
+SPAN_DEFINITIONS: Mapping[str, str] = {
+    "span_recall": "share of the gold spans' characters that the top-k chunks cover",
+    "span_precision": "share of the top-k chunks' characters that lie in a gold span",
+    "span_iou": "characters in both the top-k chunks and the gold spans / in either",
+}
+"""One-line definitions (docs/metrics.md#span-metrics has the formulas and edge cases)."""
+
+
+def _span_measures(ks: Iterable[int]) -> list[Metric]:
+    return [
+        _measure(f"{stem}_at_{k}", f"{label}@{k}", "higher", "unit", "retrieval", "quality")
+        for k in ks
+        for stem, label in SPAN_STEMS.items()
+    ]
+
+
+def span_columns(ks: Iterable[int] = DEFAULT_KS) -> list[str]:
+    """Names of the per-k span columns (`span_recall_at_5`, …), in schema order."""
+    return [m.name for m in _span_measures(ks)]
+
+
+def span_definition(name: str) -> str | None:
+    """The one-line definition of a span measure or figure (`span_iou_at_5_p10` too)."""
+    stem = re.sub(r"_at_\d+(_p10)?$", "", name)
+    return SPAN_DEFINITIONS.get(stem)
+
+
 def retrieval_columns(ks: Iterable[int] = DEFAULT_KS) -> list[str]:
     """Names of the per-k retrieval columns in schema order, then `mrr` and nDCG."""
     return [m.name for m in _retrieval_measures(ks)]
@@ -270,10 +305,14 @@ let runs with different answers show the same correctness. That credit is report
 def _builtin_measures() -> list[Metric]:
     return [
         *_retrieval_measures(DEFAULT_KS),
+        *_span_measures(DEFAULT_KS),
         _measure("faithfulness", "faithfulness", "higher", "unit", "generation", "quality"),
         _measure(
             "answer_correctness", "answer correctness", "higher", "unit", "generation", "quality"
         ),
+        # per-question counts of what did not match the dataset (SPEC §13); no figures
+        _measure("n_unplaced", "chunks not placed in a document", "lower", "count"),
+        _measure("n_unknown_ids", "retrieved ids not in the corpus", "lower", "count"),
         *(_measure(c, f"{_STAGE[c]} (ms)", "lower", "ms", "latency") for c in LATENCY_COLUMNS),
         *(_measure(c, f"{_COST[c]} ($)", "lower", "usd", "cost") for c in COST_COLUMNS),
     ]
@@ -382,6 +421,7 @@ _RETRIEVAL, _GENERATION, _FAILURES = (
     "one-failure-type-per-question",
 )
 _PER_RUN, _SPEED, _DECLARED = "per-run", "latency-and-cost", "declared-metrics"
+_SPANS = "span-metrics"
 
 
 def _stem_definition(name: str) -> str | None:
@@ -422,6 +462,15 @@ DEFINITIONS: Mapping[str, tuple[str, str]] = {
     "n_answerable": ("questions that have a gold answer", _PER_RUN),
     "n_unanswerable": ("questions the pipeline should decline", _PER_RUN),
     "n_errors": ("questions on which the pipeline raised", _PER_RUN),
+    "n_unplaced": (
+        "retrieved chunks that could not be placed in a dataset document (counted not relevant)",
+        _SPANS,
+    ),
+    "n_unknown_ids": (
+        "retrieved chunk ids that are not in the dataset's corpus: is the pipeline chunking "
+        "differently? Use gold_spans",
+        _SPANS,
+    ),
     "faithfulness_below_threshold": (
         "share of questions whose faithfulness is below the run's threshold (0.8 unless set)",
         _PER_RUN,
@@ -472,6 +521,8 @@ def _define(m: Metric, measures: Mapping[str, Metric]) -> Metric:
         doc = _DECLARED if m.declared else _PER_RUN
     elif m.name in DEFINITIONS:
         text, doc = DEFINITIONS[m.name]
+    elif span_definition(m.name):
+        text, doc = str(span_definition(m.name)), _SPANS
     elif _stem_definition(m.name):
         text, doc = str(_stem_definition(m.name)), _RETRIEVAL
     elif m.name.startswith("failure_") and m.name[8:] in FAILURE_TYPES:

@@ -291,6 +291,82 @@ def recall_curves(df: pd.DataFrame) -> go.Figure:
     return _layout(fig, "Recall@k", "k", "mean recall")
 
 
+def span_curves(df: pd.DataFrame) -> go.Figure:
+    """Mean span recall, precision and IoU against k, per run (`query.spans.span_curve`)."""
+    fig = go.Figure()
+    dashes = {"span_recall": "solid", "span_precision": "dash", "span_iou": "dot"}
+    for run_id, sub in df.groupby("run_id", sort=False):
+        for col, dash in dashes.items():
+            fig.add_scatter(
+                x=sub["k"],
+                y=sub[col],
+                mode="lines+markers",
+                line_dash=dash,
+                name=html.escape(f"{run_id} {col.replace('_', ' ')}"),
+            )
+    fig.update_xaxes(type="category")
+    fig.update_yaxes(range=[0, 1])
+    return _layout(fig, "Span recall, precision and IoU at k", "k", "mean (characters)")
+
+
+def span_tradeoff(df: pd.DataFrame) -> go.Figure:
+    """Span recall@k against span precision@k, one line per run through its k, the hover
+    giving its input tokens per question: what a bigger chunk buys and what it costs."""
+    fig = go.Figure()
+    for run_id, sub in df.groupby("run_id", sort=False):
+        tokens = sub["input_tokens"].iloc[0]
+        cost = "" if pd.isna(tokens) else f", {tokens:,.0f} input tokens / question"
+        fig.add_scatter(
+            x=sub["span_precision"],
+            y=sub["span_recall"],
+            mode="lines+markers+text",
+            text=[f"k={k}" for k in sub["k"]],
+            textposition="top center",
+            name=html.escape(f"{run_id}{cost}"),
+        )
+    fig.update_xaxes(range=[0, 1])
+    fig.update_yaxes(range=[0, 1])
+    return _layout(
+        fig,
+        "Span recall@k vs span precision@k — bigger chunks buy recall with precision and tokens",
+        "span precision@k",
+        "span recall@k",
+    )
+
+
+def span_map(
+    doc_id: str,
+    length: int,
+    gold: Sequence[tuple[int, int]],
+    chunks: Sequence[tuple[int, str, int, int]],
+) -> go.Figure:
+    """One document as a line of characters: its gold spans, and each retrieved chunk's
+    range on a row of its own (rank order), so a boundary through a span shows."""
+    fig = go.Figure()
+    rows = ["gold"] + [html.escape(f"#{rank} {cid}"[:60]) for rank, cid, _, _ in chunks]
+    fig.add_bar(
+        y=["gold"] * len(gold),
+        x=[e - s for s, e in gold],
+        base=[s for s, _ in gold],
+        orientation="h",
+        marker_color="#2ca02c",
+        name="gold span",
+        hovertemplate="gold %{base}–%{x}<extra></extra>",
+    )
+    fig.add_bar(
+        y=rows[1:],
+        x=[e - s for _, _, s, e in chunks],
+        base=[s for _, _, s, _ in chunks],
+        orientation="h",
+        marker_color="#1f77b4",
+        name="retrieved chunk",
+        hovertemplate="%{y}: from %{base}, %{x} characters<extra></extra>",
+    )
+    fig.update_yaxes(categoryorder="array", categoryarray=rows[::-1])
+    fig.update_xaxes(range=[0, max(length, 1)])
+    return _layout(fig, f"{doc_id}: gold spans and retrieved chunks", "character", "")
+
+
 def recall_gap(df: pd.DataFrame) -> go.Figure:
     """recall@5 and recall@20 side by side per run, the gap annotated as a ranking problem."""
     fig = go.Figure()

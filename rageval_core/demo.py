@@ -12,6 +12,9 @@ The stories the runs tell (all true of the figures they produce):
   memorising                   high answer correctness, low faithfulness
   never-refuse                 no false refusals, but every unanswerable question answered
   verbose                      invented details: unfaithful
+  chunks-40 → chunks-120       the pipeline's own chunker at two sizes, on the gold spans:
+                               bigger chunks cover more of the evidence (span recall) with
+                               more text around it (span precision) and more input tokens
 """
 
 from __future__ import annotations
@@ -42,6 +45,8 @@ DEMO_RUNS: tuple[DemoRun, ...] = tuple(
         ("bm25-top20", 5, 14),
         ("bm25-rerank-top20", 9, 10),
         ("bm25-rerank-top5", 12, 16),
+        ("chunks-40", 13, 10),
+        ("chunks-120", 14, 10),
         ("memorising", 16, 11),
         ("never-refuse", 19, 9),
         ("verbose", 23, 15),

@@ -59,18 +59,71 @@ class Chunk:
 
 
 @dataclass(frozen=True)
+class Document:
+    """One source document of a dataset (`documents:`): gold spans and retrieved chunks
+    are character ranges of its `text`, exactly as loaded."""
+
+    id: str
+    text: str
+    title: str | None = None
+    version: str | None = None
+
+
+@dataclass(frozen=True)
+class GoldSpan:
+    """A half-open character range `[start, end)` of one document that answers a question."""
+
+    doc_id: str
+    start: int
+    end: int
+
+    @property
+    def label(self) -> str:
+        """How the row's `gold_ids` name the span: `doc:start-end`."""
+        return f"{self.doc_id}:{self.start}-{self.end}"
+
+
+Answerability = Literal["answerable", "unanswerable", "reference_free"]
+
+
+@dataclass(frozen=True)
 class GoldenQuestion:
-    """A question with its reference answer and gold chunk ids; no gold = unanswerable."""
+    """A question with its reference answer and gold (chunk ids and/or spans).
+
+    `answerability` is decided once, by `dataset.answerability` (the rule is there).
+    """
 
     id: str
     question: str
     reference_answer: str | None
     gold_chunk_ids: tuple[str, ...] = ()
     tags: tuple[str, ...] = ()
+    gold_spans: tuple[GoldSpan, ...] = ()
+    answerability: Answerability | None = None
+    """Set by the loader from `dataset.answerability`; None (a question built in code)
+    becomes the old rule: gold given = answerable, none = should be declined."""
+
+    def __post_init__(self) -> None:
+        if self.answerability is None:
+            kind = "answerable" if self.has_retrieval_gold else "unanswerable"
+            object.__setattr__(self, "answerability", kind)
 
     @property
     def answerable(self) -> bool:
-        return bool(self.gold_chunk_ids)
+        """Should the pipeline answer (True) or decline (False)?"""
+        return self.answerability != "unanswerable"
+
+    @property
+    def has_retrieval_gold(self) -> bool:
+        """Whether retrieval can be scored: gold ids or spans were given."""
+        return bool(self.gold_chunk_ids or self.gold_spans)
+
+    @property
+    def gold_labels(self) -> tuple[str, ...]:
+        """The row's `gold_ids`: the spans' labels on a span question, else the chunk ids."""
+        if self.gold_spans:
+            return tuple(s.label for s in self.gold_spans)
+        return self.gold_chunk_ids
 
 
 @dataclass(frozen=True)
@@ -83,6 +136,10 @@ class GoldenDataset:
     questions: tuple[GoldenQuestion, ...]
     corpus: tuple[Chunk, ...]
     sha256: str
+    documents: tuple[Document, ...] = ()
+
+    def document_map(self) -> dict[str, Document]:
+        return {d.id: d for d in self.documents}
 
     def chunk_map(self) -> dict[str, Chunk]:
         return {c.id: c for c in self.corpus}
@@ -90,11 +147,20 @@ class GoldenDataset:
 
 @dataclass(frozen=True)
 class RetrievedChunk:
-    """One ranked chunk returned by a pipeline."""
+    """One ranked chunk returned by a pipeline (docs/pipeline.md, "Retrieved chunks").
+
+    `doc_id`, `start`, `end` optionally place it in a dataset document: half-open
+    character offsets into the document's text as loaded (Python string indices). A chunk
+    without them is placed by finding its text (`metrics/placement.py`). Framework adapters
+    fill them from the framework's own node offsets.
+    """
 
     id: str
     text: str
     score: float | None = None
+    doc_id: str | None = None
+    start: int | None = None
+    end: int | None = None
 
 
 @dataclass(frozen=True)
@@ -150,6 +216,7 @@ class PipelineOutput:
                     id=item["id"],
                     text=str(item.get("text") or ""),
                     score=None if score is None else float(score),
+                    **_offsets(item, i),
                 )
             )
 
@@ -171,6 +238,25 @@ class PipelineOutput:
             input_tokens=num("input_tokens", int),
             output_tokens=num("output_tokens", int),
         )
+
+
+def _offsets(item: Mapping[str, Any], i: int) -> dict[str, Any]:
+    """`doc_id`, `start`, `end` of a retrieved item, checked: a string document id, and
+    offsets both given or both absent, integers with 0 <= start <= end."""
+    doc_id, start, end = item.get("doc_id"), item.get("start"), item.get("end")
+    where = f"pipeline output retrieved[{i}]"
+    if doc_id is not None and not isinstance(doc_id, str):
+        raise PipelineError(f"{where}.doc_id must be a string")
+    if (start is None) != (end is None):
+        raise PipelineError(f"{where}: give both 'start' and 'end' or neither")
+    if start is not None:
+        if doc_id is None:
+            raise PipelineError(f"{where}: 'start' and 'end' need a 'doc_id'")
+        if any(isinstance(v, bool) or not isinstance(v, int) for v in (start, end)):
+            raise PipelineError(f"{where}: 'start' and 'end' must be integers")
+        if not 0 <= start <= end:
+            raise PipelineError(f"{where}: needs 0 <= start <= end, got {start}, {end}")
+    return {"doc_id": doc_id, "start": start, "end": end}
 
 
 def _scores(raw: Any) -> dict[str, Any]:

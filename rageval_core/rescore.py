@@ -141,10 +141,10 @@ def rescore_row(
     inp = JudgeInput(
         row["question"], redactor.text(row["answer"]), chunks, row.get("reference_answer")
     )
-    known = row.get("answerable") is not None
-    # Gold unknown (an import without ids): the retrieval steps are passed over, as the
-    # writer does, rather than read as a miss.
-    ranks = list(row.get("gold_ranks") or []) if known else [1]
+    # Gold unknown (an import without ids) or none given (no retrieval gold): the
+    # retrieval steps are passed over, as the writer does, rather than read as a miss.
+    gold = row.get("answerable") is not None and bool(row.get("gold_ids"))
+    ranks = list(row.get("gold_ranks") or []) if gold else None
     new.update(judge_columns(judge, inp, row.get("answerable") is not False, ranks, thresholds))
     return redactor.row(new)
 

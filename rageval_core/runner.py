@@ -47,6 +47,7 @@ from rageval_core.errors import ConfigError, ConflictError, PipelineError
 from rageval_core.judges import Judge, make_judge
 from rageval_core.metrics.failure import FailureThresholds, classify_failure
 from rageval_core.metrics.retrieval import gold_ranks, retrieval_metrics
+from rageval_core.metrics.spans import Range, span_gold_ranks, span_metrics
 from rageval_core.models import (
     DatasetRef,
     DeclaredMetric,
@@ -55,10 +56,12 @@ from rageval_core.models import (
     JudgeInput,
     Judgement,
     PipelineOutput,
+    RetrievedChunk,
     RunManifest,
 )
+from rageval_core.placement import Placer
 from rageval_core.redact import Redactor
-from rageval_core.runs.folder import RunFolder, run_totals
+from rageval_core.runs.folder import MAX_NAMED, RunFolder, run_totals
 from rageval_core.runs.journal import Journal
 from rageval_core.runs.layout import (
     Shard,
@@ -131,6 +134,10 @@ class _Context:
     ask: Ask
     judge: Judge
     redactor: Redactor
+    placer: Placer | None = None
+    """The dataset's documents, when it has some: retrieved chunks are placed in them."""
+    corpus_ids: frozenset[str] | None = None
+    """The chunk ids of an id dataset (a corpus, no documents): retrieved ids are checked."""
 
 
 def _timings(out: PipelineOutput, wall_ms: float) -> dict[str, float | None]:
@@ -170,7 +177,7 @@ def judge_columns(
     judge: Judge,
     inp: JudgeInput,
     answerable: bool,
-    ranks: list[int | None],
+    ranks: list[int | None] | None,
     thresholds: FailureThresholds,
 ) -> dict[str, Any]:
     """The columns of a row the judge decides: claims, faithfulness, answer correctness,
@@ -232,6 +239,40 @@ def _declared_scores(
     return scores
 
 
+def retrieval_row(
+    ctx: _Context, q: GoldenQuestion, chunks: tuple[RetrievedChunk, ...]
+) -> tuple[dict[str, Any], list[int | None] | None]:
+    """The retrieval columns of one question's row and the gold ranks its failure type
+    reads (None: no retrieval gold). A span question is scored on the chunks' places
+    (`metrics/spans.py`), any other on ids; placement and id checks are recorded for both."""
+    ids = [c.id for c in chunks]
+    placed: list[Range | None] | None = None
+    cols: dict[str, Any] = {"gold_ids": list(q.gold_labels)}
+    if ctx.placer is not None:
+        placed = ctx.placer.place_all(chunks)
+        cols.update(
+            retrieved_doc_ids=[p.doc_id if p else None for p in placed],
+            retrieved_starts=[p.start if p else None for p in placed],
+            retrieved_ends=[p.end if p else None for p in placed],
+            n_unplaced=sum(p is None for p in placed),
+            gold_spans=[{"doc_id": s.doc_id, "start": s.start, "end": s.end} for s in q.gold_spans],
+        )
+    if ctx.corpus_ids is not None:
+        cols["n_unknown_ids"] = sum(i not in ctx.corpus_ids for i in dict.fromkeys(ids))
+    if q.gold_spans and placed is not None:
+        first = {}  # a repeated id counts once, at its best rank, as for id metrics
+        for cid, p in zip(ids, placed, strict=True):
+            first.setdefault(cid, p)
+        ranked = list(first.values())
+        cols.update(span_metrics(ranked, q.gold_spans, ctx.config.ks))
+        ranks = span_gold_ranks(ranked, q.gold_spans)
+    else:
+        cols.update(retrieval_metrics(ids, q.gold_chunk_ids, ctx.config.ks))
+        ranks = gold_ranks(ids, q.gold_chunk_ids)
+    cols["gold_ranks"] = ranks
+    return cols, (ranks if q.has_retrieval_gold else None)
+
+
 def evaluate_question(ctx: _Context, q: GoldenQuestion) -> dict[str, Any]:
     """The result row of one question (schema `question_schema`), redacted."""
     answered: Answered = ctx.ask(q.question)
@@ -242,7 +283,6 @@ def evaluate_question(ctx: _Context, q: GoldenQuestion) -> dict[str, Any]:
             scores = _declared_scores(ctx.config.metrics, out, q)
         except Exception as exc:
             out, error = None, f"{type(exc).__name__}: {exc}"
-    ks = ctx.config.ks
     row: dict[str, Any] = {
         "run_id": ctx.run_id,
         "question_id": q.id,
@@ -250,29 +290,27 @@ def evaluate_question(ctx: _Context, q: GoldenQuestion) -> dict[str, Any]:
         "reference_answer": q.reference_answer,
         "answerable": q.answerable,
         "tags": list(q.tags),
-        "gold_ids": list(q.gold_chunk_ids),
         "error": error,
         "judge_error": None,
     }
     if out is None:
+        # Nothing was retrieved: 0 for an answerable question (NULL would drop the
+        # crash from the means and flatter a pipeline that fails on hard questions).
+        row.update(retrieval_row(ctx, q, ())[0])
         row.update(
-            # Nothing was retrieved: 0 for an answerable question (NULL would drop the
-            # crash from the means and flatter a pipeline that fails on hard questions).
-            retrieval_metrics([], q.gold_chunk_ids, ks),
             failure_type="error",
             claims=[],
             unsupported_claims=[],
             retrieved_ids=[],
             retrieved_texts=[],
             retrieved_scores=[],
-            gold_ranks=[None] * len(q.gold_chunk_ids),
             total_ms=wall_ms,
         )
         return ctx.redactor.row(row)
 
     ids = [c.id for c in out.retrieved]
-    ranks = gold_ranks(ids, q.gold_chunk_ids)
-    row.update(retrieval_metrics(ids, q.gold_chunk_ids, ks))
+    retrieval, ranks = retrieval_row(ctx, q, out.retrieved)
+    row.update(retrieval)
     row.update(_timings(out, wall_ms))
     row.update(scores)
     row.update(
@@ -280,7 +318,6 @@ def evaluate_question(ctx: _Context, q: GoldenQuestion) -> dict[str, Any]:
         retrieved_ids=ids,
         retrieved_texts=[c.text for c in out.retrieved],
         retrieved_scores=[c.score for c in out.retrieved],
-        gold_ranks=ranks,
         input_tokens=out.input_tokens,
         output_tokens=out.output_tokens,
         cost_usd=ctx.config.prices.cost(out.input_tokens, out.output_tokens),
@@ -598,7 +635,11 @@ class RunJob:
 
     def _shard_totals(self, folder: RunFolder, count: int) -> dict[str, Any]:
         parts = [s.totals for s in folder.shard_statuses(count) if s.status == "complete"]
-        summed = {k: sum(p.get(k) or 0 for p in parts) for k in parts[0]}
+        keys = dict.fromkeys(k for p in parts for k in p)
+        summed = {k: sum(p.get(k) or 0 for p in parts) for k in keys if k != "unplaced_ids"}
+        if "unplaced_ids" in keys:
+            named = dict.fromkeys(i for p in parts for i in p.get("unplaced_ids") or ())
+            summed["unplaced_ids"] = list(named)[:MAX_NAMED]
         # Shards run side by side: the run took as long as its slowest shard.
         summed["duration_s"] = max(p.get("duration_s") or 0 for p in parts)
         summed["cost_usd"] = round(summed["cost_usd"], 8)
@@ -675,7 +716,20 @@ class Runner:
             for q in dataset.questions
             if self.options.shard is None or self.options.shard.owns(q.id)
         }
-        ctx = _Context(folder.run_id, self.config, ask, judge, self.job.redactor)
+        ctx = _Context(
+            folder.run_id,
+            self.config,
+            ask,
+            judge,
+            self.job.redactor,
+            placer=Placer(dataset.documents, dataset.corpus) if dataset.documents else None,
+            # on a span dataset ids are free to differ from the corpus: places are scored
+            corpus_ids=(
+                frozenset(c.id for c in dataset.corpus)
+                if dataset.corpus and not dataset.documents
+                else None
+            ),
+        )
         manifest = self._new_manifest(folder.run_id, dataset, judge)
         return self.job.write(folder, manifest, mine, partial(evaluate_question, ctx))
 

@@ -14,6 +14,7 @@ from dashboard.shaping import (
     slider_range,
 )
 from rageval_core import charts, numbers
+from rageval_core.mismatch import run_warnings
 from rageval_core.models import FAILURE_TYPES
 from rageval_core.query import SORT_KEYS, QuestionFilter
 
@@ -43,6 +44,22 @@ cat = data.run_catalogue(run)  # built-in metrics plus the ones this run declare
 RANGE_METRICS = quality_metrics(cat)
 SORTS = (*SORT_KEYS, *cat.declared_names)
 
+warned, _ = run_warnings(data.runs(), only={run})
+if warned:
+    ui.banner_lines("Retrieval figures of this run may read as misses:", warned)
+no_gold = data.no_retrieval_gold(run)
+if no_gold:
+    st.caption(
+        f"{no_gold} answerable question(s) have no retrieval gold (no gold_chunk_ids or "
+        "gold_spans in the dataset): their retrieval figures are not computed, and they are "
+        "never a retrieval or ranking miss."
+    )
+cut = data.cut_gold_spans(run)
+if cut.n_spans:
+    st.caption(
+        f"{cut.n_cut} of {cut.n_spans} gold spans are cut by a chunk boundary: the top "
+        f"{cut.k} chunks cover only part of them (span recall counts the part covered)."
+    )
 breakdown = failure_breakdown(data.failure_counts([run]))
 st.subheader(failure_headline(dict(zip(breakdown["failure_type"], breakdown["n"], strict=True))))
 trust = coverage_columns([run], data.run_coverage((run,))).iloc[0]  # this run only

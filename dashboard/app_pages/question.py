@@ -9,7 +9,7 @@ import streamlit as st
 from dashboard import data, labelling, ui
 from dashboard.diffs import show_answer_diff
 from dashboard.links import ViewState, md_escape
-from dashboard.shaping import answer_marks, evidence_marks, failure_label
+from dashboard.shaping import answer_marks, document_block, evidence_marks, failure_label
 from rageval_core import charts, numbers, query
 from rageval_core.errors import NotFoundError
 from rageval_core.numbers import MISSING
@@ -90,8 +90,27 @@ for r in d.retrieved:
     with st.expander(f"#{r.rank}{gold} · score {score}", expanded=r.is_gold or r.rank <= 3):
         st.code(r.id, language=None)
         ui.safe_text(r.text, evidence_marks(d.claims, r.id))
+for doc in data.question_documents(d):
+    st.subheader(f"Gold document {doc.doc_id}")
+    st.caption(
+        "Gold spans in green; each retrieved chunk placed in this document on its own row "
+        "(a chunk boundary through a span cuts the evidence)."
+    )
+    ui.chart(
+        charts.span_map(doc.doc_id, doc.length, doc.gold, doc.chunks),
+        key=f"question_span_map_{doc.doc_id}",
+    )
+    if doc.text is None:
+        st.caption("The run's dataset is not at hand (or changed since), so no text is shown.")
+    else:
+        st.markdown(document_block(doc.text, doc.gold, doc.chunks), unsafe_allow_html=True)
 if d.missed_gold_ids:
-    st.warning(f"{len(d.missed_gold_ids)} gold chunk(s) were not retrieved:")
+    what = (
+        "gold span(s) were not touched by any chunk"
+        if d.gold_spans
+        else "gold chunk(s) were not retrieved"
+    )
+    st.warning(f"{len(d.missed_gold_ids)} {what}:")
     st.dataframe(
         pd.DataFrame({"gold chunk not retrieved": list(d.missed_gold_ids)}), hide_index=True
     )

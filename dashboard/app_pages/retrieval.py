@@ -1,5 +1,7 @@
 """Retrieval: recall@k curves, the recall@5 vs recall@20 gap (a ranking problem), MRR per
-run, and the questions whose gold chunk sits at rank 6–20 (what a reranker could fix)."""
+run, and the questions whose gold chunk sits at rank 6–20 (what a reranker could fix).
+Runs on a span dataset add span recall, precision and IoU per k and, for several of them
+(chunkings), span recall@k against span precision@k with their input tokens."""
 
 import streamlit as st
 
@@ -38,6 +40,17 @@ if chosen:
         metrics=[cat.entry("recall_at_5"), cat.entry("recall_at_20"), cat.entry("recall_gap")],
     )
     ui.chart(charts.per_run_bar(picked, "mrr"), key="retrieval_mrr", metrics=[cat.entry("mrr")])
+    spans = data.span_curve(chosen)
+    if spans.empty:
+        st.caption(
+            "Span figures: none of these runs has gold spans (a dataset with `documents:` and "
+            "`gold_spans:` scores any chunking on characters; see docs/metrics.md)."
+        )
+    else:
+        st.subheader("Span figures")
+        ui.chart(charts.span_curves(spans), key="retrieval_span_curves")
+        if spans["run_id"].nunique() > 1:
+            ui.chart(charts.span_tradeoff(spans), key="retrieval_span_tradeoff")
 else:
     st.info("Pick at least one run.")
 

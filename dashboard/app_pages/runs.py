@@ -17,6 +17,7 @@ from dashboard.shaping import (
 from dashboard.shaping import run_tags as tag_options
 from rageval_core import charts
 from rageval_core.errors import RagevalError
+from rageval_core.mismatch import run_warnings
 from rageval_core.origin import origin_label
 from rageval_core.query.noise import intervals, latency_spreads
 
@@ -114,6 +115,9 @@ if len(runs) > TABLE_RUNS:
         f"The newest {TABLE_RUNS:,} of {len(runs):,} runs; filter by tag, config or dataset "
         "version above to reach older ones."
     )
+warned, n_warned = run_warnings(data.runs(), only=set(shown["run_id"]))
+if warned:
+    ui.banner_lines(f"{n_warned} run(s) retrieved chunks their dataset does not know:", warned)
 table = shown[["run_id", "created_at", "status", "config_name", "dataset_version", "tags"]].copy()
 table.insert(4, "origin", shown["config"].map(origin_label))
 table["status"] = table["status"].mask(table["run_id"].isin(list(stale)), "stale")

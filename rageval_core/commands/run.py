@@ -61,6 +61,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def _run(args: argparse.Namespace) -> int:
     # Imported here so `rageval --help` does not load the judges and the query layer.
     from rageval_core.config import load_config
+    from rageval_core.mismatch import mismatch_warnings
     from rageval_core.runner import run
     from rageval_core.runs.layout import Shard
 
@@ -91,6 +92,8 @@ def _run(args: argparse.Namespace) -> int:
         )
         return 0
     print(f"{result.status}: {part}{result.run_id} — {counts}")
+    for warning in mismatch_warnings(t):
+        print(f"warning: {warning}")
     if result.status == "complete":
         _print_headline(location, result.run_id)
     return 0

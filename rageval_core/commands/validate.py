@@ -33,8 +33,10 @@ def run(args: argparse.Namespace) -> int:
         )
         return exc.exit_code
     unanswerable = sum(not q.answerable for q in ds.questions)
+    spans = sum(len(q.gold_spans) for q in ds.questions)
+    docs = f", {len(ds.documents)} documents, {spans} gold spans" if ds.documents else ""
     print(
         f"ok: {ds.name} version {ds.version}: {len(ds.questions)} questions "
-        f"({unanswerable} unanswerable), {len(ds.corpus)} chunks, sha256 {ds.sha256[:12]}"
+        f"({unanswerable} unanswerable), {len(ds.corpus)} chunks{docs}, sha256 {ds.sha256[:12]}"
     )
     return 0

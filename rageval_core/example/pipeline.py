@@ -8,11 +8,16 @@ No model and no network: latency and tokens come from the cost model in
 the same numbers on every machine.
 
     build(top_k=5, reranker=False, generator="extractive", verbose=False,
-          never_refuse=False, chunk_size=None, pool=20, min_coverage=0.5, dataset=<the run's>)
+          never_refuse=False, chunk_size=None, pool=20, min_coverage=0.5,
+          source="corpus", offsets=True, dataset=<the run's>)
 
 - retrieval: BM25 (rank_bm25) over the corpus, optionally re-chunked into `chunk_size`-word
   passages; each passage keeps the id of the chunk it came from, and results are unique
-  by that id so gold matching still works. The first stage tokenises the way most BM25
+  by that id so gold matching still works. With `source="documents"` it indexes the
+  dataset's documents instead, cut into `chunk_size`-word windows with ids `<doc>:<n>` —
+  a chunker of its own, scored on the dataset's gold spans: with `offsets` each chunk
+  carries `doc_id`, `start`, `end`; without, only its words joined by single spaces (rageval
+  then finds them in the documents). The first stage tokenises the way most BM25
   set-ups start out: lower-cased words with punctuation trimmed, no stemming, no stopwords.
 - reranker: re-scores the BM25 top `pool` by how densely one sentence covers the
   question's content words, shared word pairs (bigrams), and drops a passage to the bottom
@@ -41,11 +46,12 @@ from pathlib import Path
 
 from rank_bm25 import BM25Okapi
 
-from rageval_core.dataset import load_dataset
+from rageval_core.dataset import document_id, load_dataset
 from rageval_core.models import GoldenDataset, PipelineOutput, RetrievedChunk
 
 REFUSAL = "I don't know based on the provided documents."
 GENERATORS = ("extractive", "memorising")
+SOURCES = ("corpus", "documents")
 
 # Cost model (docs/pipeline.md). Milliseconds and tokens of a mid-sized hosted model.
 PROMPT_TOKENS = 60  # system prompt and instructions around the question and passages
@@ -123,12 +129,15 @@ def coverage(idf: Callable[[str], float], tokens: Collection[str], terms: Iterab
 
 @dataclass(frozen=True)
 class Passage:
-    """A retrievable unit: a whole chunk or a `chunk_size`-word piece of one."""
+    """A retrievable unit: a whole chunk or a `chunk_size`-word piece of one, or a window
+    of a document (`place`: its document id, start and end; None for corpus passages of a
+    dataset without documents)."""
 
     chunk_id: str
     doc_id: str
     version: str | None
     text: str
+    place: tuple[str, int | None, int | None] | None = None
 
 
 @dataclass(frozen=True)
@@ -150,20 +159,45 @@ class Index:
 
 
 def _passages(dataset: GoldenDataset, chunk_size: int | None) -> list[Passage]:
+    documents = {d.id for d in dataset.documents}
     out = []
     for c in dataset.corpus:
         words = c.text.split()
         step = chunk_size or max(len(words), 1)
+        doc = document_id(c)
+        # the document the chunk is a piece of, when the dataset has it (no offsets)
+        place = (doc, None, None) if doc in documents else None
         for i in range(0, max(len(words), 1), step):
-            out.append(Passage(c.id, c.doc_id, c.version, " ".join(words[i : i + step])))
+            out.append(Passage(c.id, c.doc_id, c.version, " ".join(words[i : i + step]), place))
+    return out
+
+
+_WORD = re.compile(r"\S+")
+
+
+def _windows(dataset: GoldenDataset, chunk_size: int) -> list[Passage]:
+    """`chunk_size`-word windows of every document, each with its character range."""
+    out = []
+    for d in dataset.documents:
+        words = list(_WORD.finditer(d.text))
+        for n, i in enumerate(range(0, len(words), chunk_size)):
+            piece = words[i : i + chunk_size]
+            text = " ".join(w.group() for w in piece)
+            place = (d.id, piece[0].start(), piece[-1].end())
+            out.append(Passage(f"{d.id}:{n}", d.title or d.id, d.version, text, place))
     return out
 
 
 @lru_cache(maxsize=8)
-def _load(dataset_path: str, chunk_size: int | None) -> tuple[GoldenDataset, Index]:
+def _load(dataset_path: str, chunk_size: int | None, source: str) -> tuple[GoldenDataset, Index]:
     """Dataset and index, shared by every pipeline built with the same settings."""
     dataset = load_dataset(dataset_path)
-    passages = _passages(dataset, chunk_size)
+    if source == "documents":
+        if not dataset.documents:
+            raise ValueError(f"source='documents' needs a dataset with documents: {dataset_path}")
+        passages = _windows(dataset, chunk_size or 100)
+    else:
+        passages = _passages(dataset, chunk_size)
     latest: dict[str, str] = {}
     for p in passages:
         if p.version and p.version > latest.get(p.doc_id, ""):
@@ -187,6 +221,8 @@ class Settings:
     chunk_size: int | None = None
     pool: int = 20
     min_coverage: float = 0.5
+    source: str = "corpus"
+    offsets: bool = True
 
     def __post_init__(self) -> None:
         problems = []
@@ -198,6 +234,8 @@ class Settings:
             problems.append(f"generator must be one of {GENERATORS}, got {self.generator!r}")
         if self.chunk_size is not None and self.chunk_size < 5:
             problems.append(f"chunk_size must be >= 5 words, got {self.chunk_size}")
+        if self.source not in SOURCES:
+            problems.append(f"source must be one of {SOURCES}, got {self.source!r}")
         if not 0 <= self.min_coverage <= 1:
             problems.append(f"min_coverage must be in [0, 1], got {self.min_coverage}")
         if problems:
@@ -209,10 +247,14 @@ class ExamplePipeline:
 
     def __init__(self, settings: Settings, dataset_path: str):
         self.settings = settings
-        self.dataset, self.index = _load(dataset_path, settings.chunk_size)
+        self.dataset, self.index = _load(dataset_path, settings.chunk_size, settings.source)
         self._memory = {q.question: q.reference_answer for q in self.dataset.questions}
-        # The dataset's hash, not its path, so the noise is the same on every machine.
-        self._seed_key = json.dumps([asdict(settings), self.dataset.sha256], sort_keys=True)
+        # The dataset's hash, not its path, so the noise is the same on every machine; the
+        # settings added for documents only when used, so older runs replay unchanged.
+        knobs = asdict(settings)
+        if settings.source == "corpus":
+            del knobs["source"], knobs["offsets"]
+        self._seed_key = json.dumps([knobs, self.dataset.sha256], sort_keys=True)
 
     # -- retrieval
 
@@ -298,6 +340,13 @@ class ExamplePipeline:
 
     # -- the call
 
+    def _chunk(self, p: Passage, score: float) -> RetrievedChunk:
+        """A retrieved chunk: its place only when it has one and `offsets` is on."""
+        if p.place is None or not self.settings.offsets:
+            return RetrievedChunk(p.chunk_id, p.text, score)
+        doc, start, end = p.place
+        return RetrievedChunk(p.chunk_id, p.text, score, doc_id=doc, start=start, end=end)
+
     def __call__(self, question: str) -> PipelineOutput:
         s = self.settings
         seed = hashlib.sha256(f"{self._seed_key}\n{question}".encode()).digest()
@@ -313,7 +362,7 @@ class ExamplePipeline:
             answer = f"{answer} {self._invent(rng)}"
         return PipelineOutput(
             answer=answer,
-            retrieved=tuple(RetrievedChunk(p.chunk_id, p.text, score) for p, score in hits),
+            retrieved=tuple(self._chunk(p, score) for p, score in hits),
             **cost_model(question, passages, answer, s, len(self.index.passages), rng),
         )
 

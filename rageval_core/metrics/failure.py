@@ -95,17 +95,19 @@ def classify_failure(
     error: str | None,
     answerable: bool,
     refused: bool,
-    gold_ranks: Sequence[int | None],
+    gold_ranks: Sequence[int | None] | None,
     faithfulness: float | None,
     answer_correctness: float | None,
     thresholds: FailureThresholds = DEFAULT_THRESHOLDS,
 ) -> FailureType:
     """The first failure type that applies, in the order of the module docstring.
 
-    `gold_ranks` are the 1-based ranks of the gold chunks (None = not retrieved), as
-    from `retrieval.gold_ranks`; an answerable question whose list is empty or all None
-    is a retrieval miss. Retrieval is not judged for an unanswerable question: declining
-    it is `ok` whatever was retrieved. NaN scores compare false, so count as NULL.
+    `gold_ranks` are the 1-based ranks of the gold chunks or spans (None = not retrieved),
+    as from `retrieval.gold_ranks`; an answerable question whose list is empty or all None
+    is a retrieval miss. `gold_ranks=None` means the question has no retrieval gold
+    (`dataset.answerability`): the retrieval types are passed over, never a miss.
+    Retrieval is not judged for an unanswerable question: declining it is `ok` whatever
+    was retrieved. NaN scores compare false, so count as NULL.
     """
     if error:
         return "error"
@@ -113,11 +115,12 @@ def classify_failure(
         return "ok" if refused else "missed_refusal"
     if refused:
         return "false_refusal"
-    best = min((r for r in gold_ranks if r is not None), default=math.inf)
-    if best > thresholds.miss_k:
-        return "retrieval_miss"
-    if best > thresholds.rank_k:
-        return "ranking_miss"
+    if gold_ranks is not None:
+        best = min((r for r in gold_ranks if r is not None), default=math.inf)
+        if best > thresholds.miss_k:
+            return "retrieval_miss"
+        if best > thresholds.rank_k:
+            return "ranking_miss"
     if faithfulness is not None and faithfulness < thresholds.faithfulness_min:
         return "unfaithful"
     if answer_correctness is not None and answer_correctness < thresholds.correctness_min:

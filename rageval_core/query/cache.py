@@ -68,7 +68,7 @@ from rageval_core.runs.rows import (
     stray_run_ids,
 )
 
-CACHE_VERSION = 7  # 7: segments of at most CHUNK_RUNS runs, and the runs index
+CACHE_VERSION = 8  # 7: segments of at most CHUNK_RUNS runs, and the runs index; 8: span figures
 CHUNK_RUNS = 1024  # runs per segment written by one build step; a full one is never merged
 MAX_SEGMENTS = 8  # more small segments than this and the next update merges the smallest
 SEGMENT_ROW_GROUP = 16_384

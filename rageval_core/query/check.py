@@ -21,6 +21,7 @@ from typing import Any
 from rageval_core import numbers
 from rageval_core.catalogue import BUILTIN, Catalogue
 from rageval_core.errors import ConfigError, ResultsError, one_line
+from rageval_core.mismatch import mismatch_warnings
 from rageval_core.query.previous import previous_run, series_of
 from rageval_core.query.store import ResultsStore, require_readable, run_catalogue
 from rageval_core.query.summary import summarize_run
@@ -277,6 +278,8 @@ def check_run(
         notes.append(f"no `{baseline}` baseline: max_drop and max_rise limits not checked")
     values = summarize_run(info, con=store.con, fs=store.fs, to_url=store.to_url)
     notes += values.pop("problems")
+    mismatch = mismatch_warnings(info.manifest.totals)
+    notes += [f"warning: {w}" for w in mismatch]
     values.update(values.pop("declared"))
     if info.status != "complete":
         notes.append(f"run {run_id} is {info.status}")
@@ -328,8 +331,17 @@ def check_run(
                 note = "no baseline: max_drop/max_rise not checked"
                 if note not in notes:
                     notes.append(note)
+        if breaches and mismatch and _is_retrieval(catalogue, m):
+            row_notes += mismatch  # the likely cause, beside the breach it causes
         rows.append(CheckRow(m, v, b, t, tuple(breaches), tuple(row_notes), catalogue.label(m)))
     return CheckResult(run_id, base_id, tuple(rows), tuple(notes), chosen.why)
+
+
+def _is_retrieval(catalogue: Catalogue, name: str) -> bool:
+    """Whether figure `name` is made of a ranked-list measure (recall@5, MRR, …)."""
+    figure = catalogue.metric(name)
+    measure = catalogue.measures.get((figure.of or figure.name) if figure else name)
+    return measure is not None and "retrieval" in measure.groups
 
 
 def _fmt(r: CheckRow, v: float | None) -> str:

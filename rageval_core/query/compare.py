@@ -25,6 +25,7 @@ import pyarrow as pa
 
 from rageval_core.catalogue import BUILTIN, Catalogue
 from rageval_core.errors import ConfigError
+from rageval_core.mismatch import mismatch_warnings
 from rageval_core.query import sql
 from rageval_core.query.flaky import mark_flaky
 from rageval_core.query.source import bind, open_run, reading_results
@@ -287,6 +288,8 @@ def compare_runs(
         changes = cur.execute(q, {"tolerance": float(tolerance)}).df()
         ids = [i.run_id for i in infos]
         questions = fold_changes(cur, changes, ids, mets, catalogue)
+    if metrics is None:
+        metric_rows = _without_absent_spans(metric_rows)
     return Comparison(
         run_ids=tuple(ids),
         baseline=base.run_id,
@@ -298,6 +301,14 @@ def compare_runs(
         tolerance=float(tolerance),
         catalogue=catalogue,
     )
+
+
+def _without_absent_spans(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The default metrics' rows without the span figures no compared run has (runs of an
+    id dataset: three rows of "no value" would hide the figures that are there)."""
+    absent = {r["metric"] for r in rows if r["metric"].startswith("span_")}
+    absent -= {r["metric"] for r in rows if r["n"]}
+    return [r for r in rows if r["metric"] not in absent]
 
 
 def _compared_runs(
@@ -343,11 +354,14 @@ def _dataset_warnings(base: RunInfo, candidates: Sequence[RunInfo]) -> list[str]
 
 
 def _run_warnings(infos: Sequence[RunInfo]) -> list[str]:
-    """Unfinished runs (figures so far) and each run's own problems."""
+    """Unfinished runs (figures so far), retrieved chunks a run's dataset does not know
+    (`mismatch.py`) and each run's own problems."""
     out = []
     for i in infos:
         if i.status != "complete":
             out.append(f"{i.run_id} is {i.status}: figures cover the questions so far")
+        if i.manifest is not None:
+            out += [f"{i.run_id}: {w}" for w in mismatch_warnings(i.manifest.totals)]
         out += [f"{i.run_id}: {p}" for p in i.problems]
     return out
 

@@ -157,8 +157,10 @@ RERANK_CANDIDATES = """
 WITH r AS (
   SELECT question_id, question, failure_type, gold_ids, retrieved_ids,
          recall_at_5, recall_at_20, mrr,
-         list_min(list_transform(list_distinct(gold_ids),
-                                 lambda g: list_position(retrieved_ids, g))) AS first_gold_rank
+         CASE WHEN len(gold_spans) > 0 THEN list_min(gold_ranks)  -- a span question
+              ELSE list_min(list_transform(list_distinct(gold_ids),
+                                           lambda g: list_position(retrieved_ids, g)))
+         END AS first_gold_rank
   FROM {src}
   WHERE answerable
 )

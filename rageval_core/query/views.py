@@ -32,7 +32,8 @@ from rageval_core.catalogue import (
     Catalogue,
 )
 from rageval_core.errors import ConfigError, NotFoundError, ResultsError
-from rageval_core.models import FAILURE_TYPES, Claim
+from rageval_core.metrics.spans import Range, places, relevant, span_gold_ranks
+from rageval_core.models import FAILURE_TYPES, Claim, GoldSpan
 from rageval_core.query import sql
 from rageval_core.query.previous import previous_run_ids
 from rageval_core.query.source import bind, projection, reading_results
@@ -689,6 +690,10 @@ class QuestionDetail:
     error: str | None = None
     judge_error: str | None = None
     problems: tuple[str, ...] = field(default=())
+    gold_spans: tuple[GoldSpan, ...] = ()
+    """On a span dataset: the question's gold spans (`gold_ids` are their labels)."""
+    places: tuple[Range | None, ...] = ()
+    """Each retrieved chunk's place in a document, in rank order (None: not placed)."""
 
 
 def _none(v: Any) -> Any:
@@ -722,17 +727,31 @@ def question_detail(store: ResultsStore, run_id: str | RunInfo, question_id: str
     texts = list(r.get("retrieved_texts") or ())
     scores = list(r.get("retrieved_scores") or ())
     gold_set = set(gold)
+    spans = tuple(GoldSpan(g["doc_id"], g["start"], g["end"]) for g in r.get("gold_spans") or ())
+    placed = tuple(
+        places(r.get("retrieved_doc_ids"), r.get("retrieved_starts"), r.get("retrieved_ends"))
+    )
+    # on a span question a chunk is gold when it overlaps a gold span (metrics/spans.py)
+    hits = relevant(placed, spans) if spans else [cid in gold_set for cid in ids]
     retrieved = tuple(
         RetrievedRow(
             id=cid,
             text=texts[i] if i < len(texts) and texts[i] is not None else "",
             score=_none(scores[i]) if i < len(scores) else None,
             rank=i + 1,
-            is_gold=cid in gold_set,
+            is_gold=i < len(hits) and hits[i],
         )
         for i, cid in enumerate(ids)
     )
-    seen = set(ids)
+    missed = (
+        tuple(
+            s.label
+            for s, rank in zip(spans, span_gold_ranks(placed, spans), strict=True)
+            if rank is None
+        )
+        if spans
+        else tuple(g for g in gold if g not in set(ids))
+    )
     claims = tuple(
         Claim(
             text=c.get("text") or "",
@@ -758,11 +777,18 @@ def question_detail(store: ResultsStore, run_id: str | RunInfo, question_id: str
         unsupported_claims=tuple(r.get("unsupported_claims") or ()),
         retrieved=retrieved,
         gold_ids=gold,
-        missed_gold_ids=tuple(g for g in gold if g not in seen),
+        missed_gold_ids=missed,
         timings={c: _none(r.get(c)) for c in LATENCY_COLUMNS},
         tokens={c: _none(r.get(c)) for c in ("input_tokens", "output_tokens")},
         cost={c: _none(r.get(c)) for c in COST_COLUMNS},
         error=r.get("error"),
         judge_error=r.get("judge_error"),
         problems=problems,
+        gold_spans=spans,
+        places=placed,
     )
+
+
+# shared with query/spans.py, which reads runs the same way
+frame = _df
+over_summaries = _over_summaries

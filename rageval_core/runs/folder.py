@@ -78,7 +78,37 @@ def run_totals(rows: Iterable[Mapping[str, Any]], duration_s: float) -> dict[str
         "cost_usd": total("cost_usd"),
         "judge_cost_usd": total("judge_cost_usd"),
         "duration_s": round(duration_s, 3),
+        **retrieval_totals(rows),
     }
+
+
+MAX_NAMED = 20
+"""How many unplaced chunk ids a manifest names (all are in the rows)."""
+
+
+def retrieval_totals(rows: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
+    """What the run's retrieved ids and chunks did not match in the dataset (SPEC §13):
+    `n_retrieved` distinct ids per question, summed; `n_unknown_ids` of them not in the
+    corpus; `n_unplaced` chunks not placed in a document, and the first `unplaced_ids`.
+    Empty for a run whose dataset has neither corpus nor documents (nothing checked), so
+    the manifests of runs made before these checks stay as they were."""
+    out: dict[str, Any] = {}
+    rows = list(rows)
+    checked = [r for r in rows if r.get("n_unknown_ids") is not None]
+    if checked:
+        out["n_retrieved"] = sum(len(set(r.get("retrieved_ids") or ())) for r in checked)
+        out["n_unknown_ids"] = sum(r["n_unknown_ids"] for r in checked)
+    placed = [r for r in rows if r.get("n_unplaced") is not None]
+    if placed:
+        out["n_unplaced"] = sum(r["n_unplaced"] for r in placed)
+        names: dict[str, None] = {}
+        for r in placed:
+            ids, starts = r.get("retrieved_ids") or (), r.get("retrieved_starts") or ()
+            for cid, start in zip(ids, starts, strict=False):
+                if start is None and len(names) < MAX_NAMED:
+                    names[cid] = None
+        out["unplaced_ids"] = list(names)
+    return out
 
 
 class RunFolder:

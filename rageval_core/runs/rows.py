@@ -11,7 +11,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from rageval_core.catalogue import DEFAULT_KS, retrieval_columns
+from rageval_core.catalogue import DEFAULT_KS, retrieval_columns, span_columns
 from rageval_core.errors import display_name, one_line
 from rageval_core.models import DeclaredMetric
 
@@ -24,6 +24,21 @@ CLAIM_TYPE = pa.struct(
         ("reason", pa.string()),
     ]
 )
+
+
+SPAN_TYPE = pa.struct([("doc_id", pa.string()), ("start", pa.int64()), ("end", pa.int64())])
+SPAN_FIELDS: list[tuple[str, pa.DataType]] = [
+    # each retrieved chunk's place in a document (NULL where not placed); NULL lists on a
+    # dataset without documents
+    ("retrieved_doc_ids", pa.list_(pa.string())),
+    ("retrieved_starts", pa.list_(pa.int64())),
+    ("retrieved_ends", pa.list_(pa.int64())),
+    ("gold_spans", pa.list_(SPAN_TYPE)),
+    # retrieved chunks not placed in a document / ids not in the corpus (NULL: not checked)
+    ("n_unplaced", pa.int64()),
+    ("n_unknown_ids", pa.int64()),
+]
+"""Columns of spans and chunk placement (SPEC §13), after the id retrieval columns."""
 
 
 def question_schema(
@@ -50,6 +65,8 @@ def question_schema(
         ("gold_ranks", pa.list_(pa.int32())),
     ]
     fields += [(c, pa.float64()) for c in retrieval_columns(ks)]
+    fields += SPAN_FIELDS
+    fields += [(c, pa.float64()) for c in span_columns(ks)]
     fields += [
         ("faithfulness", pa.float64()),
         ("claims", pa.list_(CLAIM_TYPE)),
@@ -84,7 +101,7 @@ PINNED_COLUMNS: tuple[str, ...] = tuple(
 _COLUMN_TYPES = {f.name: f.type for f in QUESTION_SCHEMA}
 
 
-_K_COLUMN = re.compile(r"^(?:recall|precision|hit)_at_\d+$")
+_K_COLUMN = re.compile(r"^(?:recall|precision|hit|span_recall|span_precision|span_iou)_at_\d+$")
 
 
 def column_type(name: str, declared: Collection[str] = ()) -> pa.DataType | None:

@@ -167,6 +167,16 @@ def _frames() -> dict[str, tuple[tuple, dict]]:
         }
     )
     breakdown = pd.DataFrame({"failure_type": [XSS], "n": [2], "group": ["retrieval"]})
+    spans = pd.DataFrame(
+        {
+            "run_id": RUNS,
+            "k": [5, 5],
+            "span_recall": [0.5, 0.6],
+            "span_precision": [0.2, 0.1],
+            "span_iou": [0.2, 0.1],
+            "input_tokens": [300.0, None],
+        }
+    )
     return {
         "trend": ((two, XSS), {}),
         "config_trend": ((two, XSS), {}),
@@ -182,6 +192,9 @@ def _frames() -> dict[str, tuple[tuple, dict]]:
         "metric_deltas": ((long,), {}),
         "question_history": ((two, ["answer_correctness"]), {}),
         "confusion": (([XSS, "b"], [[1, 2], [3, 4]], XSS), {"rows": XSS, "cols": XSS}),
+        "span_curves": ((spans,), {}),
+        "span_tradeoff": ((spans,), {}),
+        "span_map": ((XSS, 100, [(10, 20)], [(1, XSS, 5, 30)]), {}),
     }
 
 

@@ -35,11 +35,35 @@ def test_plain_dict_becomes_pipeline_output():
         ),
         ({"answer": "a", "retrieved": [{"id": "c1", "score": True}]}, r"score must be a number"),
         ({"answer": "a", "generation_ms": "fast"}, "'generation_ms' must be a number"),
+        ({"answer": "a", "retrieved": [{"id": "c", "doc_id": 3}]}, r"doc_id must be a string"),
+        (
+            {"answer": "a", "retrieved": [{"id": "c", "doc_id": "d", "start": 0}]},
+            r"retrieved\[0\]: give both 'start' and 'end'",
+        ),
+        (
+            {"answer": "a", "retrieved": [{"id": "c", "start": 0, "end": 4}]},
+            "need a 'doc_id'",
+        ),
+        (
+            {"answer": "a", "retrieved": [{"id": "c", "doc_id": "d", "start": 5, "end": 2}]},
+            r"0 <= start <= end, got 5, 2",
+        ),
+        (
+            {"answer": "a", "retrieved": [{"id": "c", "doc_id": "d", "start": 0.5, "end": 2}]},
+            "must be integers",
+        ),
     ],
 )
 def test_bad_pipeline_output_names_the_field(value, message):
     with pytest.raises(PipelineError, match=message):
         PipelineOutput.from_value(value)
+
+
+def test_retrieved_chunk_may_carry_its_place_in_a_document():
+    out = PipelineOutput.from_value(
+        {"answer": "a", "retrieved": [{"id": "c", "doc_id": "d", "start": 3, "end": 9}]}
+    )
+    assert out.retrieved[0] == RetrievedChunk("c", "", None, doc_id="d", start=3, end=9)
 
 
 def test_faithfulness_is_null_without_claims_or_on_judge_error():

@@ -1,7 +1,7 @@
 """A real `rageval dashboard` server on 127.0.0.1 and Debian's chromium driving it.
 
 Two results folders, each served by its own `rageval dashboard` subprocess for the whole
-session: `demo` holds the seven example runs (`rageval demo`), `hostile` the same runs plus
+session: `demo` holds the example runs (`rageval demo`), `hostile` the same runs plus
 one whose model output carries an XSS payload. Screenshots come from the clean one. The
 browser recipe is the one in TESTING.md: never `playwright install`, always
 /usr/bin/chromium with the launch flags below.

@@ -24,7 +24,7 @@ def test_validate_prints_a_one_line_summary(valid_dataset: Path, capsys) -> None
 def test_validate_lists_every_problem_one_per_line(valid_dataset: Path, capsys) -> None:
     text = valid_dataset.read_text()
     valid_dataset.write_text(text.replace("faq#0", "faq#9").replace("id: q002", "id: q001"))
-    assert main(["validate", str(valid_dataset)]) == 1
+    assert main(["validate", str(valid_dataset)]) == 2
     out, err = capsys.readouterr()
     assert out == ""
     assert err.splitlines() == [
@@ -36,7 +36,7 @@ def test_validate_lists_every_problem_one_per_line(valid_dataset: Path, capsys) 
 
 
 def test_validate_missing_file_is_one_line_not_a_traceback(tmp_path: Path, capsys) -> None:
-    assert main(["validate", str(tmp_path / "none.yaml")]) == 1
+    assert main(["validate", str(tmp_path / "none.yaml")]) == 2
     err = capsys.readouterr().err
     assert "Traceback" not in err
     assert err.splitlines()[0] == f"{tmp_path / 'none.yaml'}: cannot read dataset: no such file"
@@ -64,10 +64,10 @@ def test_import_squad_then_validate(tmp_path: Path, capsys) -> None:
     assert main(["import", "squad", str(squad), "--out", str(out), "--force"]) == 0
 
 
-def test_import_squad_bad_file_exits_1_naming_it(tmp_path: Path, capsys) -> None:
+def test_import_squad_bad_file_exits_2_naming_it(tmp_path: Path, capsys) -> None:
     squad = tmp_path / "s.json"
     squad.write_text("[]")
-    assert main(["import", "squad", str(squad), "--out", str(tmp_path / "o")]) == 1
+    assert main(["import", "squad", str(squad), "--out", str(tmp_path / "o")]) == 2
     err = capsys.readouterr().err
     assert err.startswith(f"rageval import: error: {squad}: cannot import SQuAD")
     assert "Traceback" not in err

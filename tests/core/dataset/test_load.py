@@ -112,10 +112,9 @@ def test_broken_dataset_lists_every_problem_with_file_line_and_question(tmp_path
             f"{d}:12: question q003: 'question' must be a string, not a list",
             f"{d}:14: question q003: 'tags' must be a list, not a string",
             f"{d}:15: questions[3]: missing field 'id'",
-            f"{d}:17: question q005: missing field 'gold_chunk_ids'"
-            " (use [] for an unanswerable question)",
             f"{d}:19: question q005: unknown field 'tag'"
-            " (expected one of id, question, reference_answer, gold_chunk_ids, tags)",
+            " (expected one of id, question, reference_answer, gold_chunk_ids, gold_spans,"
+            " answerable, tags)",
             f"{d}:22: question q006: field 'question' is given twice",
             f"{d}:23: question q006: gold chunk 'a#0' is listed twice",
             f"{d}:26: question q006: gold chunk 'gone#1' is not in the corpus ({c})",
@@ -131,7 +130,7 @@ def test_error_message_lists_problems_after_a_summary(tmp_path: Path) -> None:
     with pytest.raises(DatasetError) as info:
         load_dataset(path)
     assert info.value.problems == [
-        f"{path}:1: dataset: missing field 'corpus'",
+        f"{path}:1: dataset: missing field 'corpus' (or 'documents')",
         f"{path}:3: 'questions' is empty",
     ]
     assert str(info.value).splitlines()[1:] == [f"  - {p}" for p in info.value.problems]

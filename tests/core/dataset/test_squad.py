@@ -9,7 +9,7 @@ import pytest
 
 from rageval_core.dataset import import_squad, load_dataset, slugify
 from rageval_core.errors import ConfigError, DatasetError
-from rageval_core.models import Chunk, GoldenQuestion
+from rageval_core.models import Chunk, GoldenQuestion, GoldSpan
 
 
 def qa(qid: str, question: str, answers: list[str], impossible: bool = False) -> dict:
@@ -56,7 +56,11 @@ def squad_file(tmp_path: Path) -> Path:
 def test_import_writes_a_dataset_that_loads(squad_file: Path, tmp_path: Path) -> None:
     out = tmp_path / "out"
     assert import_squad(squad_file, out) == out / "dataset.yaml"
-    assert sorted(p.name for p in out.iterdir()) == ["corpus.jsonl", "dataset.yaml"]
+    assert sorted(p.name for p in out.iterdir()) == [
+        "corpus.jsonl",
+        "dataset.yaml",
+        "documents.jsonl",
+    ]
     ds = load_dataset(out / "dataset.yaml")
     assert (ds.name, ds.version) == ("my-squad", "1")
     assert ds.corpus == (
@@ -65,12 +69,29 @@ def test_import_writes_a_dataset_that_loads(squad_file: Path, tmp_path: Path) ->
         Chunk("sky-geneve#0", "sky-geneve", "Blue."),
         Chunk("sky-geneve-2#0", "sky-geneve-2", "Same slug."),
     )
+    # answers become spans of their article: at answer_start, or (all of these fixture
+    # answers say 0) found in the paragraph
+    normans = "The Normans lived in Normandy, France.\n\nRollo was their first ruler."
+    assert [(d.id, d.text) for d in ds.documents][0] == ("normans", normans)
+    span = GoldSpan
     assert ds.questions == (
-        GoldenQuestion("n1", "Where is Normandy?", "France", ("normans#0",), ("squad",)),
+        GoldenQuestion(
+            "n1",
+            "Where is Normandy?",
+            "France",
+            ("normans#0",),
+            ("squad",),
+            (span("normans", 31, 37),),
+        ),
         GoldenQuestion("n2", "Who ruled Normandy in 1900?", None, (), ("squad", "unanswerable")),
-        GoldenQuestion("n3", "Who?", "Rollo", ("normans#1",), ("squad",)),
-        GoldenQuestion("s1", "Colour?", "Blue", ("sky-geneve#0",), ("squad",)),
+        GoldenQuestion(
+            "n3", "Who?", "Rollo", ("normans#1",), ("squad",), (span("normans", 40, 45),)
+        ),
+        GoldenQuestion(
+            "s1", "Colour?", "Blue", ("sky-geneve#0",), ("squad",), (span("sky-geneve", 0, 4),)
+        ),
     )
+    assert normans[31:37] == "France" and normans[40:45] == "Rollo"
 
 
 def test_existing_dataset_is_kept_unless_overwrite(squad_file: Path, tmp_path: Path) -> None:

@@ -1,0 +1,74 @@
+"""What a run's retrieved chunks did not match in its dataset, said in one sentence each.
+
+A pipeline that chunks its documents differently from the dataset retrieves ids the corpus
+does not have, and every id-based retrieval figure then reads as a miss although the
+right text was retrieved (SPEC §13). The runner counts those ids, and the chunks it could
+not place in a span dataset's documents, into the manifest's totals
+(`runner.retrieval_totals`); `rageval run`, `check`, `compare` and the Runs and Diagnose
+pages say it with these sentences. Pure: reads a totals mapping, nothing else.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterable, Mapping
+from typing import Any, Protocol
+
+
+def _count(totals: Mapping[str, Any], key: str) -> int:
+    value = totals.get(key)
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
+
+
+def unknown_ids_warning(totals: Mapping[str, Any]) -> str | None:
+    """`97 of 210 retrieved ids are not in the corpus: …`, or None when all were known."""
+    unknown = _count(totals, "n_unknown_ids")
+    if not unknown:
+        return None
+    of = _count(totals, "n_retrieved") or unknown
+    return (
+        f"{unknown} of {of} retrieved ids are not in the corpus: is the pipeline chunking "
+        "differently? Use gold_spans"
+    )
+
+
+def unplaced_warning(totals: Mapping[str, Any]) -> str | None:
+    """`3 retrieved chunks could not be placed … (first: a, b)`, or None."""
+    unplaced = _count(totals, "n_unplaced")
+    if not unplaced:
+        return None
+    names = [str(n)[:60] for n in totals.get("unplaced_ids") or () if isinstance(n, str)]
+    first = f" (first: {', '.join(names[:5])})" if names else ""
+    return (
+        f"{unplaced} retrieved chunk(s) could not be placed in the dataset's documents and "
+        f"count as not relevant{first}"
+    )
+
+
+def mismatch_warnings(totals: Mapping[str, Any] | None) -> tuple[str, ...]:
+    """Every warning of a run's totals (a manifest's `totals`), in a fixed order."""
+    if not isinstance(totals, Mapping):
+        return ()
+    found = (unknown_ids_warning(totals), unplaced_warning(totals))
+    return tuple(w for w in found if w)
+
+
+class _Run(Protocol):
+    run_id: str
+    manifest: Any
+
+
+def run_warnings(
+    infos: Iterable[_Run], only: Collection[str] | None = None, limit: int = 5
+) -> tuple[tuple[str, ...], int]:
+    """`run_id: warning` lines of the runs (those in `only`, when given), the first
+    `limit` of them, and how many runs have one (a page's banner)."""
+    lines: list[str] = []
+    n = 0
+    for info in infos:
+        if only is not None and info.run_id not in only:
+            continue
+        found = mismatch_warnings(getattr(info.manifest, "totals", None))
+        if found:
+            n += 1
+            lines += [f"{info.run_id}: {w}" for w in found]
+    return tuple(lines[:limit]), n
