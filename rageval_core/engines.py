@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from rageval_core.adapters import adapt
 from rageval_core.config import PipelineSpec
 from rageval_core.errors import ConfigError, PipelineError
 from rageval_core.models import PipelineOutput
@@ -82,7 +83,8 @@ class Engine(Protocol):
 
 def load_pipeline(spec: PipelineSpec, config_folder: Path, dataset: Path) -> Pipeline:
     """Import `module:function` (config folder and cwd importable), call it with params,
-    with `$RAGEVAL_DATASET` naming the run's dataset for the length of that call."""
+    with `$RAGEVAL_DATASET` naming the run's dataset for the length of that call. A
+    framework object it returns is wrapped by its adapter (`adapters`)."""
     for folder in (str(config_folder), os.getcwd()):
         if folder not in sys.path:
             sys.path.insert(0, folder)
@@ -110,9 +112,11 @@ def load_pipeline(spec: PipelineSpec, config_folder: Path, dataset: Path) -> Pip
             del os.environ[DATASET_ENV]
         else:
             os.environ[DATASET_ENV] = saved
+    pipeline = adapt(pipeline)
     if not callable(pipeline):
         raise PipelineError(
-            f"{spec.factory} returned {type(pipeline).__name__}; expected a callable(question)"
+            f"{spec.factory} returned {type(pipeline).__name__}; expected a callable(question) "
+            "or a LlamaIndex, LangChain or Haystack object (docs/pipeline.md)"
         )
     return pipeline
 
