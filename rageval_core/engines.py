@@ -81,14 +81,12 @@ class Engine(Protocol):
         """Build the pipeline (once per worker); yield a thread-safe `ask`; tear down."""
 
 
-def load_pipeline(spec: PipelineSpec, config_folder: Path, dataset: Path) -> Pipeline:
-    """Import `module:function` (config folder and cwd importable), call it with params,
-    with `$RAGEVAL_DATASET` naming the run's dataset for the length of that call. A
-    framework object it returns is wrapped by its adapter (`adapters`)."""
+def import_factory(name: str, config_folder: Path) -> Callable[..., Any]:
+    """The function `module:function` names, the config folder and cwd importable."""
     for folder in (str(config_folder), os.getcwd()):
         if folder not in sys.path:
             sys.path.insert(0, folder)
-    module_name, _, func_name = spec.factory.partition(":")
+    module_name, _, func_name = name.partition(":")
     try:
         module = importlib.import_module(module_name)
     except Exception as exc:  # an import runs user code: any error is a load failure
@@ -99,6 +97,14 @@ def load_pipeline(spec: PipelineSpec, config_folder: Path, dataset: Path) -> Pip
     factory = getattr(module, func_name, None)
     if not callable(factory):
         raise PipelineError(f"{module_name!r} has no function {func_name!r}")
+    return factory
+
+
+def load_pipeline(spec: PipelineSpec, config_folder: Path, dataset: Path) -> Pipeline:
+    """Import `module:function` (config folder and cwd importable), call it with params,
+    with `$RAGEVAL_DATASET` naming the run's dataset for the length of that call. A
+    framework object it returns is wrapped by its adapter (`adapters`)."""
+    factory = import_factory(spec.factory, config_folder)
     saved = os.environ.get(DATASET_ENV)
     os.environ[DATASET_ENV] = str(dataset)
     try:

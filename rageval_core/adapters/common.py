@@ -4,15 +4,18 @@ run needs."""
 
 from __future__ import annotations
 
+import re
 import threading
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
 from rageval_core.errors import PipelineError
 
 STAGES = ("retrieval", "generation")
+# A uuid4 as frameworks make when no id is given: new on every load, so gold cannot name it.
+_RANDOM_ID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}")
 
 
 def chunk(
@@ -23,15 +26,16 @@ def chunk(
     start: Any = None,
     end: Any = None,
 ) -> dict[str, Any]:
-    """A retrieved chunk as the runner reads it: `doc_id`, `start`, `end` only where the
-    framework placed the chunk in its source document (character offsets, half-open)."""
+    """A retrieved chunk as the runner reads it (docs/pipeline.md, "Retrieved chunks"):
+    `doc_id`, and `start`/`end` with it, only where the framework placed the chunk in its
+    source document (character offsets, half-open)."""
     out: dict[str, Any] = {"id": str(id), "text": text}
     if isinstance(score, int | float) and not isinstance(score, bool):
         out["score"] = float(score)
     if doc_id is not None:
         out["doc_id"] = str(doc_id)
-    if _offset(start) and _offset(end) and start <= end:
-        out["start"], out["end"] = start, end
+        if _offset(start) and _offset(end) and start <= end:
+            out["start"], out["end"] = start, end
     return out
 
 
@@ -126,6 +130,23 @@ def usage_tokens(usage: Any) -> tuple[Any, Any]:
 
 def _first(values: Mapping[str, Any], keys: Sequence[str]) -> Any:
     return next((values[k] for k in keys if values.get(k) is not None), None)
+
+
+def document_rows(ids_and_texts: Iterable[tuple[Any, Any]], framework: str, how: str) -> list:
+    """`{id, text}` rows of a dataset's documents file from a framework's loaded documents,
+    refusing what would make gold spans go stale: a missing, random (UUID) or repeated id."""
+    rows, seen = [], set()
+    for n, (doc_id, text) in enumerate(ids_and_texts, start=1):
+        if doc_id is None or _RANDOM_ID.fullmatch(str(doc_id)):
+            what = "has no id" if doc_id is None else f"has a random id {str(doc_id)!r}"
+            raise missing(framework, f"document {n} {what}", how)
+        if str(doc_id) in seen:
+            raise missing(framework, f"document {n} repeats the id {str(doc_id)!r}", how)
+        seen.add(str(doc_id))
+        rows.append({"id": str(doc_id), "text": str(text or "")})
+    if not rows:
+        raise missing(framework, "the loader returned no documents", "return a list of them")
+    return rows
 
 
 def missing(framework: str, what: str, how: str) -> PipelineError:

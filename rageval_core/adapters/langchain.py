@@ -29,12 +29,21 @@ from langchain_core.outputs import ChatGeneration, LLMResult
 from langchain_core.retrievers import BaseRetriever
 from langchain_core.runnables import Runnable
 
-from rageval_core.adapters.common import Tally, chunk, missing, placed, usage_tokens
+from rageval_core.adapters.common import (
+    Tally,
+    chunk,
+    document_rows,
+    missing,
+    placed,
+    usage_tokens,
+)
 
 ANSWER_KEYS = ("answer", "result", "output", "text", "response")
 DOCUMENT_KEYS = ("context", "source_documents", "documents", "docs", "sources")
 INPUT_KEYS = ("input", "question", "query")
 SCORE_KEYS = ("score", "relevance_score", "similarity_score")
+# Where a chunk's source document is named: loaders set `source`, splitters copy it.
+DOC_ID_KEYS = ("doc_id", "source")
 HOW_TO_RETURN = (
     "return {'answer': ..., 'context': docs}, e.g. "
     "RunnableParallel(context=retriever, question=RunnablePassthrough())"
@@ -115,7 +124,7 @@ def _chunks(documents: Sequence[Document]) -> list[dict[str, Any]]:
                 "ids=...)): the default ids are random and cannot match gold",
             )
         score = next((meta[k] for k in SCORE_KEYS if meta.get(k) is not None), None)
-        where = placed(meta, doc.page_content, ("doc_id", "source"), ("start_index", "start"))
+        where = placed(meta, doc.page_content, DOC_ID_KEYS, ("start_index", "start"))
         out.append(chunk(cid, doc.page_content, score, **where))
     return out
 
@@ -190,6 +199,20 @@ class RunnablePipeline:
                 HOW_TO_RETURN,
             )
         return recorder.tally.output(answer, _chunks(docs))
+
+
+def documents(loaded: Sequence[Document]) -> list[dict[str, str]]:
+    """The documents file rows of loaded (unsplit) LangChain documents, each named as its
+    chunks will name it: `metadata['doc_id']`, else the loader's `metadata['source']`."""
+    return document_rows(
+        (
+            (next((d.metadata[k] for k in DOC_ID_KEYS if d.metadata.get(k)), None), d.page_content)
+            for d in loaded
+        ),
+        "LangChain",
+        "give each document metadata['doc_id'] (or the loader's metadata['source']), one "
+        "per document; split with add_start_index=True so chunks keep their offsets",
+    )
 
 
 def adapt(obj: Any) -> Any:

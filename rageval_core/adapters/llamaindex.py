@@ -34,7 +34,7 @@ from llama_index.core.instrumentation.events.synthesis import (
 from llama_index.core.schema import MetadataMode, NodeWithScore
 from llama_index.core.utilities.token_counting import TokenCounter
 
-from rageval_core.adapters.common import Tally, chunk, missing
+from rageval_core.adapters.common import Tally, chunk, document_rows, missing
 
 _CURRENT: ContextVar[_Question | None] = ContextVar("rageval_llamaindex", default=None)
 _STARTS = {RetrievalStartEvent: "retrieval", SynthesizeStartEvent: "generation"}
@@ -149,6 +149,17 @@ class Retriever:
     def __call__(self, question: str) -> dict[str, Any]:
         nodes, tally = _answering(self.retriever.retrieve, question)
         return tally.output("", _chunks(nodes))
+
+
+def documents(loaded: Any) -> list[dict[str, str]]:
+    """The documents file rows of loaded LlamaIndex documents: the id each node keeps as
+    `ref_doc_id`, the text its `start_char_idx`/`end_char_idx` index."""
+    return document_rows(
+        ((d.doc_id, d.get_content(metadata_mode=MetadataMode.NONE)) for d in loaded),
+        "LlamaIndex",
+        "give each document a stable id: Document(id_=...) or "
+        "SimpleDirectoryReader(..., filename_as_id=True)",
+    )
 
 
 def adapt(obj: Any) -> Any:
