@@ -48,7 +48,7 @@ def placed(
 ) -> dict[str, Any]:
     """`doc_id`/`start`/`end` of a chunk from its metadata, as splitters record them (the
     first key present wins; `end` is `start` plus the text's length unless given)."""
-    doc_id, start = _first(meta, doc_keys), _first(meta, start_keys)
+    doc_id, start = first_present(meta, doc_keys), first_present(meta, start_keys)
     end = meta.get("end")
     if end is None and _offset(start):
         end = start + len(text)
@@ -123,12 +123,13 @@ def usage_tokens(usage: Any) -> tuple[Any, Any]:
     if not isinstance(usage, Mapping):
         return None, None
     return (
-        _first(usage, ("input_tokens", "prompt_tokens", "prompt_token_count")),
-        _first(usage, ("output_tokens", "completion_tokens", "candidates_token_count")),
+        first_present(usage, ("input_tokens", "prompt_tokens", "prompt_token_count")),
+        first_present(usage, ("output_tokens", "completion_tokens", "candidates_token_count")),
     )
 
 
-def _first(values: Mapping[str, Any], keys: Sequence[str]) -> Any:
+def first_present(values: Mapping[str, Any], keys: Sequence[str]) -> Any:
+    """The value of the first of `keys` present (not None) in `values`."""
     return next((values[k] for k in keys if values.get(k) is not None), None)
 
 

@@ -1,4 +1,5 @@
-"""`rageval import ragas|deepeval|promptfoo|inspect FILE`: another tool's results as a run."""
+"""`rageval import ragas|deepeval|promptfoo|inspect|otel FILE`: another tool's results (or
+traces) as a run."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ HELP = {
     "deepeval": "DeepEval test run JSON (.deepeval/.latest_test_run.json)",
     "promptfoo": "promptfoo `eval --output results.json`",
     "inspect": "Inspect eval log (.eval or .json)",
+    "otel": "OpenTelemetry traces as OTLP JSON lines (OpenInference or GenAI attributes)",
 }
 
 

@@ -58,7 +58,7 @@ def hashed(text: str) -> list[float]:
 
 def sentences(text: str) -> list[tuple[int, str]]:
     """(start offset, sentence) of each sentence: the hand-made chunking."""
-    return [(m.start(), m.group()) for m in re.finditer(r"[^.]+\.", text)]
+    return [(m.start(), m.group()) for m in re.finditer(r"[^.\s][^.]*\.", text)]
 
 
 def write_dataset(folder: Path, chunks: Iterable[tuple[str, str, str]]) -> Path:

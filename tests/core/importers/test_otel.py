@@ -1,0 +1,189 @@
+"""`rageval import otel`: traces the real OpenInference instrumentation wrote (offline, at
+test time) become runs that open on every page; bad, hostile and huge files are refused
+with one line naming file, line and span, and nothing is written."""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from rageval_core.adapters import adapt
+from rageval_core.cli import main
+from rageval_core.errors import SourceError
+from rageval_core.importers import otel
+from rageval_core.results import RESULTS_ENV
+from tests.conftest import import_or_skip_unless_ci
+from tests.core.adapters import apps
+from tests.core.importers.otel_traces import EXTRA, write_traces
+
+ENTRY = Path(__file__).resolve().parents[3] / "dashboard" / "streamlit_app.py"
+PAGES = sorted(p.name for p in (ENTRY.parent / "app_pages").glob("*.py"))
+INSTRUMENTORS = {
+    "llamaindex": "openinference.instrumentation.llama_index",
+    "langchain": "openinference.instrumentation.langchain",
+}
+
+
+@pytest.fixture(scope="module")
+def traces() -> Iterator[dict[str, Path]]:
+    """One trace file per framework, and the datasets of their chunks."""
+    import_or_skip_unless_ci("opentelemetry.sdk", "pip install 'rageval[otel]'")
+    for module in INSTRUMENTORS.values():
+        import_or_skip_unless_ci(module, "pip install 'rageval[otel]'")
+    with tempfile.TemporaryDirectory(prefix="rageval-otel-") as d:
+        root = Path(d)
+        files = {f: write_traces(root / f"{f}.jsonl", f) for f in INSTRUMENTORS}
+        _, nodes = apps.llamaindex_parts()
+        files["llamaindex-dataset"] = apps.write_dataset(
+            root / "li", apps.chunk_rows(nodes, "llamaindex")
+        )
+        files["langchain-dataset"] = apps.write_dataset(
+            root / "lc", apps.chunk_rows(apps.langchain_chunks(), "langchain")
+        )
+        yield files
+
+
+def rows(results: Path, run_id: str) -> dict[str, dict]:
+    table = pq.read_table(results / run_id / "questions.parquet").to_pylist()
+    return {r["question_id"]: r for r in table}
+
+
+@pytest.mark.parametrize("framework", list(INSTRUMENTORS))
+def test_traces_matched_to_a_dataset_become_its_questions_with_chunks_tokens_and_times(
+    framework, traces, tmp_path, capsys
+):
+    results = tmp_path / "results"
+    args = ["import", "otel", str(traces[framework]), "--results", str(results)]
+    dataset = str(traces[f"{framework}-dataset"])
+    assert main([*args, "--dataset", dataset, "--run-id", "t"]) == 0
+    out = capsys.readouterr().out
+    assert "1 traced question(s) not in dataset 'handbook'" in out and EXTRA in out
+    assert "1 repeated question(s)" in out
+    got = rows(results, "t")
+    assert sorted(got) == ["q1", "q2", "q3", "q4"]
+    live = adapt(apps.llamaindex_engine() if framework == "llamaindex" else apps.langchain_chain())
+    for qid, question, _ in apps.QUESTIONS:
+        row, expected = got[qid], live(question)
+        assert row["question"] == question
+        assert row["retrieved_ids"] == [c["id"] for c in expected["retrieved"]]
+        assert row["retrieved_texts"] == [c["text"] for c in expected["retrieved"]]
+        assert row["answer"] == expected["answer"]
+        assert row["retrieval_ms"] > 0 and row["generation_ms"] > 0, (framework, qid, row)
+        assert row["total_ms"] >= max(row["retrieval_ms"], row["generation_ms"])
+        if framework == "langchain":  # the fake chat model reports usage; MockLLM none
+            assert (row["input_tokens"], row["output_tokens"]) == (40, 7)
+            assert row["retrieved_scores"] == [None, None]
+        else:
+            assert row["input_tokens"] is None
+            assert row["retrieved_scores"] == [c["score"] for c in expected["retrieved"]]
+    assert got["q1"]["recall_at_1"] == 1.0 and got["q1"]["gold_ids"]
+
+
+def test_without_a_dataset_every_traced_question_is_a_reference_free_row(traces, tmp_path):
+    results = tmp_path / "results"
+    assert main(["import", "otel", str(traces["llamaindex"]), "--results", str(results),
+                 "--run-id", "free"]) == 0  # fmt: skip
+    got = list(rows(results, "free").values())
+    assert len(got) == 5 and EXTRA in {r["question"] for r in got}
+    assert all(r["gold_ids"] == [] and r["recall_at_5"] is None for r in got)
+    manifest = json.loads((results / "free" / "manifest.json").read_text())
+    assert manifest["config"]["pipeline"]["source"] == "otel"
+
+
+def test_an_imported_trace_run_opens_on_every_page(traces, tmp_path, monkeypatch):
+    results = tmp_path / "results"
+    for f in INSTRUMENTORS:
+        code = main(["import", "otel", str(traces[f]), "--results", str(results), "--run-id", f,
+                     "--dataset", str(traces[f"{f}-dataset"])])  # fmt: skip
+        assert code == 0
+    monkeypatch.setenv(RESULTS_ENV, str(results))
+    at = AppTest.from_file(str(ENTRY), default_timeout=60)
+    at.query_params.update(run="langchain", baseline="llamaindex", question="q1")
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    for page in PAGES:
+        at.switch_page(f"app_pages/{page}").run()
+        assert not at.exception, (page, [e.value for e in at.exception])
+        assert not at.error, (page, [e.value for e in at.error])
+
+
+# ---------------------------------------------------------------------------- bad files
+
+
+def one_span_line(name: str = "q", **span) -> str:
+    """An ExportTraceServiceRequest of one span (a question span, unless overridden)."""
+    base = {
+        "traceId": "t1",
+        "spanId": "s1",
+        "name": name,
+        "startTimeUnixNano": "1000",
+        "endTimeUnixNano": "2000",
+        "attributes": [{"key": "input.value", "value": {"stringValue": "q?"}}],
+    }
+    request = {"resourceSpans": [{"scopeSpans": [{"spans": [{**base, **span}]}]}]}
+    return json.dumps(request)
+
+
+def refused(tmp_path: Path, content: bytes, capsys) -> str:
+    path = tmp_path / "traces.jsonl"
+    path.write_bytes(content)
+    results = tmp_path / "results"
+    code = main(["import", "otel", str(path), "--results", str(results)])
+    err = capsys.readouterr().err
+    assert code == SourceError.exit_code, err
+    assert err.count("\n") == 1 and "Traceback" not in err and str(path) in err
+    assert not results.exists() or not [p for p in results.iterdir() if p.name != ".rageval"]
+    assert not list(results.glob(".rageval/import-staging/*"))
+    return err
+
+
+def test_a_truncated_file_names_its_last_line(traces, tmp_path, capsys):
+    whole = traces["langchain"].read_bytes()
+    err = refused(tmp_path, whole[: len(whole) - 500], capsys)
+    n = whole.count(b"\n")
+    assert f"traces.jsonl:{n}: truncated" in err
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (b"[" * 100_000 + b"\n", ":1: JSON nested too deeply"),
+        (b'{"resourceSpans": [], "n": ' + b"9" * 10_000 + b"}\n", ":1: not valid JSON"),
+        (b'{"resourceSpans": []}\n\xff\xfe\n', ":2: not UTF-8"),
+        (b'{"spans": []}\n', ":1: not an ExportTraceServiceRequest"),
+        (
+            one_span_line(startTimeUnixNano="9" * 400).encode() + b"\n",
+            "span 'q': startTimeUnixNano",
+        ),
+        (one_span_line(endTimeUnixNano="10").encode() + b"\n", "span 'q': ends before it starts"),
+        (one_span_line(spanId="x" * 500).encode() + b"\n", "span 'q': spanId must be"),
+        (
+            one_span_line(
+                attributes=[{"key": "input.value", "value": {"stringValue": "\ud800"}}]
+            ).encode()
+            + b"\n",
+            "span 'q': attribute 'input.value': a lone surrogate",
+        ),  # fmt: skip
+        (one_span_line().encode() + b"\n", "no traced question"),
+    ],
+)
+def test_hostile_lines_are_one_error_naming_file_line_and_span(content, message, tmp_path, capsys):
+    assert message in refused(tmp_path, content, capsys)
+
+
+def test_a_file_over_the_size_bound_is_refused_before_reading(tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(otel, "MAX_FILE_BYTES", 1000)
+    err = refused(tmp_path, (one_span_line() + "\n").encode() * 20, capsys)
+    assert "more than the 1000 a trace file may hold" in err
+
+
+def test_a_line_over_the_line_bound_is_refused(tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(otel, "MAX_LINE_BYTES", 100)
+    err = refused(tmp_path, (one_span_line() + "\n").encode(), capsys)
+    assert "traces.jsonl:1: a line longer than 100 bytes" in err
