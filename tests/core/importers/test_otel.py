@@ -187,3 +187,66 @@ def test_a_line_over_the_line_bound_is_refused(tmp_path, capsys, monkeypatch):
     monkeypatch.setattr(otel, "MAX_LINE_BYTES", 100)
     err = refused(tmp_path, (one_span_line() + "\n").encode(), capsys)
     assert "traces.jsonl:1: a line longer than 100 bytes" in err
+
+
+# ---------------------------------------------------------------------------- GenAI
+
+
+def genai_trace(path: Path) -> Path:
+    """Two questions traced with OTel GenAI attributes through the real SDK, ids hex as a
+    collector's file exporter writes them; the second question failed."""
+    import base64
+
+    from google.protobuf.json_format import MessageToDict
+    from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+    from opentelemetry.trace import Status, StatusCode
+
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    tracer = provider.get_tracer("app")
+    for n, question in enumerate(["What is hybrid search?", "Who signs visitors in?"]):
+        user = [{"role": "user", "parts": [{"type": "text", "content": question}]}]
+        reply = [{"role": "assistant", "parts": [{"type": "text", "content": f"answer {n}"}]}]
+        with tracer.start_as_current_span("invoke_workflow rag") as root:
+            root.set_attribute("gen_ai.operation.name", "invoke_workflow")
+            root.set_attribute("gen_ai.input.messages", json.dumps(user))
+            root.set_attribute("gen_ai.output.messages", json.dumps(reply))
+            with tracer.start_as_current_span("retrieval") as r:
+                r.set_attribute("gen_ai.operation.name", "retrieval")
+                docs = [{"id": "a#1", "score": 0.9, "content": "A"}, {"id": "b#2", "score": 0.5}]
+                r.set_attribute("gen_ai.retrieval.documents", json.dumps(docs))
+            with tracer.start_as_current_span("chat gpt-test") as c:
+                c.set_attribute("gen_ai.operation.name", "chat")
+                c.set_attribute("gen_ai.request.model", "gpt-test")
+                c.set_attribute("gen_ai.usage.input_tokens", 120)
+                c.set_attribute("gen_ai.usage.output_tokens", 9 + n)
+            if n:
+                root.set_status(Status(StatusCode.ERROR, "upstream timeout"))
+    request = MessageToDict(encode_spans(exporter.get_finished_spans()))
+    for rs in request["resourceSpans"]:
+        for ss in rs["scopeSpans"]:
+            for s in ss["spans"]:
+                for key in ("traceId", "spanId", "parentSpanId"):
+                    if s.get(key):
+                        s[key] = base64.b64decode(s[key]).hex()
+    path.write_text(json.dumps(request) + "\n")
+    return path
+
+
+def test_genai_attributes_give_question_answer_documents_tokens_model_and_error(tmp_path):
+    import_or_skip_unless_ci("opentelemetry.sdk", "pip install 'rageval[otel]'")
+    imported = otel.read(genai_trace(tmp_path / "genai.jsonl"))
+    assert imported.config["pipeline"]["models"] == ["gpt-test"]
+    first, second = imported.records
+    assert (first["question"], first["answer"]) == ("What is hybrid search?", "answer 0")
+    assert first["retrieved"] == [
+        {"id": "a#1", "text": "A", "score": 0.9},
+        {"id": "b#2", "text": "", "score": 0.5},
+    ]
+    assert (first["input_tokens"], first["output_tokens"]) == (120, 9)
+    assert first["retrieval_ms"] > 0 and first["generation_ms"] > 0 and first["error"] is None
+    assert second["error"] == "upstream timeout" and second["output_tokens"] == 10
