@@ -62,9 +62,14 @@ class Span:
     start: int
     end: int
     attrs: dict[str, Any]
-    where: str  # "FILE:LINE: span NAME", the start of every problem about it
+    source: str  # FILE:LINE
     error: str | None = None
     children: list[Span] = field(default_factory=list)
+
+    @property
+    def where(self) -> str:
+        """`FILE:LINE: span NAME`, the start of every problem about it."""
+        return f"{self.source}: span {one_line(self.name, 80)!r}"
 
     @property
     def kind(self) -> str | None:
@@ -107,117 +112,125 @@ def _lines(path: Path) -> Iterator[tuple[int, Any]]:
                 raise SourceError(f"{path}:{n}: {reason} ({one_line(exc, 120)})") from None
 
 
-def _list(value: Any, where: str, what: str) -> list[Any]:
+class _Bad(Exception):
+    """A field of a span that does not fit: the caller adds file, line and span."""
+
+
+def _list(value: Any, what: str) -> list[Any]:
     if value is None:
         return []
-    if not isinstance(value, list):
-        raise SourceError(f"{where}: {what} must be a list")
+    if type(value) is not list:
+        raise _Bad(f"{what} must be a list")
     return value
 
 
-def _value(v: Any, where: str) -> Any:
+def _value(v: Any) -> Any:
     """An OTLP AnyValue as a Python value (arrays of scalars kept, nested maps dropped)."""
-    if not isinstance(v, Mapping):
-        raise SourceError(f"{where} must be an object")
+    if type(v) is not dict:
+        raise _Bad("must be an object")
     if "stringValue" in v:
-        return _text(v["stringValue"], where)
+        return _text(v["stringValue"], "stringValue")
     if "boolValue" in v:
         return v["boolValue"] is True
     if "intValue" in v:
-        return _int(v["intValue"], where)
+        return _int(v["intValue"], "intValue")
     if "doubleValue" in v:
         d = v["doubleValue"]
-        if isinstance(d, str) and d in ("NaN", "Infinity", "-Infinity"):
+        if d in ("NaN", "Infinity", "-Infinity"):
             return None
-        if isinstance(d, bool) or not isinstance(d, int | float) or not math.isfinite(d):
-            raise SourceError(f"{where}: doubleValue must be a finite number")
+        if type(d) not in (int, float) or not math.isfinite(d):
+            raise _Bad("doubleValue must be a finite number")
         return float(d)
     if "arrayValue" in v:
-        values = (
-            (v["arrayValue"] or {}).get("values") if isinstance(v["arrayValue"], Mapping) else None
-        )
+        array = v["arrayValue"]
+        values = array.get("values") if type(array) is dict else None
         return [
-            _value(x, where)
-            for x in _list(values, where, "arrayValue.values")
-            if "kvlistValue" not in x
+            _value(x)
+            for x in _list(values, "arrayValue.values")
+            if type(x) is not dict or "kvlistValue" not in x
         ]
     return None  # kvlist, bytes, empty: not read
 
 
-def _int(raw: Any, where: str) -> int:
+def _int(raw: Any, what: str) -> int:
     """An OTLP 64-bit integer (JSON carries them as decimal strings)."""
-    if isinstance(raw, str) and raw.isascii() and raw.isdigit() and len(raw) <= 20:
+    if type(raw) is str and len(raw) <= 20 and raw.isascii() and raw.isdigit():
         return int(raw)
-    if isinstance(raw, int) and not isinstance(raw, bool) and 0 <= raw < 1 << 64:
+    if type(raw) is int and 0 <= raw < 1 << 64:
         return raw
-    raise SourceError(f"{where}: must be an unsigned 64-bit integer, got {one_line(raw, 40)!r}")
+    raise _Bad(f"{what}: must be an unsigned 64-bit integer, got {one_line(raw, 40)!r}")
 
 
-def _text(raw: Any, where: str) -> str:
-    if not isinstance(raw, str):
-        raise SourceError(f"{where} must be text")
-    try:
-        raw.encode("utf-8")
-    except UnicodeEncodeError:
-        raise SourceError(f"{where}: a lone surrogate escape in text") from None
+def _text(raw: Any, what: str) -> str:
+    if type(raw) is not str:
+        raise _Bad(f"{what} must be text")
+    if not raw.isascii():
+        try:
+            raw.encode("utf-8")
+        except UnicodeEncodeError:
+            raise _Bad(f"{what}: a lone surrogate escape in text") from None
     return raw
 
 
-def _id(raw: Any, where: str) -> str:
-    if not isinstance(raw, str) or not raw or len(raw) > MAX_ID_CHARS:
-        raise SourceError(f"{where} must be a non-empty id of at most {MAX_ID_CHARS} characters")
+def _id(raw: Any, what: str) -> str:
+    if type(raw) is not str or not raw or len(raw) > MAX_ID_CHARS:
+        raise _Bad(f"{what} must be a non-empty id of at most {MAX_ID_CHARS} characters")
     return raw
 
 
 def _span(raw: Any, source: str, n: int) -> Span:
-    if not isinstance(raw, Mapping):
-        raise SourceError(f"{source}:{n}: a span must be an object")
-    name = raw.get("name")
-    where = (
-        f"{source}:{n}: span {one_line(name, 80)!r}"
-        if isinstance(name, str)
-        else f"{source}:{n}: a span"
-    )
-    attrs: dict[str, Any] = {}
-    for a in _list(raw.get("attributes"), where, "attributes"):
-        key = a.get("key") if isinstance(a, Mapping) else None
-        if not isinstance(key, str):
-            raise SourceError(f"{where}: an attribute without a key")
-        if key.startswith(KEPT):
-            attrs[key] = _value(a.get("value"), f"{where}: attribute {one_line(key, 80)!r}")
-    start = _int(raw.get("startTimeUnixNano"), f"{where}: startTimeUnixNano")
-    end = _int(raw.get("endTimeUnixNano"), f"{where}: endTimeUnixNano")
-    if end < start:
-        raise SourceError(f"{where}: ends before it starts")
-    status = raw.get("status") if isinstance(raw.get("status"), Mapping) else {}
-    failed = status.get("code") in ("STATUS_CODE_ERROR", 2)
-    parent = raw.get("parentSpanId") or None
-    return Span(
-        trace=_id(raw.get("traceId"), f"{where}: traceId"),
-        id=_id(raw.get("spanId"), f"{where}: spanId"),
-        parent=None if parent is None else _id(parent, f"{where}: parentSpanId"),
-        name=name if isinstance(name, str) else "",
-        start=start,
-        end=end,
-        attrs=attrs,
-        where=where,
-        error=(str(status.get("message") or "span status ERROR")[:2000] if failed else None),
-    )
+    name = raw.get("name") if type(raw) is dict else None
+    try:
+        if type(raw) is not dict:
+            raise _Bad("must be an object")
+        attrs: dict[str, Any] = {}
+        for a in _list(raw.get("attributes"), "attributes"):
+            key = a.get("key") if type(a) is dict else None
+            if type(key) is not str:
+                raise _Bad("an attribute without a key")
+            if key.startswith(KEPT):
+                try:
+                    attrs[key] = _value(a.get("value"))
+                except _Bad as exc:
+                    raise _Bad(f"attribute {one_line(key, 80)!r}: {exc}") from None
+        start = _int(raw.get("startTimeUnixNano"), "startTimeUnixNano")
+        end = _int(raw.get("endTimeUnixNano"), "endTimeUnixNano")
+        if end < start:
+            raise _Bad("ends before it starts")
+        status = raw.get("status")
+        status = status if type(status) is dict else {}
+        failed = status.get("code") in ("STATUS_CODE_ERROR", 2)
+        parent = raw.get("parentSpanId") or None
+        return Span(
+            trace=_id(raw.get("traceId"), "traceId"),
+            id=_id(raw.get("spanId"), "spanId"),
+            parent=None if parent is None else _id(parent, "parentSpanId"),
+            name=name if type(name) is str else "",
+            start=start,
+            end=end,
+            attrs=attrs,
+            source=f"{source}:{n}",
+            error=(str(status.get("message") or "span status ERROR")[:2000] if failed else None),
+        )
+    except _Bad as exc:
+        shown = f"span {one_line(name, 80)!r}" if type(name) is str else "a span"
+        raise SourceError(f"{source}:{n}: {shown}: {exc}") from None
 
 
 def read_spans(path: Path) -> list[Span]:
     """Every span of the file, checked."""
     source, spans = str(path), []
     for n, request in _lines(path):
-        if not isinstance(request, Mapping) or "resourceSpans" not in request:
+        if type(request) is not dict or "resourceSpans" not in request:
             raise SourceError(f"{source}:{n}: not an ExportTraceServiceRequest (no resourceSpans)")
-        for rs in _list(request["resourceSpans"], f"{source}:{n}", "resourceSpans"):
-            rs = rs if isinstance(rs, Mapping) else {}
-            for ss in _list(rs.get("scopeSpans"), f"{source}:{n}", "scopeSpans"):
-                ss = ss if isinstance(ss, Mapping) else {}
-                spans += [
-                    _span(s, source, n) for s in _list(ss.get("spans"), f"{source}:{n}", "spans")
-                ]
+        try:
+            for rs in _list(request["resourceSpans"], "resourceSpans"):
+                scopes = rs.get("scopeSpans") if type(rs) is dict else None
+                for ss in _list(scopes, "scopeSpans"):
+                    members = ss.get("spans") if type(ss) is dict else None
+                    spans += [_span(s, source, n) for s in _list(members, "spans")]
+        except _Bad as exc:
+            raise SourceError(f"{source}:{n}: {exc}") from None
     return spans
 
 

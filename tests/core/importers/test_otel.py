@@ -168,7 +168,7 @@ def test_a_truncated_file_names_its_last_line(traces, tmp_path, capsys):
                 attributes=[{"key": "input.value", "value": {"stringValue": "\ud800"}}]
             ).encode()
             + b"\n",
-            "span 'q': attribute 'input.value': a lone surrogate",
+            "span 'q': attribute 'input.value': stringValue: a lone surrogate",
         ),  # fmt: skip
         (one_span_line().encode() + b"\n", "no traced question"),
     ],
