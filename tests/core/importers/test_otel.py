@@ -94,6 +94,14 @@ def test_without_a_dataset_every_traced_question_is_a_reference_free_row(traces,
     assert all(r["gold_ids"] == [] and r["recall_at_5"] is None for r in got)
     manifest = json.loads((results / "free" / "manifest.json").read_text())
     assert manifest["config"]["pipeline"]["source"] == "otel"
+    # then judged, as docs/import.md says: faithfulness of the answers to the traced texts
+    judge = tmp_path / "judge.yaml"
+    judge.write_text("judge: {kind: offline}\n")
+    rescore = ["rescore", "free", "--judge", str(judge), "--results", str(results)]
+    assert main([*rescore, "--run-id", "judged"]) == 0
+    judged = list(rows(results, "judged").values())
+    assert len(judged) == 5 and all(r["judge_error"] is None for r in judged)
+    assert any(r["claims"] for r in judged)
 
 
 def test_an_imported_trace_run_opens_on_every_page(traces, tmp_path, monkeypatch):
