@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import statistics
 import sys
 import tempfile
-import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+HERE = Path(__file__).resolve().parent
+sys.path[:0] = [str(HERE.parent), str(HERE)]  # the repository (tests/), bench/ (not a package)
+
+from import_bench import timed  # noqa: E402
 
 from rageval_core.importers import import_run, otel  # noqa: E402
 from rageval_core.importers.common import resolve_ids  # noqa: E402
@@ -42,15 +43,6 @@ def scaled(framework: str, n: int, root: Path) -> Path:
             copy = line.replace(trace_id, f"{i:032x}").replace(asked, f"{asked} (copy {i})")
             fh.write(copy + "\n")
     return path
-
-
-def timed(fn, repeat: int) -> float:
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
 
 
 def main() -> None:

@@ -150,6 +150,14 @@ def document_rows(ids_and_texts: Iterable[tuple[Any, Any]], framework: str, how:
     return rows
 
 
+def other(obj: Any, framework: str, how: str) -> Any:
+    """A framework object no adapter takes: itself when callable (a pipeline already),
+    else the error saying what to return instead."""
+    if callable(obj):
+        return obj
+    raise missing(framework, f"a {type(obj).__name__} is not a pipeline", how)
+
+
 def missing(framework: str, what: str, how: str) -> PipelineError:
     """The one error of a framework object whose output lacks what a run records."""
     return PipelineError(f"{framework}: {what}; {how}")

@@ -25,7 +25,7 @@ from haystack import Document, tracing
 from haystack.core.pipeline import Pipeline
 from haystack.dataclasses import ChatMessage
 
-from rageval_core.adapters.common import Tally, chunk, missing, placed, usage_tokens
+from rageval_core.adapters.common import Tally, chunk, missing, other, placed, usage_tokens
 
 QUESTION_SOCKETS = ("query", "question", "text")
 _CURRENT: ContextVar[tuple[Tally, Mapping[str, str]] | None] = ContextVar(
@@ -164,10 +164,8 @@ def adapt(obj: Any) -> Any:
     if isinstance(obj, Pipeline):
         _install()
         return HaystackPipeline(obj)
-    if callable(obj):
-        return obj
-    raise missing(
+    return other(
+        obj,
         "Haystack",
-        f"a {type(obj).__name__} is not a pipeline",
         "return a haystack Pipeline with a retriever (and a generator)",
     )

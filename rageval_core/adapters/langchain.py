@@ -34,6 +34,7 @@ from rageval_core.adapters.common import (
     chunk,
     document_rows,
     missing,
+    other,
     placed,
     usage_tokens,
 )
@@ -218,10 +219,8 @@ def documents(loaded: Sequence[Document]) -> list[dict[str, str]]:
 def adapt(obj: Any) -> Any:
     if isinstance(obj, BaseRetriever | Runnable):
         return RunnablePipeline(obj)
-    if callable(obj):
-        return obj
-    raise missing(
+    return other(
+        obj,
         "LangChain",
-        f"a {type(obj).__name__} is not a pipeline",
         "return a runnable chain or a retriever (vector_store.as_retriever())",
     )

@@ -34,7 +34,7 @@ from llama_index.core.instrumentation.events.synthesis import (
 from llama_index.core.schema import MetadataMode, NodeWithScore
 from llama_index.core.utilities.token_counting import TokenCounter
 
-from rageval_core.adapters.common import Tally, chunk, document_rows, missing
+from rageval_core.adapters.common import Tally, chunk, document_rows, missing, other
 
 _CURRENT: ContextVar[_Question | None] = ContextVar("rageval_llamaindex", default=None)
 _STARTS = {RetrievalStartEvent: "retrieval", SynthesizeStartEvent: "generation"}
@@ -169,10 +169,8 @@ def adapt(obj: Any) -> Any:
     if isinstance(obj, BaseRetriever):
         _install()
         return Retriever(obj)
-    if callable(obj):
-        return obj
-    raise missing(
+    return other(
+        obj,
         "LlamaIndex",
-        f"a {type(obj).__name__} is not a pipeline",
         "return a query engine (index.as_query_engine()) or a retriever (index.as_retriever())",
     )

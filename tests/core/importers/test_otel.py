@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from streamlit.testing.v1 import AppTest
 
 from rageval_core.adapters import adapt
@@ -258,3 +260,35 @@ def test_genai_attributes_give_question_answer_documents_tokens_model_and_error(
     assert (first["input_tokens"], first["output_tokens"]) == (120, 9)
     assert first["retrieval_ms"] > 0 and first["generation_ms"] > 0 and first["error"] is None
     assert second["error"] == "upstream timeout" and second["output_tokens"] == 10
+
+
+# ---------------------------------------------------------------------------- damage
+
+
+@settings(max_examples=60, deadline=None)
+@given(data=st.data())
+def test_any_damage_to_a_real_trace_file_is_read_or_one_source_error(
+    traces, data, tmp_path_factory
+):
+    """Cut, drop or change bytes anywhere in a real trace file: the reader returns records
+    or raises SourceError — never another exception."""
+    raw = bytearray(traces["langchain"].read_bytes())
+    for _ in range(data.draw(st.integers(1, 4))):
+        at = data.draw(st.integers(0, len(raw) - 1))
+        how = data.draw(st.sampled_from(["cut", "drop", "byte"]))
+        if how == "cut":
+            raw = raw[:at]
+        elif how == "drop":
+            del raw[at : at + data.draw(st.integers(1, 40))]
+        else:
+            raw[at] = data.draw(st.integers(0, 255))
+        if not raw:
+            raw = bytearray(b"{}")
+    path = tmp_path_factory.mktemp("damage") / "traces.jsonl"
+    path.write_bytes(bytes(raw))
+    try:
+        imported = otel.read(path)
+    except SourceError as exc:
+        assert str(path) in str(exc)
+    else:
+        assert all(isinstance(r["question"], str) for r in imported.records)
