@@ -16,6 +16,7 @@ from rageval_core.cli import main
 from rageval_core.errors import ConfigError, PipelineError
 from tests.conftest import import_or_skip_unless_ci
 from tests.core.adapters import apps
+from tests.core.adapters.pages import open_every_page
 
 EXTRAS = {
     "llamaindex": ("llama_index.core", "pip install 'rageval[llamaindex]'"),
@@ -73,6 +74,17 @@ def test_a_framework_run_records_answer_ranked_chunks_tokens_and_stage_times(fra
     else:
         assert rows["input_tokens"].tolist() == [tokens[0]] * len(rows)
         assert rows["output_tokens"].tolist() == [tokens[1]] * len(rows)
+
+
+def test_framework_runs_open_on_every_page(tmp_path, monkeypatch):
+    results = tmp_path / "results"
+    for framework in EXTRAS:
+        obj, chunks, _ = built(framework)
+        dataset = apps.write_dataset(tmp_path / framework, chunks)
+        run = rageval_core.evaluate(obj, dataset, results=results, run_id=framework, progress=False)
+        assert run.status == "complete"
+    open_every_page(monkeypatch, results, "haystack", "llamaindex")
+    open_every_page(monkeypatch, results, "langchain", "haystack")
 
 
 @pytest.mark.parametrize("framework", list(EXTRAS))

@@ -13,19 +13,16 @@ import pyarrow.parquet as pq
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from streamlit.testing.v1 import AppTest
 
 from rageval_core.adapters import adapt
 from rageval_core.cli import main
 from rageval_core.errors import SourceError
 from rageval_core.importers import otel
-from rageval_core.results import RESULTS_ENV
 from tests.conftest import import_or_skip_unless_ci
 from tests.core.adapters import apps
+from tests.core.adapters.pages import open_every_page
 from tests.core.importers.otel_traces import EXTRA, write_traces
 
-ENTRY = Path(__file__).resolve().parents[3] / "dashboard" / "streamlit_app.py"
-PAGES = sorted(p.name for p in (ENTRY.parent / "app_pages").glob("*.py"))
 INSTRUMENTORS = {
     "llamaindex": "openinference.instrumentation.llama_index",
     "langchain": "openinference.instrumentation.langchain",
@@ -112,15 +109,7 @@ def test_an_imported_trace_run_opens_on_every_page(traces, tmp_path, monkeypatch
         code = main(["import", "otel", str(traces[f]), "--results", str(results), "--run-id", f,
                      "--dataset", str(traces[f"{f}-dataset"])])  # fmt: skip
         assert code == 0
-    monkeypatch.setenv(RESULTS_ENV, str(results))
-    at = AppTest.from_file(str(ENTRY), default_timeout=60)
-    at.query_params.update(run="langchain", baseline="llamaindex", question="q1")
-    at.run()
-    assert not at.exception, [e.value for e in at.exception]
-    for page in PAGES:
-        at.switch_page(f"app_pages/{page}").run()
-        assert not at.exception, (page, [e.value for e in at.exception])
-        assert not at.error, (page, [e.value for e in at.error])
+    open_every_page(monkeypatch, results, "langchain", "llamaindex")
 
 
 # ---------------------------------------------------------------------------- bad files
