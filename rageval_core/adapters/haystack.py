@@ -95,7 +95,7 @@ def _stage(outputs: Mapping[str, Any]) -> str | None:
 
 
 def _reply_text(reply: Any) -> str:
-    return reply.text or "" if isinstance(reply, ChatMessage) else str(reply)
+    return (reply.text or "") if isinstance(reply, ChatMessage) else str(reply)
 
 
 def _chunks(documents: list[Document]) -> list[dict[str, Any]]:
@@ -146,7 +146,7 @@ class HaystackPipeline:
         answer = ""
         if self.answers is not None:
             answers = result.get(self.answers, {}).get("answers") or []
-            answer = answers[0].data or "" if answers else ""
+            answer = (answers[0].data or "") if answers else ""
         for name in self.generators:
             out = result.get(name, {})
             replies = out.get("replies") or []

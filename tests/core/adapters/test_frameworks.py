@@ -246,3 +246,34 @@ def test_installing_rageval_without_extras_imports_no_framework():
         [sys.executable, "-c", code], cwd=root, capture_output=True, text=True, check=True
     )
     assert out.stdout.strip() == "[]"
+
+
+def test_haystack_answer_builder_and_chat_replies_give_the_answer_and_usage():
+    need("haystack")
+    from haystack import component
+    from haystack.components.builders import AnswerBuilder, ChatPromptBuilder
+    from haystack.dataclasses import ChatMessage
+
+    @component
+    class FixedChat:
+        def __init__(self):  # types given as values: this module's annotations are strings
+            component.set_input_types(self, messages=list[ChatMessage])
+
+        @component.output_types(replies=list[ChatMessage])
+        def run(self, **kwargs) -> dict:
+            usage = {"prompt_tokens": 11, "completion_tokens": 3}
+            return {"replies": [ChatMessage.from_assistant("Nine.", meta={"usage": usage})]}
+
+    p = apps.haystack_pipeline(generator=False)
+    template = [ChatMessage.from_user("{{ question }}")]
+    p.add_component("prompt", ChatPromptBuilder(template=template, required_variables="*"))
+    p.add_component("llm", FixedChat())
+    p.add_component("answers", AnswerBuilder())
+    p.connect("prompt.prompt", "llm.messages")
+    p.connect("llm.replies", "answers.replies")
+    p.connect("retriever.documents", "answers.documents")
+    out = adapt(p)(apps.QUESTIONS[1][1])
+    assert out["answer"] == "Nine."
+    assert (out["input_tokens"], out["output_tokens"]) == (11, 3)
+    assert out["retrieved"][0]["doc_id"] == "office"
+    assert out["generation_ms"] > 0 and out["retrieval_ms"] > 0
