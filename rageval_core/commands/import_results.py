@@ -41,8 +41,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         p.add_argument(
             "--dataset",
             metavar="DATASET.yaml",
-            help="golden dataset the file evaluated: questions are matched by id, then by "
-            "text; gold ids come from it and retrieval metrics are computed",
+            help=(
+                "golden dataset the traces asked: its questions are kept (matched by text; "
+                "the others are listed), gold ids come from it"
+                if tool == "otel"
+                else "golden dataset the file evaluated: questions are matched by id, then by "
+                "text; gold ids come from it and retrieval metrics are computed"
+            ),
         )
         p.add_argument("--name", help="config name shown on Runs (default: from the file)")
         if tool == "promptfoo":
