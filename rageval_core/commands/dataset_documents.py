@@ -12,7 +12,7 @@ from pathlib import Path
 from rageval_core.commands import dataset_actions
 from rageval_core.engines import import_factory
 from rageval_core.errors import ConfigError, PipelineError
-from rageval_core.results import atomic_write_bytes
+from rageval_core.runs.atomic import atomic_write_bytes
 
 FRAMEWORKS = {"llamaindex": "LlamaIndex", "langchain": "LangChain"}
 

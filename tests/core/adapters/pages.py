@@ -6,7 +6,7 @@ from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
-from rageval_core.results import RESULTS_ENV
+from rageval_core.runs.layout import RESULTS_ENV
 
 ENTRY = Path(__file__).resolve().parents[3] / "dashboard" / "streamlit_app.py"
 PAGES = sorted(p.name for p in (ENTRY.parent / "app_pages").glob("*.py"))
