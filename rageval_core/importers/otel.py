@@ -18,12 +18,11 @@ answer. Below it:
 A question asked in several traces is kept once, the newest; with a dataset, traced
 questions are matched to its questions by text and the others listed (`notes`), not
 imported. Everything is read and checked before the run is written: a bad line is one
-SourceError naming the file, the line and the span.
+SourceError naming the file, the line and the span (JSON through `bounded_json`).
 """
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from collections import defaultdict
@@ -33,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from rageval_core.adapters.common import Tally, first_present
+from rageval_core.bounded_json import BadJSON, Limits, loads, read_lines
 from rageval_core.errors import SourceError, one_line
 from rageval_core.importers.common import Imported
 from rageval_core.models import GoldenDataset
@@ -87,29 +87,18 @@ class Span:
 
 
 def _lines(path: Path) -> Iterator[tuple[int, Any]]:
-    """(line number, parsed JSON) of each non-blank line, within the bounds above."""
+    """(line number, parsed JSON) of each non-blank line, through the bounded reader
+    (depth, number size, lone surrogates, line length), the file's size bounded first."""
     size = path.stat().st_size
     if size > MAX_FILE_BYTES:
         raise SourceError(
             f"{path}: {size} bytes, more than the {MAX_FILE_BYTES} a trace file may hold"
         )
-    with open(path, "rb") as fh:
-        for n, raw in enumerate(iter(lambda: fh.readline(MAX_LINE_BYTES + 1), b""), start=1):
-            if len(raw) > MAX_LINE_BYTES:
-                raise SourceError(f"{path}:{n}: a line longer than {MAX_LINE_BYTES} bytes")
-            if not raw.strip():
-                continue
-            try:
-                yield n, json.loads(raw.decode("utf-8"))
-            except UnicodeDecodeError as exc:
-                raise SourceError(
-                    f"{path}:{n}: not UTF-8 ({exc.reason} at byte {exc.start})"
-                ) from None
-            except RecursionError:
-                raise SourceError(f"{path}:{n}: JSON nested too deeply") from None
-            except ValueError as exc:  # bad JSON, or an integer of thousands of digits
-                reason = "truncated" if not raw.endswith(b"\n") else "not valid JSON"
-                raise SourceError(f"{path}:{n}: {reason} ({one_line(exc, 120)})") from None
+    limits = Limits(total_bytes=MAX_LINE_BYTES, line_bytes=MAX_LINE_BYTES)
+    for n, value in read_lines(path, limits=limits):
+        if isinstance(value, BadJSON):
+            raise SourceError(value.at(str(path)))
+        yield n, value
 
 
 class _Bad(Exception):
@@ -246,8 +235,8 @@ def _parsed(value: Any, keys: tuple[str, ...]) -> str | None:
     if not stripped.startswith(("{", "[", '"')):
         return value
     try:
-        parsed = json.loads(value)
-    except (ValueError, RecursionError):
+        parsed = loads(value)
+    except ValueError:  # BadJSON: kept as the text it is
         return value
     if isinstance(parsed, str):
         return parsed
@@ -295,8 +284,8 @@ def _documents(span: Span) -> list[dict[str, Any]] | None:
     if raw is None:
         return None
     try:
-        docs = json.loads(raw) if isinstance(raw, str) else None
-    except (ValueError, RecursionError):
+        docs = loads(raw) if isinstance(raw, str) else None
+    except ValueError:  # BadJSON: refused below
         docs = None
     if not isinstance(docs, list) or len(docs) > MAX_DOCUMENTS:
         raise SourceError(
@@ -312,8 +301,8 @@ def _output_ids(span: Span) -> dict[int, Any]:
     if not isinstance(raw, str) or '"documents"' not in raw:
         return {}
     try:
-        out = json.loads(raw)
-    except (ValueError, RecursionError):
+        out = loads(raw)
+    except ValueError:  # BadJSON: no ids from it
         return {}
     docs = out.get("documents") if isinstance(out, Mapping) else None
     if not isinstance(docs, list):
