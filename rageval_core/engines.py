@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from rageval_core.adapters import adapt
 from rageval_core.config import PipelineSpec
 from rageval_core.errors import ConfigError, PipelineError
 from rageval_core.models import PipelineOutput
@@ -80,13 +81,12 @@ class Engine(Protocol):
         """Build the pipeline (once per worker); yield a thread-safe `ask`; tear down."""
 
 
-def load_pipeline(spec: PipelineSpec, config_folder: Path, dataset: Path) -> Pipeline:
-    """Import `module:function` (config folder and cwd importable), call it with params,
-    with `$RAGEVAL_DATASET` naming the run's dataset for the length of that call."""
+def import_factory(name: str, config_folder: Path) -> Callable[..., Any]:
+    """The function `module:function` names, the config folder and cwd importable."""
     for folder in (str(config_folder), os.getcwd()):
         if folder not in sys.path:
             sys.path.insert(0, folder)
-    module_name, _, func_name = spec.factory.partition(":")
+    module_name, _, func_name = name.partition(":")
     try:
         module = importlib.import_module(module_name)
     except Exception as exc:  # an import runs user code: any error is a load failure
@@ -97,6 +97,14 @@ def load_pipeline(spec: PipelineSpec, config_folder: Path, dataset: Path) -> Pip
     factory = getattr(module, func_name, None)
     if not callable(factory):
         raise PipelineError(f"{module_name!r} has no function {func_name!r}")
+    return factory
+
+
+def load_pipeline(spec: PipelineSpec, config_folder: Path, dataset: Path) -> Pipeline:
+    """Import `module:function` (config folder and cwd importable), call it with params,
+    with `$RAGEVAL_DATASET` naming the run's dataset for the length of that call. A
+    framework object it returns is wrapped by its adapter (`adapters`)."""
+    factory = import_factory(spec.factory, config_folder)
     saved = os.environ.get(DATASET_ENV)
     os.environ[DATASET_ENV] = str(dataset)
     try:
@@ -110,9 +118,11 @@ def load_pipeline(spec: PipelineSpec, config_folder: Path, dataset: Path) -> Pip
             del os.environ[DATASET_ENV]
         else:
             os.environ[DATASET_ENV] = saved
+    pipeline = adapt(pipeline)
     if not callable(pipeline):
         raise PipelineError(
-            f"{spec.factory} returned {type(pipeline).__name__}; expected a callable(question)"
+            f"{spec.factory} returned {type(pipeline).__name__}; expected a callable(question) "
+            "or a LlamaIndex, LangChain or Haystack object (docs/pipeline.md)"
         )
     return pipeline
 

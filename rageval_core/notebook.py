@@ -19,6 +19,7 @@ from typing import Any
 import pandas as pd
 import pyarrow.parquet as pq
 
+from rageval_core.adapters import adapt
 from rageval_core.catalogue import parse_declared
 from rageval_core.config import DEFAULT_CONCURRENCY, PipelineSpec, Prices, RunConfig
 from rageval_core.errors import ConfigError, PipelineError
@@ -74,18 +75,24 @@ def evaluate(
     tags: Iterable[str] = (),
     progress: bool = True,
 ) -> Evaluation:
-    """Run `pipeline` (question -> answer and retrieved chunks, SPEC §3) over the golden
+    """Run `pipeline` (question -> answer and retrieved chunks, SPEC §3; or a LlamaIndex,
+    LangChain or Haystack object, `adapters`) over the golden
     `dataset` and write the run under `results` (default $RAGEVAL_RESULTS, else
     results/). `judge` is a judge config as in a run config (default offline); `params`
     are recorded as the pipeline's parameters (what Compare's config diff shows);
     `resume=RUN_ID` finishes an interrupted run as `rageval run --resume` does."""
+    given = pipeline
+    pipeline = adapt(given)
     if not callable(pipeline):
-        raise ConfigError(f"pipeline must be a callable(question), got {type(pipeline).__name__}")
-    name = name or getattr(pipeline, "__name__", None) or type(pipeline).__name__
+        raise ConfigError(
+            "pipeline must be a callable(question) or a LlamaIndex, LangChain or Haystack "
+            f"object, got {type(given).__name__}"
+        )
+    name = name or getattr(given, "__name__", None) or type(given).__name__
     params = dict(params or {})
     if "pipeline" in params:
         raise ConfigError("params: 'pipeline' is the name evaluate() records the callable under")
-    key = _factory_name(pipeline)
+    key = _factory_name(given)
     _PIPELINES[key] = pipeline
     config = RunConfig(
         name=name,

@@ -53,6 +53,20 @@ def import_formats(subparsers: argparse._SubParsersAction) -> argparse._SubParse
     return next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
 
 
+def dataset_actions(subparsers: argparse._SubParsersAction) -> argparse._SubParsersAction:
+    """The actions of `rageval dataset` (`documents`, …), made by whichever module that
+    adds one registers first, as `import_formats` does for `rageval import`."""
+    parser = subparsers.choices.get("dataset")
+    if parser is None:
+        parser = subparsers.add_parser(
+            "dataset",
+            help="build parts of a golden dataset",
+            description="Build parts of a golden dataset (docs/datasets.md).",
+        )
+        return parser.add_subparsers(dest="action", metavar="ACTION", required=True)
+    return next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+
+
 def add_baseline_option(parser: argparse.ArgumentParser, help: str) -> None:
     """`--baseline RUN|latest|latest-any`, shared by the commands that compare a run with
     another (`query.check.choose_baseline`)."""

@@ -1,4 +1,5 @@
-"""`rageval import ragas|deepeval|promptfoo|inspect FILE`: another tool's results as a run."""
+"""`rageval import ragas|deepeval|promptfoo|inspect|otel FILE`: another tool's results (or
+traces) as a run."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ HELP = {
     "deepeval": "DeepEval test run JSON (.deepeval/.latest_test_run.json)",
     "promptfoo": "promptfoo `eval --output results.json`",
     "inspect": "Inspect eval log (.eval or .json)",
+    "otel": "OpenTelemetry traces as OTLP JSON lines (OpenInference or GenAI attributes)",
 }
 
 
@@ -39,8 +41,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         p.add_argument(
             "--dataset",
             metavar="DATASET.yaml",
-            help="golden dataset the file evaluated: questions are matched by id, then by "
-            "text; gold ids come from it and retrieval metrics are computed",
+            help=(
+                "golden dataset the traces asked: its questions are kept (matched by text; "
+                "the others are listed), gold ids come from it"
+                if tool == "otel"
+                else "golden dataset the file evaluated: questions are matched by id, then by "
+                "text; gold ids come from it and retrieval metrics are computed"
+            ),
         )
         p.add_argument("--name", help="config name shown on Runs (default: from the file)")
         if tool == "promptfoo":

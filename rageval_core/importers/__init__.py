@@ -1,4 +1,5 @@
-"""Results of other tools as ordinary runs (SPEC §11): RAGAS, DeepEval, promptfoo, Inspect.
+"""Results of other tools as ordinary runs (SPEC §11): RAGAS, DeepEval, promptfoo, Inspect,
+and OpenTelemetry traces (SPEC §15).
 
 Each tool module reads its files with the standard library (and pyarrow for Parquet) —
 never the tool's own package — into an `Imported`: one `writer.QuestionRecord`-shaped dict
@@ -21,7 +22,7 @@ from pathlib import Path
 
 from rageval_core.dataset import load_dataset
 from rageval_core.errors import ConfigError, ResultsError, SourceError
-from rageval_core.importers import deepeval, inspect_log, promptfoo, ragas
+from rageval_core.importers import deepeval, inspect_log, otel, promptfoo, ragas
 from rageval_core.importers.common import Imported, resolve_ids
 from rageval_core.models import GoldenDataset
 from rageval_core.origin import RunOrigin
@@ -35,6 +36,7 @@ TOOLS: dict[str, Reader] = {
     "deepeval": deepeval.read,
     "promptfoo": promptfoo.read,
     "inspect": inspect_log.read,
+    "otel": otel.read,
 }
 STAGING = ".rageval/import-staging"
 
@@ -56,10 +58,12 @@ def import_run(
     dataset: str | os.PathLike[str] | GoldenDataset | None = None,
     name: str | None = None,
     provider: str | None = None,
+    log: Callable[[str], None] | None = None,
 ) -> RunResult:
     """Read `file` as a results file of `tool` and write it as one complete run in the
     local folder `results_dir`; see the module docstring. `provider` picks one
-    provider's results of a promptfoo file."""
+    provider's results of a promptfoo file; `log` hears the reader's notes (what it left
+    out)."""
     if tool not in TOOLS:
         raise ConfigError(f"unknown tool {tool!r}; choose one of: {', '.join(TOOLS)}")
     if provider is not None and tool != "promptfoo":
@@ -68,7 +72,14 @@ def import_run(
     if not path.is_file():
         raise ConfigError(f"{path}: no such file")
     ds = load_dataset(dataset) if isinstance(dataset, str | os.PathLike) else dataset
-    imported = promptfoo.read(path, provider) if provider else TOOLS[tool](path)
+    if provider:
+        imported = promptfoo.read(path, provider)
+    elif tool == "otel":  # traces hold questions beyond the dataset's: it picks them
+        imported = otel.read(path, ds)
+    else:
+        imported = TOOLS[tool](path)
+    for note in imported.notes:
+        (log or print)(note)
     config_name = name or imported.name or path.stem
     run_id = validate_run_id(run_id or default_run_id(f"{tool}-{config_name}"))
     root = Path(results_dir)

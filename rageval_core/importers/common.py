@@ -25,7 +25,8 @@ class Imported:
     """A tool's results file, read and checked: `records` are `RunWriter.add` keyword
     arguments (`question_id` may be None: then the question text identifies it), a list or
     an iterator that reads the file as it goes (RAGAS); `metrics` the declarations of the
-    tool's other numeric metrics."""
+    tool's other numeric metrics; `notes` what the reader left out and why (told to the
+    user, not errors)."""
 
     records: Iterable[dict[str, Any]]
     metrics: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -33,6 +34,7 @@ class Imported:
     judge: JudgeRef | None = None
     name: str | None = None
     tool_version: str | None = None
+    notes: tuple[str, ...] = ()
 
 
 class Fields:

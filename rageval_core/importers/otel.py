@@ -1,0 +1,480 @@
+"""OpenTelemetry traces as a run: OTLP JSON as an OpenTelemetry collector's file exporter
+writes it (one `ExportTraceServiceRequest` per line; trace and span ids hex or base64),
+with OpenInference or OTel GenAI attributes. Read with the standard library.
+
+Spans of all lines are grouped by trace (a trace may span several lines). In each trace
+the question is the topmost span that has an input (`input.value`, else
+`gen_ai.input.messages`) and, below it, a retrieval or an LLM span; its output is the
+answer. Below it:
+- the retrieved documents are those of the last retrieval-like span to end: an
+  OpenInference RETRIEVER (`retrieval.documents.N.document.{id,content,score}`), a
+  RERANKER (`reranker.output_documents.N.document.*`), a GenAI `retrieval` span
+  (`gen_ai.retrieval.documents`); retrieval time is the union of those spans;
+- LLM spans (OpenInference LLM, GenAI `chat`/`text_completion`/`generate_content`) give
+  the generation time, tokens (`llm.token_count.*`, `gen_ai.usage.*`; an LLM span whose
+  LLM descendants report tokens is not counted again) and the model (recorded in the
+  run's config);
+- the question span's duration is the total, its ERROR status the question's error.
+A question asked in several traces is kept once, the newest; with a dataset, traced
+questions are matched to its questions by text and the others listed (`notes`), not
+imported. Everything is read and checked before the run is written: a bad line is one
+SourceError naming the file, the line and the span (JSON through `bounded_json`).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import defaultdict
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rageval_core.adapters.common import Tally, first_present
+from rageval_core.bounded_json import BadJSON, Limits, loads, read_lines
+from rageval_core.errors import SourceError, one_line
+from rageval_core.importers.common import Imported
+from rageval_core.models import GoldenDataset
+
+# Bounds for a file from production: one request per line, each a batch of spans.
+MAX_LINE_BYTES = 64 << 20
+MAX_FILE_BYTES = 4 << 30
+MAX_ID_CHARS = 64
+MAX_DOCUMENTS = 1000  # documents of one retrieval span (a larger index is hostile)
+KEPT = ("input.", "output.", "openinference.", "llm.", "retrieval.", "reranker.", "gen_ai.")
+DOCUMENT_KEY = re.compile(
+    r"(retrieval\.documents|reranker\.output_documents)\.(\d{1,6})\.document\.(id|content|score)"
+)
+LLM_OPERATIONS = {"chat", "text_completion", "generate_content"}
+QUESTION_KEYS = ("input", "question", "query", "query_str")
+ANSWER_KEYS = ("answer", "response", "output", "result", "text")
+
+
+@dataclass
+class Span:
+    """One span of the file, with the attributes rageval reads (`KEPT`)."""
+
+    trace: str
+    id: str
+    parent: str | None
+    name: str
+    start: int
+    end: int
+    attrs: dict[str, Any]
+    source: str  # FILE:LINE
+    error: str | None = None
+    children: list[Span] = field(default_factory=list)
+
+    @property
+    def where(self) -> str:
+        """`FILE:LINE: span NAME`, the start of every problem about it."""
+        return f"{self.source}: span {one_line(self.name, 80)!r}"
+
+    @property
+    def kind(self) -> str | None:
+        """retrieval, llm, or None."""
+        oi = self.attrs.get("openinference.span.kind")
+        op = self.attrs.get("gen_ai.operation.name")
+        if oi in ("RETRIEVER", "RERANKER") or op == "retrieval":
+            return "retrieval"
+        if oi == "LLM" or op in LLM_OPERATIONS:
+            return "llm"
+        return None
+
+
+# ---------------------------------------------------------------------------- reading
+
+
+def _lines(path: Path) -> Iterator[tuple[int, Any]]:
+    """(line number, parsed JSON) of each non-blank line, through the bounded reader
+    (depth, number size, lone surrogates, line length), the file's size bounded first."""
+    size = path.stat().st_size
+    if size > MAX_FILE_BYTES:
+        raise SourceError(
+            f"{path}: {size} bytes, more than the {MAX_FILE_BYTES} a trace file may hold"
+        )
+    limits = Limits(total_bytes=MAX_LINE_BYTES, line_bytes=MAX_LINE_BYTES)
+    for n, value in read_lines(path, limits=limits):
+        if isinstance(value, BadJSON):
+            raise SourceError(value.at(str(path)))
+        yield n, value
+
+
+class _Bad(Exception):
+    """A field of a span that does not fit: the caller adds file, line and span."""
+
+
+def _list(value: Any, what: str) -> list[Any]:
+    if value is None:
+        return []
+    if type(value) is not list:
+        raise _Bad(f"{what} must be a list")
+    return value
+
+
+def _value(v: Any) -> Any:
+    """An OTLP AnyValue as a Python value (arrays of scalars kept, nested maps dropped)."""
+    if type(v) is not dict:
+        raise _Bad("must be an object")
+    if "stringValue" in v:
+        return _text(v["stringValue"], "stringValue")
+    if "boolValue" in v:
+        return v["boolValue"] is True
+    if "intValue" in v:
+        return _int(v["intValue"], "intValue")
+    if "doubleValue" in v:
+        d = v["doubleValue"]
+        if d in ("NaN", "Infinity", "-Infinity"):
+            return None
+        if type(d) not in (int, float) or not math.isfinite(d):
+            raise _Bad("doubleValue must be a finite number")
+        return float(d)
+    if "arrayValue" in v:
+        array = v["arrayValue"]
+        values = array.get("values") if type(array) is dict else None
+        return [
+            _value(x)
+            for x in _list(values, "arrayValue.values")
+            if type(x) is not dict or "kvlistValue" not in x
+        ]
+    return None  # kvlist, bytes, empty: not read
+
+
+def _int(raw: Any, what: str) -> int:
+    """An OTLP 64-bit integer (JSON carries them as decimal strings)."""
+    if type(raw) is str and len(raw) <= 20 and raw.isascii() and raw.isdigit():
+        return int(raw)
+    if type(raw) is int and 0 <= raw < 1 << 64:
+        return raw
+    raise _Bad(f"{what}: must be an unsigned 64-bit integer, got {one_line(raw, 40)!r}")
+
+
+def _text(raw: Any, what: str) -> str:
+    if type(raw) is not str:
+        raise _Bad(f"{what} must be text")
+    if not raw.isascii():
+        try:
+            raw.encode("utf-8")
+        except UnicodeEncodeError:
+            raise _Bad(f"{what}: a lone surrogate escape in text") from None
+    return raw
+
+
+def _id(raw: Any, what: str) -> str:
+    if type(raw) is not str or not raw or len(raw) > MAX_ID_CHARS:
+        raise _Bad(f"{what} must be a non-empty id of at most {MAX_ID_CHARS} characters")
+    return raw
+
+
+def _span(raw: Any, source: str, n: int) -> Span:
+    name = raw.get("name") if type(raw) is dict else None
+    try:
+        if type(raw) is not dict:
+            raise _Bad("must be an object")
+        attrs: dict[str, Any] = {}
+        for a in _list(raw.get("attributes"), "attributes"):
+            key = a.get("key") if type(a) is dict else None
+            if type(key) is not str:
+                raise _Bad("an attribute without a key")
+            if key.startswith(KEPT):
+                try:
+                    attrs[key] = _value(a.get("value"))
+                except _Bad as exc:
+                    raise _Bad(f"attribute {one_line(key, 80)!r}: {exc}") from None
+        start = _int(raw.get("startTimeUnixNano"), "startTimeUnixNano")
+        end = _int(raw.get("endTimeUnixNano"), "endTimeUnixNano")
+        if end < start:
+            raise _Bad("ends before it starts")
+        status = raw.get("status")
+        status = status if type(status) is dict else {}
+        failed = status.get("code") in ("STATUS_CODE_ERROR", 2)
+        parent = raw.get("parentSpanId") or None
+        return Span(
+            trace=_id(raw.get("traceId"), "traceId"),
+            id=_id(raw.get("spanId"), "spanId"),
+            parent=None if parent is None else _id(parent, "parentSpanId"),
+            name=name if type(name) is str else "",
+            start=start,
+            end=end,
+            attrs=attrs,
+            source=f"{source}:{n}",
+            error=(str(status.get("message") or "span status ERROR")[:2000] if failed else None),
+        )
+    except _Bad as exc:
+        shown = f"span {one_line(name, 80)!r}" if type(name) is str else "a span"
+        raise SourceError(f"{source}:{n}: {shown}: {exc}") from None
+
+
+def read_spans(path: Path) -> list[Span]:
+    """Every span of the file, checked."""
+    source, spans = str(path), []
+    for n, request in _lines(path):
+        if type(request) is not dict or "resourceSpans" not in request:
+            raise SourceError(f"{source}:{n}: not an ExportTraceServiceRequest (no resourceSpans)")
+        try:
+            for rs in _list(request["resourceSpans"], "resourceSpans"):
+                scopes = rs.get("scopeSpans") if type(rs) is dict else None
+                for ss in _list(scopes, "scopeSpans"):
+                    members = ss.get("spans") if type(ss) is dict else None
+                    spans += [_span(s, source, n) for s in _list(members, "spans")]
+        except _Bad as exc:
+            raise SourceError(f"{source}:{n}: {exc}") from None
+    return spans
+
+
+# ---------------------------------------------------------------------------- meaning
+
+
+def _parsed(value: Any, keys: tuple[str, ...]) -> str | None:
+    """A span's input or output value as text: itself, or the first of `keys` when it is
+    a JSON object (`{"input": "..."}`), or the text of a GenAI messages list."""
+    if not isinstance(value, str):
+        return None
+    stripped = value.lstrip()
+    if not stripped.startswith(("{", "[", '"')):
+        return value
+    try:
+        parsed = loads(value)
+    except ValueError:  # BadJSON: kept as the text it is
+        return value
+    if isinstance(parsed, str):
+        return parsed
+    if isinstance(parsed, Mapping):
+        found = next((parsed[k] for k in keys if isinstance(parsed.get(k), str)), None)
+        return found if found is not None else value
+    if isinstance(parsed, list):  # GenAI messages: [{role, parts: [{type: text, content}]}]
+        texts = [
+            p.get("content")
+            for m in parsed
+            if isinstance(m, Mapping)
+            for p in (m.get("parts") if isinstance(m.get("parts"), list) else [])
+            if isinstance(p, Mapping)
+            and p.get("type") == "text"
+            and isinstance(p.get("content"), str)
+        ]
+        return texts[-1] if texts else value
+    return value
+
+
+def _io(span: Span, which: str, keys: tuple[str, ...]) -> str | None:
+    oi = _parsed(span.attrs.get(f"{which}.value"), keys)
+    return oi if oi is not None else _parsed(span.attrs.get(f"gen_ai.{which}.messages"), keys)
+
+
+def _documents(span: Span) -> list[dict[str, Any]] | None:
+    """The ranked documents a retrieval-like span returned, or None if it lists none."""
+    by_rank: dict[tuple[str, int], dict[str, Any]] = defaultdict(dict)
+    for key, value in span.attrs.items():
+        m = DOCUMENT_KEY.fullmatch(key)
+        if m:
+            by_rank[(m[1], int(m[2]))][m[3]] = value
+    if by_rank:
+        kind = (
+            "reranker.output_documents"
+            if any(k == "reranker.output_documents" for k, _ in by_rank)
+            else "retrieval.documents"
+        )
+        ranks = sorted(i for k, i in by_rank if k == kind)
+        if len(ranks) > MAX_DOCUMENTS:
+            raise SourceError(f"{span.where}: more than {MAX_DOCUMENTS} documents")
+        listed = _output_ids(span)
+        return [_document({"id": listed.get(i), **by_rank[(kind, i)]}, span, i) for i in ranks]
+    raw = span.attrs.get("gen_ai.retrieval.documents")
+    if raw is None:
+        return None
+    try:
+        docs = loads(raw) if isinstance(raw, str) else None
+    except ValueError:  # BadJSON: refused below
+        docs = None
+    if not isinstance(docs, list) or len(docs) > MAX_DOCUMENTS:
+        raise SourceError(
+            f"{span.where}: gen_ai.retrieval.documents must be a JSON list of documents"
+        )
+    return [_document(d if isinstance(d, Mapping) else {}, span, i) for i, d in enumerate(docs)]
+
+
+def _output_ids(span: Span) -> dict[int, Any]:
+    """Document ids by rank from a retriever's JSON output (`{"documents": [{"id": ...}]}`):
+    OpenInference's LangChain instrumentor lists ids there, not as document attributes."""
+    raw = span.attrs.get("output.value")
+    if not isinstance(raw, str) or '"documents"' not in raw:
+        return {}
+    try:
+        out = loads(raw)
+    except ValueError:  # BadJSON: no ids from it
+        return {}
+    docs = out.get("documents") if isinstance(out, Mapping) else None
+    if not isinstance(docs, list):
+        return {}
+    return {i: d.get("id") for i, d in enumerate(docs) if isinstance(d, Mapping)}
+
+
+def _document(d: Mapping[str, Any], span: Span, i: int) -> dict[str, Any]:
+    """One retrieved document; one without an id is matched to the dataset's corpus by
+    its text (the writer's rule)."""
+    cid = d.get("id")
+    if cid is not None and (not isinstance(cid, str | int) or isinstance(cid, bool)):
+        raise SourceError(f"{span.where}: document {i} id must be text")
+    score = d.get("score")
+    if isinstance(score, str):  # OpenInference writes scores as attribute text at times
+        try:
+            score = float(score)
+        except ValueError:
+            raise SourceError(
+                f"{span.where}: document {i} score {one_line(score, 40)!r} is not a number"
+            ) from None
+    out: dict[str, Any] = {
+        **({} if cid in (None, "") else {"id": str(cid)}),
+        "text": _text(d.get("content") or d.get("text") or "", f"{span.where}: document {i}"),
+    }
+    if isinstance(score, int | float) and not isinstance(score, bool) and math.isfinite(score):
+        out["score"] = float(score)
+    return out
+
+
+def _tokens(span: Span) -> tuple[Any, Any]:
+    a = span.attrs
+    return (
+        first_present(
+            a, ("llm.token_count.prompt", "gen_ai.usage.input_tokens", "gen_ai.usage.prompt_tokens")
+        ),
+        first_present(
+            a,
+            (
+                "llm.token_count.completion",
+                "gen_ai.usage.output_tokens",
+                "gen_ai.usage.completion_tokens",
+            ),
+        ),
+    )
+
+
+def _model(span: Span) -> str | None:
+    a = span.attrs
+    for k in ("llm.model_name", "gen_ai.response.model", "gen_ai.request.model"):
+        if isinstance(a.get(k), str) and a[k] and a[k] != "unknown":
+            return a[k]
+    return None
+
+
+def _walk(span: Span) -> Iterator[Span]:
+    stack = [span]
+    while stack:
+        s = stack.pop()
+        yield s
+        stack.extend(s.children)
+
+
+def _has_work(span: Span) -> bool:
+    return any(s.kind is not None for s in _walk(span) if s is not span)
+
+
+def _questions(spans: list[Span]) -> list[Span]:
+    """The question spans: per trace, the topmost spans with an input and work below."""
+    by_trace: dict[str, dict[str, Span]] = defaultdict(dict)
+    for s in spans:
+        by_trace[s.trace][s.id] = s
+    found = []
+    for members in by_trace.values():
+        roots = []
+        for s in members.values():
+            parent = members.get(s.parent) if s.parent else None
+            (parent.children if parent is not None and parent is not s else roots).append(s)
+        stack = roots
+        while stack:
+            s = stack.pop()
+            if s.kind is None and _io(s, "input", QUESTION_KEYS) is not None and _has_work(s):
+                found.append(s)
+            else:
+                stack.extend(s.children)
+    return sorted(found, key=lambda s: s.start)
+
+
+def _record(q: Span, models: set[str]) -> dict[str, Any]:
+    below = [s for s in _walk(q) if s is not q]
+    tally = Tally()
+    docs: list[dict[str, Any]] | None = None
+    last_end = -1
+    for s in below:
+        if s.kind == "retrieval":
+            tally.add_interval("retrieval", s.start / 1e9, s.end / 1e9)
+            listed = _documents(s)
+            if listed is not None and s.end >= last_end:
+                docs, last_end = listed, s.end
+        elif s.kind == "llm":
+            tally.add_interval("generation", s.start / 1e9, s.end / 1e9)
+            model = _model(s)
+            if model:
+                models.add(model)
+            if not any(
+                d.kind == "llm" and any(t is not None for t in _tokens(d))
+                for d in _walk(s)
+                if d is not s
+            ):
+                tally.add_tokens(*_tokens(s))
+    answer = _io(q, "output", ANSWER_KEYS)
+    out = tally.output(answer if answer is not None else "", docs or [])
+    return {
+        "question_id": None,
+        "question": _io(q, "input", QUESTION_KEYS),
+        "answer": answer,
+        "retrieved": docs,
+        "retrieval_ms": out["retrieval_ms"],
+        "generation_ms": out["generation_ms"],
+        "total_ms": (q.end - q.start) / 1e6,
+        "input_tokens": out["input_tokens"],
+        "output_tokens": out["output_tokens"],
+        "error": q.error,
+    }
+
+
+def _key(text: str) -> str:
+    return " ".join(text.split())
+
+
+def read(path: Path, dataset: GoldenDataset | None = None) -> Imported:
+    """The file's traced questions as records; with `dataset`, only its questions."""
+    spans = read_spans(path)
+    questions = _questions(spans)
+    if not questions:
+        raise SourceError(
+            f"{path}: {len(spans)} spans and no traced question (a span with an input above "
+            "a retriever or LLM span, OpenInference or GenAI attributes)"
+        )
+    models: set[str] = set()
+    newest: dict[str, dict[str, Any]] = {}
+    for q in questions:  # oldest first: a later trace of the same question replaces it
+        record = _record(q, models)
+        newest[_key(record["question"])] = record
+    notes = []
+    if len(newest) < len(questions):
+        notes.append(
+            f"{len(questions) - len(newest)} repeated question(s): the newest trace of each kept"
+        )
+    records = list(newest.values())
+    if dataset is not None:
+        ids = {_key(dq.question): dq.id for dq in dataset.questions}
+        unmatched = [r["question"] for r in records if _key(r["question"]) not in ids]
+        records = [
+            {**r, "question_id": ids[_key(r["question"])]}
+            for r in records
+            if _key(r["question"]) in ids
+        ]
+        if unmatched:
+            shown = "; ".join(repr(one_line(t, 60)) for t in unmatched[:10])
+            more = f" and {len(unmatched) - 10} more" if len(unmatched) > 10 else ""
+            notes.append(
+                f"{len(unmatched)} traced question(s) not in dataset {dataset.name!r} "
+                f"(matched by exact text), not imported: {shown}{more}"
+            )
+        if not records:
+            raise SourceError(
+                f"{path}: none of its {len(newest)} traced questions is in dataset {dataset.name!r}"
+            )
+    return Imported(
+        records=records,
+        config={"pipeline": {"source": "otel", "models": sorted(models)}},
+        name=path.stem,
+        notes=tuple(notes),
+    )

@@ -1,0 +1,286 @@
+"""`rageval import otel`: traces the real OpenInference instrumentation wrote (offline, at
+test time) become runs that open on every page; bad, hostile and huge files are refused
+with one line naming file, line and span, and nothing is written."""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from rageval_core.adapters import adapt
+from rageval_core.cli import main
+from rageval_core.errors import SourceError
+from rageval_core.importers import otel
+from tests.conftest import import_or_skip_unless_ci
+from tests.core.adapters import apps
+from tests.core.adapters.pages import open_every_page
+from tests.core.importers.otel_traces import EXTRA, write_traces
+
+INSTRUMENTORS = {
+    "llamaindex": "openinference.instrumentation.llama_index",
+    "langchain": "openinference.instrumentation.langchain",
+}
+
+
+@pytest.fixture(scope="module")
+def traces() -> Iterator[dict[str, Path]]:
+    """One trace file per framework, and the datasets of their chunks."""
+    import_or_skip_unless_ci("opentelemetry.sdk", "pip install 'rageval[otel]'")
+    for module in INSTRUMENTORS.values():
+        import_or_skip_unless_ci(module, "pip install 'rageval[otel]'")
+    with tempfile.TemporaryDirectory(prefix="rageval-otel-") as d:
+        root = Path(d)
+        files = {f: write_traces(root / f"{f}.jsonl", f) for f in INSTRUMENTORS}
+        _, nodes = apps.llamaindex_parts()
+        files["llamaindex-dataset"] = apps.write_dataset(
+            root / "li", apps.chunk_rows(nodes, "llamaindex")
+        )
+        files["langchain-dataset"] = apps.write_dataset(
+            root / "lc", apps.chunk_rows(apps.langchain_chunks(), "langchain")
+        )
+        yield files
+
+
+def rows(results: Path, run_id: str) -> dict[str, dict]:
+    table = pq.read_table(results / run_id / "questions.parquet").to_pylist()
+    return {r["question_id"]: r for r in table}
+
+
+@pytest.mark.parametrize("framework", list(INSTRUMENTORS))
+def test_traces_matched_to_a_dataset_become_its_questions_with_chunks_tokens_and_times(
+    framework, traces, tmp_path, capsys
+):
+    results = tmp_path / "results"
+    args = ["import", "otel", str(traces[framework]), "--results", str(results)]
+    dataset = str(traces[f"{framework}-dataset"])
+    assert main([*args, "--dataset", dataset, "--run-id", "t"]) == 0
+    out = capsys.readouterr().out
+    assert "1 traced question(s) not in dataset 'handbook'" in out and EXTRA in out
+    assert "1 repeated question(s)" in out
+    got = rows(results, "t")
+    assert sorted(got) == ["q1", "q2", "q3", "q4"]
+    live = adapt(apps.llamaindex_engine() if framework == "llamaindex" else apps.langchain_chain())
+    for qid, question, _ in apps.QUESTIONS:
+        row, expected = got[qid], live(question)
+        assert row["question"] == question
+        assert row["retrieved_ids"] == [c["id"] for c in expected["retrieved"]]
+        assert row["retrieved_texts"] == [c["text"] for c in expected["retrieved"]]
+        assert row["answer"] == expected["answer"]
+        assert row["retrieval_ms"] > 0 and row["generation_ms"] > 0, (framework, qid, row)
+        assert row["total_ms"] >= max(row["retrieval_ms"], row["generation_ms"])
+        if framework == "langchain":  # the fake chat model reports usage; MockLLM none
+            assert (row["input_tokens"], row["output_tokens"]) == (40, 7)
+            assert row["retrieved_scores"] == [None, None]
+        else:
+            assert row["input_tokens"] is None
+            assert row["retrieved_scores"] == [c["score"] for c in expected["retrieved"]]
+    assert got["q1"]["recall_at_1"] == 1.0 and got["q1"]["gold_ids"]
+
+
+def test_without_a_dataset_every_traced_question_is_a_reference_free_row(traces, tmp_path):
+    results = tmp_path / "results"
+    assert main(["import", "otel", str(traces["llamaindex"]), "--results", str(results),
+                 "--run-id", "free"]) == 0  # fmt: skip
+    got = list(rows(results, "free").values())
+    assert len(got) == 5 and EXTRA in {r["question"] for r in got}
+    assert all(r["gold_ids"] == [] and r["recall_at_5"] is None for r in got)
+    manifest = json.loads((results / "free" / "manifest.json").read_text())
+    assert manifest["config"]["pipeline"]["source"] == "otel"
+    # then judged, as docs/import.md says: faithfulness of the answers to the traced texts
+    judge = tmp_path / "judge.yaml"
+    judge.write_text("judge: {kind: offline}\n")
+    rescore = ["rescore", "free", "--judge", str(judge), "--results", str(results)]
+    assert main([*rescore, "--run-id", "judged"]) == 0
+    judged = list(rows(results, "judged").values())
+    assert len(judged) == 5 and all(r["judge_error"] is None for r in judged)
+    assert any(r["claims"] for r in judged)
+
+
+def test_an_imported_trace_run_opens_on_every_page(traces, tmp_path, monkeypatch):
+    results = tmp_path / "results"
+    for f in INSTRUMENTORS:
+        code = main(["import", "otel", str(traces[f]), "--results", str(results), "--run-id", f,
+                     "--dataset", str(traces[f"{f}-dataset"])])  # fmt: skip
+        assert code == 0
+    open_every_page(monkeypatch, results, "langchain", "llamaindex")
+
+
+# ---------------------------------------------------------------------------- bad files
+
+
+def one_span_line(name: str = "q", **span) -> str:
+    """An ExportTraceServiceRequest of one span (a question span, unless overridden)."""
+    base = {
+        "traceId": "t1",
+        "spanId": "s1",
+        "name": name,
+        "startTimeUnixNano": "1000",
+        "endTimeUnixNano": "2000",
+        "attributes": [{"key": "input.value", "value": {"stringValue": "q?"}}],
+    }
+    request = {"resourceSpans": [{"scopeSpans": [{"spans": [{**base, **span}]}]}]}
+    return json.dumps(request)
+
+
+def refused(tmp_path: Path, content: bytes, capsys) -> str:
+    path = tmp_path / "traces.jsonl"
+    path.write_bytes(content)
+    results = tmp_path / "results"
+    code = main(["import", "otel", str(path), "--results", str(results)])
+    err = capsys.readouterr().err
+    assert code == 2, err  # the user's input
+    assert err.count("\n") == 1 and "Traceback" not in err and str(path) in err
+    assert not results.exists() or not [p for p in results.iterdir() if p.name != ".rageval"]
+    assert not list(results.glob(".rageval/import-staging/*"))
+    return err
+
+
+def test_a_truncated_file_names_its_last_line(traces, tmp_path, capsys):
+    whole = traces["langchain"].read_bytes()
+    err = refused(tmp_path, whole[: len(whole) - 500], capsys)
+    n = whole.count(b"\n")
+    assert f"traces.jsonl:{n}: not valid JSON" in err
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (b"[" * 100_000 + b"\n", ":1: nested deeper than 64 levels"),
+        (
+            b'{"resourceSpans": [], "n": ' + b"9" * 10_000 + b"}\n",
+            ":1: a number of 10000 characters",
+        ),
+        (b'{"resourceSpans": []}\n\xff\xfe\n', ":2: not UTF-8"),
+        (b'{"spans": []}\n', ":1: not an ExportTraceServiceRequest"),
+        (
+            one_span_line(startTimeUnixNano="9" * 400).encode() + b"\n",
+            "span 'q': startTimeUnixNano",
+        ),
+        (one_span_line(endTimeUnixNano="10").encode() + b"\n", "span 'q': ends before it starts"),
+        (one_span_line(spanId="x" * 500).encode() + b"\n", "span 'q': spanId must be"),
+        (
+            one_span_line(
+                attributes=[{"key": "input.value", "value": {"stringValue": "\ud800"}}]
+            ).encode()
+            + b"\n",
+            "traces.jsonl:1: a lone surrogate escape",
+        ),  # fmt: skip
+        (one_span_line().encode() + b"\n", "no traced question"),
+    ],
+)
+def test_hostile_lines_are_one_error_naming_file_line_and_span(content, message, tmp_path, capsys):
+    assert message in refused(tmp_path, content, capsys)
+
+
+def test_a_file_over_the_size_bound_is_refused_before_reading(tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(otel, "MAX_FILE_BYTES", 1000)
+    err = refused(tmp_path, (one_span_line() + "\n").encode() * 20, capsys)
+    assert "more than the 1000 a trace file may hold" in err
+
+
+def test_a_line_over_the_line_bound_is_refused(tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(otel, "MAX_LINE_BYTES", 100)
+    err = refused(tmp_path, (one_span_line() + "\n").encode(), capsys)
+    assert "traces.jsonl:1: line longer than 100 bytes" in err
+
+
+# ---------------------------------------------------------------------------- GenAI
+
+
+def genai_trace(path: Path) -> Path:
+    """Two questions traced with OTel GenAI attributes through the real SDK, ids hex as a
+    collector's file exporter writes them; the second question failed."""
+    import base64
+
+    from google.protobuf.json_format import MessageToDict
+    from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+    from opentelemetry.trace import Status, StatusCode
+
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    tracer = provider.get_tracer("app")
+    for n, question in enumerate(["What is hybrid search?", "Who signs visitors in?"]):
+        user = [{"role": "user", "parts": [{"type": "text", "content": question}]}]
+        reply = [{"role": "assistant", "parts": [{"type": "text", "content": f"answer {n}"}]}]
+        with tracer.start_as_current_span("invoke_workflow rag") as root:
+            root.set_attribute("gen_ai.operation.name", "invoke_workflow")
+            root.set_attribute("gen_ai.input.messages", json.dumps(user))
+            root.set_attribute("gen_ai.output.messages", json.dumps(reply))
+            with tracer.start_as_current_span("retrieval") as r:
+                r.set_attribute("gen_ai.operation.name", "retrieval")
+                docs = [{"id": "a#1", "score": 0.9, "content": "A"}, {"id": "b#2", "score": 0.5}]
+                r.set_attribute("gen_ai.retrieval.documents", json.dumps(docs))
+            with tracer.start_as_current_span("chat gpt-test") as c:
+                c.set_attribute("gen_ai.operation.name", "chat")
+                c.set_attribute("gen_ai.request.model", "gpt-test")
+                c.set_attribute("gen_ai.usage.input_tokens", 120)
+                c.set_attribute("gen_ai.usage.output_tokens", 9 + n)
+            if n:
+                root.set_status(Status(StatusCode.ERROR, "upstream timeout"))
+    request = MessageToDict(encode_spans(exporter.get_finished_spans()))
+    for rs in request["resourceSpans"]:
+        for ss in rs["scopeSpans"]:
+            for s in ss["spans"]:
+                for key in ("traceId", "spanId", "parentSpanId"):
+                    if s.get(key):
+                        s[key] = base64.b64decode(s[key]).hex()
+    path.write_text(json.dumps(request) + "\n")
+    return path
+
+
+def test_genai_attributes_give_question_answer_documents_tokens_model_and_error(tmp_path):
+    import_or_skip_unless_ci("opentelemetry.sdk", "pip install 'rageval[otel]'")
+    imported = otel.read(genai_trace(tmp_path / "genai.jsonl"))
+    assert imported.config["pipeline"]["models"] == ["gpt-test"]
+    first, second = imported.records
+    assert (first["question"], first["answer"]) == ("What is hybrid search?", "answer 0")
+    assert first["retrieved"] == [
+        {"id": "a#1", "text": "A", "score": 0.9},
+        {"id": "b#2", "text": "", "score": 0.5},
+    ]
+    assert (first["input_tokens"], first["output_tokens"]) == (120, 9)
+    assert first["retrieval_ms"] > 0 and first["generation_ms"] > 0 and first["error"] is None
+    assert second["error"] == "upstream timeout" and second["output_tokens"] == 10
+
+
+# ---------------------------------------------------------------------------- damage
+
+
+@settings(max_examples=60, deadline=None)
+@given(data=st.data())
+def test_any_damage_to_a_real_trace_file_is_read_or_one_source_error(
+    traces, data, tmp_path_factory
+):
+    """Cut, drop or change bytes anywhere in a real trace file: the reader returns records
+    or raises SourceError — never another exception."""
+    raw = bytearray(traces["langchain"].read_bytes())
+    for _ in range(data.draw(st.integers(1, 4))):
+        at = data.draw(st.integers(0, len(raw) - 1))
+        how = data.draw(st.sampled_from(["cut", "drop", "byte"]))
+        if how == "cut":
+            raw = raw[:at]
+        elif how == "drop":
+            del raw[at : at + data.draw(st.integers(1, 40))]
+        else:
+            raw[at] = data.draw(st.integers(0, 255))
+        if not raw:
+            raw = bytearray(b"{}")
+    path = tmp_path_factory.mktemp("damage") / "traces.jsonl"
+    path.write_bytes(bytes(raw))
+    try:
+        imported = otel.read(path)
+    except SourceError as exc:
+        assert str(path) in str(exc)
+    else:
+        assert all(isinstance(r["question"], str) for r in imported.records)
