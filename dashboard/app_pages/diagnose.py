@@ -7,13 +7,12 @@ from dashboard import data, ui
 from dashboard.links import MAX_SEARCH, ViewState
 from dashboard.shaping import (
     coverage_columns,
-    failure_breakdown,
     failure_headline,
-    failure_label,
     quality_metrics,
     slider_range,
 )
 from rageval_core import charts, numbers
+from rageval_core.catalogue import failure_label
 from rageval_core.models import FAILURE_TYPES
 from rageval_core.query import SORT_KEYS, QuestionFilter
 
@@ -43,8 +42,8 @@ cat = data.run_catalogue(run)  # built-in metrics plus the ones this run declare
 RANGE_METRICS = quality_metrics(cat)
 SORTS = (*SORT_KEYS, *cat.declared_names)
 
-breakdown = failure_breakdown(data.failure_counts([run]))
-st.subheader(failure_headline(dict(zip(breakdown["failure_type"], breakdown["n"], strict=True))))
+counts = data.failure_counts([run])
+st.subheader(failure_headline(dict(zip(counts["failure_type"], counts["n"], strict=True))))
 trust = coverage_columns([run], data.run_coverage((run,))).iloc[0]  # this run only
 c = st.columns([1, 1, 1, 2], vertical_alignment="bottom")
 ui.tile(c[0], cat.entry("faithfulness"), runs.loc[runs["run_id"] == run, "faithfulness"].iloc[0])
@@ -61,7 +60,7 @@ c[2].metric(
 )
 with c[3]:
     ui.link("judge", "How far to trust the judge", ViewState(run=run))
-ui.chart(charts.failure_breakdown(breakdown), key="diagnose_breakdown")
+ui.chart(charts.failure_breakdown(counts), key="diagnose_breakdown")
 
 st.subheader("Questions")
 c = st.columns([3, 3, 3, 2])
