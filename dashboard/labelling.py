@@ -23,10 +23,10 @@ from dashboard.shaping import (
     chosen_verdict,
     human_summary,
     label_lines,
-    question_verdict,
 )
 from rageval_core.errors import ConfigError, RagevalError, one_line
 from rageval_core.labels import VERDICTS, HumanLabel, claim_key, utc_stamp
+from rageval_core.labels.verdict import question_verdict
 from rageval_core.models import Claim, DatasetRef
 from rageval_core.query import QuestionDetail
 
@@ -140,7 +140,9 @@ def label_form(
         choices, title, save = CLAIM_CHOICES, "Your verdict", "Save claim label"
         current = mine.verdict if mine and mine.verdict != judged else JUDGE_IS_RIGHT
     else:
-        judged = question_verdict(detail.metrics.get("faithfulness"), detail.judge_error)
+        judged = question_verdict(
+            detail.metrics.get("faithfulness"), detail.judge_error is not None
+        )
         choices, save = QUESTION_CHOICES, "Save question label"
         title = f"The answer as a whole (the judge: {judged or 'no verdict'})"
         current = mine.question_label if mine else judged or choices[0]

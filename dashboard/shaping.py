@@ -422,17 +422,6 @@ def chosen_verdict(choice: str, judge: str | None) -> str:
     return choice
 
 
-def question_verdict(faithfulness: float | None, judge_error: str | None) -> str | None:
-    """The judge's pass/fail of a whole answer, as the Judge page compares it: fail when
-    the judge failed or any claim is not supported (faithfulness below 1); None when it
-    judged nothing (a refusal, no claims)."""
-    if judge_error:
-        return "fail"
-    if faithfulness is None or pd.isna(faithfulness):
-        return None
-    return "pass" if faithfulness >= 1.0 else "fail"
-
-
 def label_lines(labels: Iterable[HumanLabel]) -> list[str]:
     """One plain-text line per label, newest first: who, what, against which judge
     verdict, and the note. Plain text: the caller escapes it (`ui.safe_text`)."""
