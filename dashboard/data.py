@@ -32,8 +32,7 @@ import streamlit as st
 from rageval_core import labels as human
 from rageval_core import query
 from rageval_core.catalogue import BUILTIN, Catalogue
-from rageval_core.commands.dashboard import read_only_env
-from rageval_core.labels import HumanLabel, LabelSet, LabelStore
+from rageval_core.labels import HumanLabel, LabelSet, LabelStore, read_only_env
 from rageval_core.labels.agreement import Agreement
 from rageval_core.models import DatasetRef
 from rageval_core.query import ResultsStore, RunProblem

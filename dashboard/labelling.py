@@ -15,7 +15,6 @@ from collections.abc import Mapping
 import streamlit as st
 
 from dashboard import auth, data, ui
-from dashboard.links import escape_word
 from dashboard.shaping import (
     CLAIM_CHOICES,
     JUDGE_IS_RIGHT,
@@ -27,6 +26,7 @@ from dashboard.shaping import (
 from rageval_core.errors import ConfigError, RagevalError, one_line
 from rageval_core.labels import VERDICTS, HumanLabel, claim_key, utc_stamp
 from rageval_core.labels.verdict import question_verdict
+from rageval_core.links import escape_word
 from rageval_core.models import Claim, DatasetRef
 from rageval_core.query import QuestionDetail
 

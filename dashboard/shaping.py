@@ -17,12 +17,12 @@ from urllib.parse import quote_plus
 
 import pandas as pd
 
-from dashboard.links import ViewState, md_escape, relative_url
 from rageval_core import numbers
 from rageval_core.catalogue import Catalogue, failure_label
 from rageval_core.errors import one_line
 from rageval_core.labels import QUESTION_LABELS, VERDICTS, HumanLabel
 from rageval_core.labels.agreement import Agreement
+from rageval_core.links import ViewState, md_escape, relative_url
 from rageval_core.models import FAILURE_TYPES, Claim
 from rageval_core.numbers import MISSING, absent
 from rageval_core.query.labels import Disagreement, QueueItem, RunCoverage

@@ -21,17 +21,17 @@ from typing import Any
 
 import yaml
 
-from rageval_core.errors import ConfigError, DatasetError
+from rageval_core.errors import ConfigError, DatasetError, plain, shown
 from rageval_core.models import Chunk, GoldenDataset, GoldenQuestion
 from rageval_core.runs.atomic import atomic_write_bytes
-from rageval_core.userfiles import SafeLoader, parse_json, parse_yaml, plain, read_text, shown
+from rageval_core.userfiles import SafeLoader, parse_json, parse_yaml, read_text
 
 DATASET_FILE = "dataset.yaml"
 CORPUS_FILE = "corpus.jsonl"
 QUESTION_FIELDS = ("id", "question", "reference_answer", "gold_chunk_ids", "tags")
 YAML_SUFFIXES = (".yaml", ".yml")
 # Question ids travel in URLs (`?question=`), file names and messages: a safe alphabet, so
-# every id that validates round-trips through a link (dashboard/links.py uses this pattern).
+# every id that validates round-trips through a link (rageval_core/links.py uses this pattern).
 QUESTION_ID_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.:@#+-]{0,127}$")
 QUESTION_ID_RULE = "1-128 of A-Z a-z 0-9 _ . : @ # + -, not starting with . : @ # + -"
 

@@ -4,7 +4,6 @@ and the judge's kappa on them) and the filterable per-question table, worst firs
 import streamlit as st
 
 from dashboard import data, ui
-from dashboard.links import MAX_SEARCH, ViewState
 from dashboard.shaping import (
     coverage_columns,
     failure_headline,
@@ -13,6 +12,7 @@ from dashboard.shaping import (
 )
 from rageval_core import charts, numbers
 from rageval_core.catalogue import failure_label
+from rageval_core.links import MAX_SEARCH, ViewState
 from rageval_core.models import FAILURE_TYPES
 from rageval_core.query import SORT_KEYS, QuestionFilter
 

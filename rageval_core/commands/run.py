@@ -7,7 +7,6 @@ import argparse
 from rageval_core.commands import (
     add_results_option,
     add_run_flags,
-    dashboard_link,
     run_options,
     write_run_to,
 )
@@ -119,6 +118,7 @@ def _engine(args: argparse.Namespace):
 
 def _print_headline(location: str, run_id: str) -> None:
     """The run's headline figures against the previous run of its series, and the link."""
+    from rageval_core.links import dashboard_link
     from rageval_core.query import ResultsStore
     from rageval_core.query.headline import format_headline, run_headline
 

@@ -10,12 +10,20 @@ from rageval_core.labels.model import (
     claim_key,
     utc_stamp,
 )
-from rageval_core.labels.store import LABELS_ENV, LabelSet, LabelStore, labels_location
+from rageval_core.labels.store import (
+    LABELS_ENV,
+    READ_ONLY_ENV,
+    LabelSet,
+    LabelStore,
+    labels_location,
+    read_only_env,
+)
 from rageval_core.models import VERDICTS
 
 __all__ = [
     "LABELS_ENV",
     "QUESTION_LABELS",
+    "READ_ONLY_ENV",
     "VERDICTS",
     "Agreement",
     "HumanLabel",
@@ -26,5 +34,6 @@ __all__ = [
     "claim_key",
     "cohen_kappa",
     "labels_location",
+    "read_only_env",
     "utc_stamp",
 ]

@@ -35,6 +35,15 @@ _UNSAFE = re.compile(r"[^A-Za-z0-9._@+-]+")
 _MAX_LINE = 1_000_000  # bytes; a longer line is reported, not parsed
 
 
+READ_ONLY_ENV = "RAGEVAL_READ_ONLY"
+
+
+def read_only_env() -> bool:
+    """True when $RAGEVAL_READ_ONLY asks for a dashboard that never writes labels (set by
+    `rageval dashboard --read-only`, read by the app)."""
+    return os.environ.get(READ_ONLY_ENV, "").strip().lower() in ("1", "true", "yes")
+
+
 def labels_location(results_loc: str | None = None, explicit: str | None = None) -> str:
     """`explicit`, else $RAGEVAL_LABELS, else `labels` beside the results location
     (`/x/results` -> `/x/labels`, `s3://b/p/results` -> `s3://b/p/labels`)."""

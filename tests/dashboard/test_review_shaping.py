@@ -6,7 +6,6 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from dashboard.links import REVIEW_SIZES, ViewState, relative_url
 from dashboard.shaping import (
     CLAIM_CHOICES,
     JUDGE_IS_RIGHT,
@@ -23,6 +22,7 @@ from dashboard.shaping import (
     too_few_note,
 )
 from rageval_core.labels import HumanLabel, agreement
+from rageval_core.links import REVIEW_SIZES, ViewState, relative_url
 from rageval_core.query.labels import Disagreement, QueueItem, RunCoverage
 
 
