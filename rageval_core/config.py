@@ -17,11 +17,11 @@ from pathlib import Path
 from typing import Any
 
 from rageval_core.catalogue import DEFAULT_KS, parse_declared
-from rageval_core.errors import ConfigError
+from rageval_core.errors import ConfigError, plain, shown
 from rageval_core.metrics.failure import FailureThresholds
 from rageval_core.models import DeclaredMetric
 from rageval_core.redact import env_names, secret_values
-from rageval_core.userfiles import load_yaml, plain, shown
+from rageval_core.userfiles import load_yaml
 
 FACTORY_RE = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
 PRICE_KEYS = ("input_per_1k_tokens", "output_per_1k_tokens")

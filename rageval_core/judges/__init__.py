@@ -15,9 +15,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
-from rageval_core.errors import ConfigError
+from rageval_core.errors import ConfigError, shown
 from rageval_core.models import JudgeInput, Judgement, JudgeRef
-from rageval_core.userfiles import shown
 
 
 class Judge(Protocol):

@@ -23,9 +23,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, fields
 from typing import Any
 
-from rageval_core.errors import ConfigError
+from rageval_core.errors import ConfigError, shown
 from rageval_core.models import FailureType
-from rageval_core.userfiles import shown
 
 _INT_FIELDS = ("rank_k", "miss_k")
 _SHARE_FIELDS = ("faithfulness_min", "correctness_min")
