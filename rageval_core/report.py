@@ -140,7 +140,8 @@ def _about(row: Mapping[str, Any]) -> str:
 def _question_block(d: query.QuestionDetail, lim: ReportLimits) -> str:
     parts = [
         f"<details open><summary><code>{esc(d.question_id)}</code> · "
-        f'<span class="ft">{esc(failure_label(d.failure_type or "unknown"))}</span> — {esc(d.question, 300)}</summary>',
+        f'<span class="ft">{esc(failure_label(d.failure_type or "unknown"))}</span> — '
+        f"{esc(d.question, 300)}</summary>",
         f"<p><b>Answer</b></p><blockquote>{esc(d.answer, lim.text_chars)}</blockquote>",
     ]
     if d.reference_answer:

@@ -19,9 +19,7 @@ from rageval_core.errors import ConfigError
 FAITHFUL_MIN = 1.0
 """The faithfulness an answer needs to pass, unless `--faithful-min` says otherwise."""
 
-VERDICT_SQL = (
-    "CASE WHEN judge_failed OR faithfulness < $faithful_min THEN 'fail' ELSE 'pass' END"
-)
+VERDICT_SQL = "CASE WHEN judge_failed OR faithfulness < $faithful_min THEN 'fail' ELSE 'pass' END"
 """`question_verdict` over columns `judge_failed`, `faithfulness` (bound `$faithful_min`);
 meaningful where `JUDGED_SQL` holds."""
 JUDGED_SQL = "(judge_failed OR (faithfulness IS NOT NULL AND NOT isnan(faithfulness)))"
@@ -39,7 +37,7 @@ def check_faithful_min(value: float, name: str = "faithful_min") -> float:
 def question_verdict(
     faithfulness: float | None, judge_failed: bool, faithful_min: float = FAITHFUL_MIN
 ) -> str | None:
-    """"pass" or "fail" for one answer, None when the judge judged nothing."""
+    """The judge's verdict on one answer, "pass" or "fail"; None when it judged nothing."""
     if judge_failed:
         return "fail"
     if faithfulness is None or math.isnan(faithfulness):

@@ -424,9 +424,9 @@ m AS (
            AND (l.run_id IS NULL OR l.answer_key = q.answer_key)
   WHERE q.judged
 )
-"""
+""".replace("{verdict}", VERDICT_SQL).replace("{judged}", JUDGED_SQL)
     + _PAIRS_BY_JUDGE
-).replace("{verdict}", VERDICT_SQL).replace("{judged}", JUDGED_SQL)
+)
 
 # The claims rows label keys can meet ({need}: dataset version, question, claim key; a NULL
 # key for a question label, which meets the question's own row): the label side of the

@@ -54,9 +54,7 @@ _SCORES = st.one_of(
 
 
 @given(faithfulness=_SCORES, judge_failed=st.booleans(), faithful_min=st.floats(0, 1))
-def test_the_sql_spelling_gives_what_the_python_one_gives(
-    faithfulness, judge_failed, faithful_min
-):
+def test_the_sql_spelling_gives_what_the_python_one_gives(faithfulness, judge_failed, faithful_min):
     verdict, judged = _CON.execute(
         f"SELECT {VERDICT_SQL}, {JUDGED_SQL} FROM "
         "(SELECT $f::DOUBLE AS faithfulness, $j::BOOLEAN AS judge_failed)",
