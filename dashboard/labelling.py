@@ -1,4 +1,4 @@
-"""The labelling controls the Question and Review pages share (SPEC §10).
+"""The labelling controls the Question and Review pages share (docs/review.md).
 
 Per claim: the human labels it already carries (any run on the same dataset version),
 then a small form — the judge is right, or the verdict should be supported / unsupported /

@@ -1,6 +1,6 @@
 """Calibration: how far a judge's verdicts agree with human labels (`rageval calibrate`).
 
-Labels come from the labels location (SPEC §10, `labels/`) and/or an older labels file
+Labels come from the labels location (docs/review.md, `labels/`) and/or an older labels file
 (YAML) written for one run::
 
     labels:

@@ -1,4 +1,4 @@
-"""The metric catalogue (SPEC §9): every figure rageval shows, described once.
+"""The metric catalogue (docs/metrics.md): every figure rageval shows, described once.
 
 Two kinds of entry, both `Metric`:
 
@@ -31,7 +31,7 @@ from rageval_core.models import FAILURE_TYPES, DeclaredMetric, Direction, Unit
 from rageval_core.numbers import MISSING
 
 DEFAULT_KS: tuple[int, ...] = (1, 3, 5, 10, 20)
-"""Cut-offs whose recall/precision/hit every run stores (SPEC §4)."""
+"""Cut-offs whose recall/precision/hit every run stores (docs/pipeline.md)."""
 NDCG_K = 10
 """The one nDCG cut-off stored per question (column `ndcg_at_10`)."""
 TAIL_QUANTILE = 0.1

@@ -1,4 +1,4 @@
-"""Run configs (SPEC §3): read a YAML file into a typed, validated `RunConfig`.
+"""Run configs (docs/pipeline.md): read a YAML file into a typed, validated `RunConfig`.
 
 Every problem in a config is collected and raised as one ConfigError naming the file, so
 a user fixes a config in one pass. Paths inside a config are relative to the config file,
@@ -206,7 +206,7 @@ class _Reader:
         if not isinstance(v, list) or not all(_is_int(k) and k >= 1 for k in v):
             self.problems.append(f"ks must be a list of integers >= 1, got {shown(v)}")
             v = []
-        # The pinned columns (SPEC §4) are always filled; configured ks add to them.
+        # The public columns (docs/pipeline.md) are always filled; configured ks add to them.
         return tuple(sorted(set(DEFAULT_KS) | set(v)))
 
     def metrics(self, source: str) -> tuple[DeclaredMetric, ...]:

@@ -1,4 +1,4 @@
-"""Golden datasets (SPEC §2): load and validate, content hash, write, import SQuAD v2.
+"""Golden datasets (docs/datasets.md): load and validate, content hash, write, import SQuAD v2.
 
 Loading reports every problem at once — file, line, question id and what is wrong — in a
 single `DatasetError`, so a user fixes a dataset in one pass instead of one error per run.

@@ -74,7 +74,7 @@ def evaluate(
     tags: Iterable[str] = (),
     progress: bool = True,
 ) -> Evaluation:
-    """Run `pipeline` (question -> answer and retrieved chunks, SPEC §3) over the golden
+    """Run `pipeline` (question -> answer and retrieved chunks, docs/pipeline.md) over the golden
     `dataset` and write the run under `results` (default $RAGEVAL_RESULTS, else
     results/). `judge` is a judge config as in a run config (default offline); `params`
     are recorded as the pipeline's parameters (what Compare's config diff shows);

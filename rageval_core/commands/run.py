@@ -23,7 +23,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "and write the run to the results directory (crash-safe; resumable with --resume). "
         "A run (or shard) has one writer: a second one is refused with exit 1.",
     )
-    p.add_argument("config", metavar="CONFIG.yaml", help="run config (SPEC §3)")
+    p.add_argument("config", metavar="CONFIG.yaml", help="run config (docs/pipeline.md)")
     add_results_option(p)
     add_run_flags(p, "run", ("<UTC time>-<config name>", "overrides the config"))
     p.add_argument(

@@ -1,4 +1,4 @@
-"""Human labels of claims and answers (SPEC §10): the label, where labels live, and how
+"""Human labels of claims and answers (docs/review.md): the label, where labels live, and how
 far two raters agree. The dashboard writes them; `query/labels.py` compares them with the
 judges' verdicts; `rageval calibrate` and `rageval labels export` read them."""
 

@@ -1,4 +1,4 @@
-"""The labels location (SPEC §10): a folder or an `s3://` prefix of small JSONL files.
+"""The labels location (docs/review.md): a folder or an `s3://` prefix of small JSONL files.
 
 Every save is one new file `<location>/<dataset>/<reviewer>/<utc>-<random>.jsonl`, never a
 rewrite, so two reviewers saving at the same moment both keep their labels, and an object

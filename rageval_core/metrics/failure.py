@@ -1,4 +1,4 @@
-"""The one failure type of a question (SPEC §5): a pure function of its scores.
+"""The one failure type of a question (docs/metrics.md): a pure function of its scores.
 
 The types are tried in the order of `models.FAILURE_TYPES` and the first that applies
 wins, so every question lands in exactly one bucket and the buckets add up to the run:

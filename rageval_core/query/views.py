@@ -1,4 +1,4 @@
-"""One typed function per question the dashboard asks (SPEC §7).
+"""One typed function per question the dashboard asks (docs/dashboard.md).
 
 Per-run functions read the run's own files by path through `ResultsStore.run_source`;
 cross-run functions read the derived cache through `summary_source` / `metrics_source`.

@@ -1,5 +1,5 @@
 """The metric catalogue: every pinned column and summary key described once, labels unique,
-declared metrics validated (SPEC §9)."""
+declared metrics validated (docs/metrics.md)."""
 
 from __future__ import annotations
 
