@@ -11,6 +11,8 @@ docs/architecture.md, "Layers", says why.
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -160,3 +162,19 @@ def test_metrics_may_import_the_catalogue_models_errors_and_each_other():
         ]
     )
     assert metrics_imports(source, "rageval_core.metrics.failure") == []
+
+
+def test_building_the_command_line_loads_neither_the_query_layer_nor_the_app():
+    # `rageval --help` and every command's parser: the links a command prints come from
+    # rageval_core.links, imported when it prints one (it needs the query layer's names)
+    code = (
+        "import sys\n"
+        "from rageval_core.cli import build_parser\n"
+        "build_parser()\n"
+        "print(sorted(m for m in ('duckdb', 'pandas', 'streamlit', 'dashboard', "
+        "'rageval_core.query', 'rageval_core.links') if m in sys.modules))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True
+    )
+    assert done.stdout.strip() == "[]", done.stdout
