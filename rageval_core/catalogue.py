@@ -504,7 +504,7 @@ def _define(m: Metric, measures: Mapping[str, Metric]) -> Metric:
     elif _stem_definition(m.name):
         text, doc = str(_stem_definition(m.name)), _RETRIEVAL
     elif m.name.startswith("failure_") and m.name[8:] in FAILURE_TYPES:
-        ft = m.name[8:].replace("_", " ")
+        ft = failure_label(m.name[8:])
         text = f"questions whose failure is {ft}"
         if ft == "ok":
             text = "questions that passed every check"
