@@ -1,4 +1,4 @@
-"""Span metrics and chunk placement: what they cost (SPEC §13).
+"""Span metrics and chunk placement: what they cost (docs/metrics.md).
 
     .venv/bin/python bench/span_bench.py [--questions 1000] [--chunks 20] [--mb 1.5]
                                          [--placements 20000] [--repeat 2]

@@ -1,5 +1,5 @@
-"""The Streamlit dashboard (SPEC §7): `streamlit_app.py` wires the pages in `app_pages/`.
+"""The Streamlit dashboard (docs/dashboard.md): `streamlit_app.py` wires the pages in `app_pages/`.
 
-Importing this package imports nothing from Streamlit; `rageval dashboard` uses it only
-to find the installed app file.
+Importing this package imports nothing from Streamlit; `rageval dashboard` only locates
+the installed app file through it (the library never imports `dashboard`).
 """

@@ -10,7 +10,7 @@ Nothing here draws anything but how far slow work is: the first build of the der
 cache (a progress bar with what it does) and a spinner with words for a query that takes
 more than half a second.
 
-Human labels (SPEC §10) have their own location and `LabelStore`. The labels read are
+Human labels (docs/review.md) have their own location and `LabelStore`. The labels read are
 held per (location, generation): a save in this process bumps the generation, so the
 saver and every other session see it on their next rerun; labels other processes wrote
 (another replica, the CLI) appear within LABELS_REFRESH_S. Queries over runs and labels
@@ -32,8 +32,7 @@ import streamlit as st
 from rageval_core import labels as human
 from rageval_core import query
 from rageval_core.catalogue import BUILTIN, Catalogue
-from rageval_core.commands.dashboard import read_only_env
-from rageval_core.labels import HumanLabel, LabelSet, LabelStore
+from rageval_core.labels import HumanLabel, LabelSet, LabelStore, read_only_env
 from rageval_core.labels.agreement import Agreement
 from rageval_core.models import DatasetRef
 from rageval_core.query import ResultsStore, RunProblem, spans

@@ -13,8 +13,8 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from dashboard.links import escape_word, md_escape
-from dashboard.shaping import failure_label
+from rageval_core.catalogue import failure_label
+from rageval_core.links import escape_word, md_escape
 from rageval_core.numbers import MISSING
 from rageval_core.query.answer_diff import AnswerDiff, DiffToken
 

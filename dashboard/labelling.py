@@ -1,4 +1,4 @@
-"""The labelling controls the Question and Review pages share (SPEC §10).
+"""The labelling controls the Question and Review pages share (docs/review.md).
 
 Per claim: the human labels it already carries (any run on the same dataset version),
 then a small form — the judge is right, or the verdict should be supported / unsupported /
@@ -15,7 +15,6 @@ from collections.abc import Mapping
 import streamlit as st
 
 from dashboard import auth, data, ui
-from dashboard.links import escape_word
 from dashboard.shaping import (
     CLAIM_CHOICES,
     JUDGE_IS_RIGHT,
@@ -23,10 +22,11 @@ from dashboard.shaping import (
     chosen_verdict,
     human_summary,
     label_lines,
-    question_verdict,
 )
 from rageval_core.errors import ConfigError, RagevalError, one_line
 from rageval_core.labels import VERDICTS, HumanLabel, claim_key, utc_stamp
+from rageval_core.labels.verdict import question_verdict
+from rageval_core.links import escape_word
 from rageval_core.models import Claim, DatasetRef
 from rageval_core.query import QuestionDetail
 
@@ -140,7 +140,9 @@ def label_form(
         choices, title, save = CLAIM_CHOICES, "Your verdict", "Save claim label"
         current = mine.verdict if mine and mine.verdict != judged else JUDGE_IS_RIGHT
     else:
-        judged = question_verdict(detail.metrics.get("faithfulness"), detail.judge_error)
+        judged = question_verdict(
+            detail.metrics.get("faithfulness"), detail.judge_error is not None
+        )
         choices, save = QUESTION_CHOICES, "Save question label"
         title = f"The answer as a whole (the judge: {judged or 'no verdict'})"
         current = mine.question_label if mine else judged or choices[0]

@@ -17,30 +17,17 @@ from urllib.parse import quote_plus
 
 import pandas as pd
 
-from dashboard.links import ViewState, md_escape, relative_url
 from rageval_core import numbers
-from rageval_core.catalogue import Catalogue
+from rageval_core.catalogue import Catalogue, failure_label
 from rageval_core.errors import one_line
 from rageval_core.labels import QUESTION_LABELS, VERDICTS, HumanLabel
 from rageval_core.labels.agreement import Agreement
+from rageval_core.links import ViewState, md_escape, relative_url
 from rageval_core.models import FAILURE_TYPES, Claim
 from rageval_core.numbers import MISSING, absent
 from rageval_core.query.labels import Disagreement, QueueItem, RunCoverage
 from rageval_core.runs.layout import RUN_ID_RE
 from rageval_core.runs.reading import RunInfo
-
-FAILURE_GROUPS: dict[str, str] = {
-    "retrieval_miss": "retrieval",
-    "ranking_miss": "retrieval",
-    "unfaithful": "generation",
-    "incorrect": "generation",
-    "missed_refusal": "abstention",
-    "false_refusal": "abstention",
-    "error": "error",
-    "ok": "ok",
-}
-GROUP_ORDER = ("retrieval", "generation", "abstention", "error", "ok")
-
 
 FLAGGED_VERDICTS = ("unsupported", "contradicted")
 
@@ -64,10 +51,6 @@ def slider_range(
     a = min(max(first if lo is None else lo, first), last)
     b = min(max(last if hi is None else hi, first), last)
     return (min(a, b), max(a, b))
-
-
-def failure_label(failure_type: str) -> str:
-    return failure_type.replace("_", " ")
 
 
 # ---------------------------------------------------------------------------- runs
@@ -121,19 +104,6 @@ def problems_markdown(broken: Mapping[str, Sequence[str]], limit: int = 600) -> 
 
 
 # ---------------------------------------------------------------------------- failures
-
-
-def failure_breakdown(counts: pd.DataFrame) -> pd.DataFrame:
-    """One run's (failure_type, n) with its group, in group then severity order."""
-    df = counts[["failure_type", "n"]].copy()
-    df["group"] = df["failure_type"].map(FAILURE_GROUPS)
-    df["order"] = df["failure_type"].map(FAILURE_TYPES.index)
-    df["group_order"] = df["group"].map(GROUP_ORDER.index)
-    return (
-        df.sort_values(["group_order", "order"])
-        .drop(columns=["order", "group_order"])
-        .reset_index(drop=True)
-    )
 
 
 def failure_headline(counts: Mapping[str, int]) -> str:
@@ -451,17 +421,6 @@ def chosen_verdict(choice: str, judge: str | None) -> str:
             raise ValueError(f"the judge gave no verdict to agree with ({judge!r})")
         return str(judge)
     return choice
-
-
-def question_verdict(faithfulness: float | None, judge_error: str | None) -> str | None:
-    """The judge's pass/fail of a whole answer, as the Judge page compares it: fail when
-    the judge failed or any claim is not supported (faithfulness below 1); None when it
-    judged nothing (a refusal, no claims)."""
-    if judge_error:
-        return "fail"
-    if faithfulness is None or pd.isna(faithfulness):
-        return None
-    return "pass" if faithfulness >= 1.0 else "fail"
 
 
 def label_lines(labels: Iterable[HumanLabel]) -> list[str]:

@@ -14,10 +14,11 @@ import streamlit as st
 
 from dashboard import data
 from dashboard.auth import require_access
-from dashboard.links import DEFAULT_PAGE, PAGES, md_escape
+from dashboard.pages import PAGES
 from dashboard.shaping import problems_markdown, stale_note
 from dashboard.ui import link, read_url, view_state
 from rageval_core.errors import RagevalError
+from rageval_core.links import DEFAULT_PAGE, md_escape
 
 st.set_page_config(page_title="rageval", page_icon=":material/troubleshoot:", layout="wide")
 

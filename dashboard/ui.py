@@ -17,10 +17,11 @@ import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
 from dashboard import data
-from dashboard.links import PAGES, ViewState, md_escape, relative_url
+from dashboard.pages import PAGES
 from dashboard.shaping import Mark, marked_block, question_links, run_label
 from rageval_core import numbers
 from rageval_core.catalogue import Catalogue, Metric
+from rageval_core.links import ViewState, md_escape, relative_url
 
 DELTA_COLORS = {"better": "normal", "worse": "inverse", "same": "off", None: "off"}
 

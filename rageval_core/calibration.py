@@ -1,6 +1,6 @@
 """Calibration: how far a judge's verdicts agree with human labels (`rageval calibrate`).
 
-Labels come from the labels location (SPEC §10, `labels/`) and/or an older labels file
+Labels come from the labels location (docs/review.md, `labels/`) and/or an older labels file
 (YAML) written for one run::
 
     labels:
@@ -22,13 +22,13 @@ from pathlib import Path
 
 import yaml
 
-from rageval_core.errors import DatasetError
+from rageval_core.errors import DatasetError, plain
 from rageval_core.labels import Agreement, HumanLabel, LabelSet, claim_key, utc_stamp
 from rageval_core.metrics.generation import normalize_answer
 from rageval_core.models import VERDICTS
 from rageval_core.query.labels import JudgeReport
 from rageval_core.runs.reading import RunInfo
-from rageval_core.userfiles import SafeLoader, load_yaml, plain
+from rageval_core.userfiles import SafeLoader, load_yaml
 
 FAITHFUL = ("faithful", "unfaithful")
 _NUMBER_TAGS = {"tag:yaml.org,2002:int", "tag:yaml.org,2002:float"}

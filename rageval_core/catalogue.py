@@ -1,4 +1,4 @@
-"""The metric catalogue (SPEC §9): every figure rageval shows, described once.
+"""The metric catalogue (docs/metrics.md): every figure rageval shows, described once.
 
 Two kinds of entry, both `Metric`:
 
@@ -31,7 +31,7 @@ from rageval_core.models import FAILURE_TYPES, DeclaredMetric, Direction, Unit
 from rageval_core.numbers import MISSING
 
 DEFAULT_KS: tuple[int, ...] = (1, 3, 5, 10, 20)
-"""Cut-offs whose recall/precision/hit every run stores (SPEC §4)."""
+"""Cut-offs whose recall/precision/hit every run stores (docs/pipeline.md)."""
 NDCG_K = 10
 """The one nDCG cut-off stored per question (column `ndcg_at_10`)."""
 TAIL_QUANTILE = 0.1
@@ -310,7 +310,7 @@ def _builtin_measures() -> list[Metric]:
         _measure(
             "answer_correctness", "answer correctness", "higher", "unit", "generation", "quality"
         ),
-        # per-question counts of what did not match the dataset (SPEC §13); no figures
+        # per-question counts of what did not match the dataset (docs/metrics.md); no figures
         _measure("n_unplaced", "chunks not placed in a document", "lower", "count"),
         _measure("n_unknown_ids", "retrieved ids not in the corpus", "lower", "count"),
         *(_measure(c, f"{_STAGE[c]} (ms)", "lower", "ms", "latency") for c in LATENCY_COLUMNS),
@@ -373,6 +373,35 @@ def _figures_of(m: Metric) -> list[Metric]:
     return figs
 
 
+FAILURE_GROUPS: Mapping[str, str] = {
+    "retrieval_miss": "retrieval",
+    "ranking_miss": "retrieval",
+    "unfaithful": "generation",
+    "incorrect": "generation",
+    "missed_refusal": "abstention",
+    "false_refusal": "abstention",
+    "error": "error",
+    "ok": "ok",
+}
+"""The stage each failure type blames: the Diagnose chart and the report group by it."""
+GROUP_ORDER: tuple[str, ...] = ("retrieval", "generation", "abstention", "error", "ok")
+
+
+def failure_label(failure_type: str) -> str:
+    """A failure type as people read it (`retrieval miss`): the one spelling of every
+    page, chart and the report."""
+    return failure_type.replace("_", " ")
+
+
+def failure_rank(failure_type: str) -> tuple[int, int]:
+    """Where a failure type is listed: by its group (`GROUP_ORDER`), then in the order of
+    `FAILURE_TYPES` within it. An unknown type (a damaged file) goes last."""
+    group = FAILURE_GROUPS.get(failure_type)
+    if group is None:
+        return (len(GROUP_ORDER), 0)
+    return (GROUP_ORDER.index(group), FAILURE_TYPES.index(failure_type))
+
+
 def _run_figures() -> list[Metric]:
     """Figures made of several columns or counts (not one measure's aggregate)."""
     return [
@@ -403,7 +432,7 @@ def _run_figures() -> list[Metric]:
         *(
             _figure(
                 f"failure_{ft}",
-                ft.replace("_", " "),
+                failure_label(ft),
                 "higher" if ft == "ok" else "lower",
                 "count",
                 "count",
@@ -526,7 +555,7 @@ def _define(m: Metric, measures: Mapping[str, Metric]) -> Metric:
     elif _stem_definition(m.name):
         text, doc = str(_stem_definition(m.name)), _RETRIEVAL
     elif m.name.startswith("failure_") and m.name[8:] in FAILURE_TYPES:
-        ft = m.name[8:].replace("_", " ")
+        ft = failure_label(m.name[8:])
         text = f"questions whose failure is {ft}"
         if ft == "ok":
             text = "questions that passed every check"

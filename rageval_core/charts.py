@@ -20,7 +20,14 @@ from collections.abc import Iterable, Sequence
 import pandas as pd
 import plotly.graph_objects as go
 
-from rageval_core.catalogue import BUILTIN, Catalogue, Metric
+from rageval_core.catalogue import (
+    BUILTIN,
+    FAILURE_GROUPS,
+    Catalogue,
+    Metric,
+    failure_label,
+    failure_rank,
+)
 
 GROUP_COLORS = {
     "retrieval": "#d62728",
@@ -28,6 +35,7 @@ GROUP_COLORS = {
     "abstention": "#9467bd",
     "error": "#7f7f7f",
     "ok": "#2ca02c",
+    "unknown": "#bcbd22",
 }
 FAILURE_COLORS = {
     "retrieval_miss": "#d62728",
@@ -204,7 +212,7 @@ def failure_shares(df: pd.DataFrame) -> go.Figure:
         fig.add_bar(
             x=_esc(sub["run_id"]),
             y=sub["share"],
-            name=ft.replace("_", " "),
+            name=failure_label(ft),
             marker_color=color,
             customdata=sub["n"],
             hovertemplate="%{x}<br>%{y:.0%} (%{customdata})<extra>" + ft + "</extra>",
@@ -216,12 +224,23 @@ def failure_shares(df: pd.DataFrame) -> go.Figure:
     return _layout(fig, "Failure types per run", "run", "share of questions")
 
 
-def failure_breakdown(df: pd.DataFrame) -> go.Figure:
-    """One run's failures grouped retrieval / generation / abstention / error (n per type)."""
+def _failure_groups(counts: pd.DataFrame) -> pd.DataFrame:
+    """One run's (failure_type, n) with each type's group (`catalogue.FAILURE_GROUPS`;
+    "unknown" for a type no rule makes), in `catalogue.failure_rank` order."""
+    df = counts[["failure_type", "n"]].copy()
+    df["group"] = df["failure_type"].map(lambda ft: FAILURE_GROUPS.get(ft, "unknown"))
+    df["rank"] = df["failure_type"].map(failure_rank)
+    return df.sort_values("rank", kind="stable").drop(columns="rank").reset_index(drop=True)
+
+
+def failure_breakdown(counts: pd.DataFrame) -> go.Figure:
+    """One run's failures grouped retrieval / generation / abstention / error, a bar per
+    type (counts: failure_type, n): the Diagnose page and the report draw this one."""
+    df = _failure_groups(counts)
     fig = go.Figure()
     for group, sub in df[df["failure_type"] != "ok"].groupby("group", sort=False):
         fig.add_bar(
-            x=_esc(sub["failure_type"].str.replace("_", " ")),
+            x=_esc(sub["failure_type"].map(failure_label)),
             y=sub["n"],
             name=group,
             marker_color=GROUP_COLORS[group],

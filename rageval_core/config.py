@@ -1,4 +1,4 @@
-"""Run configs (SPEC §3): read a YAML file into a typed, validated `RunConfig`.
+"""Run configs (docs/pipeline.md): read a YAML file into a typed, validated `RunConfig`.
 
 Every problem in a config is collected and raised as one ConfigError naming the file, so
 a user fixes a config in one pass. Paths inside a config are relative to the config file,
@@ -17,11 +17,11 @@ from pathlib import Path
 from typing import Any
 
 from rageval_core.catalogue import DEFAULT_KS, parse_declared
-from rageval_core.errors import ConfigError
+from rageval_core.errors import ConfigError, plain, shown
 from rageval_core.metrics.failure import FailureThresholds
 from rageval_core.models import DeclaredMetric
 from rageval_core.redact import env_names, secret_values
-from rageval_core.userfiles import load_yaml, plain, shown
+from rageval_core.userfiles import load_yaml
 
 FACTORY_RE = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
 PRICE_KEYS = ("input_per_1k_tokens", "output_per_1k_tokens")
@@ -206,7 +206,7 @@ class _Reader:
         if not isinstance(v, list) or not all(_is_int(k) and k >= 1 for k in v):
             self.problems.append(f"ks must be a list of integers >= 1, got {shown(v)}")
             v = []
-        # The pinned columns (SPEC §4) are always filled; configured ks add to them.
+        # The public columns (docs/pipeline.md) are always filled; configured ks add to them.
         return tuple(sorted(set(DEFAULT_KS) | set(v)))
 
     def metrics(self, source: str) -> tuple[DeclaredMetric, ...]:

@@ -1,4 +1,4 @@
-"""Golden datasets (SPEC §2): load and validate, content hash, write, import SQuAD v2.
+"""Golden datasets (docs/datasets.md): load and validate, content hash, write, import SQuAD v2.
 
 Loading reports every problem at once — file, line, question id and what is wrong — in a
 single `DatasetError`, so a user fixes a dataset in one pass instead of one error per run.
@@ -22,7 +22,7 @@ from typing import Any
 
 import yaml
 
-from rageval_core.errors import ConfigError, DatasetError
+from rageval_core.errors import ConfigError, DatasetError, plain, shown
 from rageval_core.models import (
     Answerability,
     Chunk,
@@ -32,7 +32,7 @@ from rageval_core.models import (
     GoldSpan,
 )
 from rageval_core.runs.atomic import atomic_write_bytes
-from rageval_core.userfiles import SafeLoader, parse_json, parse_yaml, plain, read_text, shown
+from rageval_core.userfiles import SafeLoader, parse_json, parse_yaml, read_text
 
 DATASET_FILE = "dataset.yaml"
 CORPUS_FILE = "corpus.jsonl"
@@ -50,7 +50,7 @@ SPAN_FIELDS = ("doc_id", "start", "end", "text")
 DOCUMENT_FIELDS = ("id", "text", "title", "version")
 YAML_SUFFIXES = (".yaml", ".yml")
 # Question ids travel in URLs (`?question=`), file names and messages: a safe alphabet, so
-# every id that validates round-trips through a link (dashboard/links.py uses this pattern).
+# every id that validates round-trips through a link (rageval_core/links.py uses this pattern).
 QUESTION_ID_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.:@#+-]{0,127}$")
 QUESTION_ID_RULE = "1-128 of A-Z a-z 0-9 _ . : @ # + -, not starting with . : @ # + -"
 
@@ -322,7 +322,7 @@ def answerability(
     answerable: bool | None,
     reference_answer: str | None,
 ) -> tuple[Answerability, str | None]:
-    """The one answerability rule of a question (SPEC §13), and the problem, if any.
+    """The one answerability rule of a question (docs/metrics.md), and the problem, if any.
 
     Each argument is None when its key is absent from the question, so "no gold key" and
     "an explicitly empty gold list" stay apart:

@@ -1,4 +1,4 @@
-"""Engines: where a run's pipeline is built and called (SPEC §12).
+"""Engines: where a run's pipeline is built and called (docs/scale.md).
 
     Engine.open(source, workers, log) -> ask(question text) -> Answered
     ├── LocalEngine   the pipeline built once in this process, called from the run's threads

@@ -17,10 +17,16 @@ holding the run, or a failure of the pipeline, the judge or a remote API.
 
 Validation raises these, never `assert`. The CLI and the dashboard show them as one
 bounded line (`one_line()`); `problems` carries every individual finding so a user fixes
-them all in one pass.
+them all in one pass. A message quotes a user's value with `shown()` (a bounded repr) or
+`plain()` (a short printable name as written), never with a bare `repr`.
 """
 
 from __future__ import annotations
+
+import reprlib
+from typing import Any
+
+SHOWN_CHARS = 80
 
 
 class RagevalError(Exception):
@@ -71,6 +77,36 @@ def display_name(name: str) -> str:
     cut to 80 characters."""
     shown = repr(name).replace("`", "\\x60")
     return shown if len(shown) <= 80 else shown[:79] + "…"
+
+
+class _BoundedRepr(reprlib.Repr):
+    """reprlib, but for subclasses too (reprlib falls back to a full `repr` for them)."""
+
+    _KINDS = (str, dict, list, tuple, set, frozenset)
+
+    def repr1(self, x: Any, level: int) -> str:
+        for kind in self._KINDS:
+            if isinstance(x, kind):
+                return getattr(self, f"repr_{kind.__name__}")(x, level)
+        return super().repr1(x, level)
+
+
+_REPR = _BoundedRepr()
+_REPR.maxlevel, _REPR.maxstring, _REPR.maxother, _REPR.maxlong = 3, SHOWN_CHARS, SHOWN_CHARS, 40
+_REPR.maxtuple = _REPR.maxlist = _REPR.maxdict = _REPR.maxset = _REPR.maxfrozenset = 4
+
+
+def shown(value: Any, limit: int = SHOWN_CHARS) -> str:
+    """`value` as a message quotes it: a repr of at most `limit` characters, one line."""
+    text = _REPR.repr(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def plain(value: Any) -> str:
+    """A key or id as written when it is a short printable string, else `shown(value)`."""
+    if isinstance(value, str) and len(value) <= SHOWN_CHARS and value.isprintable():
+        return value
+    return shown(value)
 
 
 class DatasetError(RagevalError):

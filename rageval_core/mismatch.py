@@ -2,7 +2,7 @@
 
 A pipeline that chunks its documents differently from the dataset retrieves ids the corpus
 does not have, and every id-based retrieval figure then reads as a miss although the
-right text was retrieved (SPEC §13). The runner counts those ids, and the chunks it could
+right text was retrieved (docs/metrics.md). The runner counts those ids, and the chunks it could
 not place in a span dataset's documents, into the manifest's totals
 (`runner.retrieval_totals`); `rageval run`, `check`, `compare` and the Runs and Diagnose
 pages say it with these sentences. Pure: reads a totals mapping, nothing else.

@@ -15,7 +15,7 @@ from rageval_core.errors import PipelineError
 Verdict = Literal["supported", "unsupported", "contradicted"]
 VERDICTS: tuple[str, ...] = get_args(Verdict)
 
-# Order matters: a question gets the first type that applies (SPEC §5).
+# Order matters: a question gets the first type that applies (docs/metrics.md).
 FailureType = Literal[
     "error",
     "missed_refusal",
@@ -165,7 +165,7 @@ class RetrievedChunk:
 
 @dataclass(frozen=True)
 class PipelineOutput:
-    """What a pipeline returns for one question (SPEC §3).
+    """What a pipeline returns for one question (docs/pipeline.md).
 
     Users may return a plain dict with the same keys; `from_value` checks it so a bad
     return value names the field that is wrong instead of failing later.
@@ -346,7 +346,8 @@ class JudgeRef:
 
 @dataclass(frozen=True)
 class RunManifest:
-    """Run metadata (SPEC §4): written first as `running`, rewritten at the end."""
+    """Run metadata (docs/pipeline.md, "A run's folder"): written first as `running`,
+    rewritten at the end."""
 
     run_id: str
     status: RunStatus

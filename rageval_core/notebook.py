@@ -75,7 +75,7 @@ def evaluate(
     tags: Iterable[str] = (),
     progress: bool = True,
 ) -> Evaluation:
-    """Run `pipeline` (question -> answer and retrieved chunks, SPEC §3; or a LlamaIndex,
+    """Run `pipeline` (question -> answer and retrieved chunks, docs/pipeline.md; or a LlamaIndex,
     LangChain or Haystack object, `adapters`) over the golden
     `dataset` and write the run under `results` (default $RAGEVAL_RESULTS, else
     results/). `judge` is a judge config as in a run config (default offline); `params`

@@ -1,4 +1,4 @@
-"""Place retrieved chunks in a dataset's documents (SPEC §13): offsets given, else by text.
+"""Place retrieved chunks in a dataset's documents (docs/metrics.md): offsets given, else by text.
 
 A chunk that carries `doc_id`, `start`, `end` is taken at its word (checked only to lie in
 its document). A chunk whose id is a chunk of the dataset's corpus is where that corpus

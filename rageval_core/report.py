@@ -24,7 +24,7 @@ import plotly.graph_objects as go
 from plotly.offline import get_plotlyjs
 
 from rageval_core import __version__, charts, numbers, query
-from rageval_core.catalogue import BUILTIN, Catalogue
+from rageval_core.catalogue import BUILTIN, Catalogue, failure_label
 from rageval_core.models import FAILURE_TYPES
 from rageval_core.numbers import MISSING, absent
 from rageval_core.query.check import argument_run, baseline_run
@@ -140,7 +140,8 @@ def _about(row: Mapping[str, Any]) -> str:
 def _question_block(d: query.QuestionDetail, lim: ReportLimits) -> str:
     parts = [
         f"<details open><summary><code>{esc(d.question_id)}</code> · "
-        f'<span class="ft">{esc(d.failure_type)}</span> — {esc(d.question, 300)}</summary>',
+        f'<span class="ft">{esc(failure_label(d.failure_type or "unknown"))}</span> — '
+        f"{esc(d.question, 300)}</summary>",
         f"<p><b>Answer</b></p><blockquote>{esc(d.answer, lim.text_chars)}</blockquote>",
     ]
     if d.reference_answer:
@@ -263,13 +264,14 @@ def build_report(
         ("Run", _about(rows[run_id]) + _summary_section(run_ids, rows, cat)),
         (
             "Failures",
-            _figure_html(charts.failure_shares(counts))
+            _figure_html(charts.failure_breakdown(counts[counts["run_id"] == run_id]))
+            + _figure_html(charts.failure_shares(counts))
             + _table(
                 ["run", "failure type", "questions", "share"],
                 [
                     [
                         esc(r.run_id),
-                        esc(r.failure_type),
+                        esc(failure_label(r.failure_type)),
                         esc(numbers.count(r.n)),
                         esc(numbers.percent(r.share)),
                     ]
@@ -289,7 +291,7 @@ def build_report(
                 [
                     [
                         f"<code>{esc(r.question_id)}</code> {esc(r.question, 200)}",
-                        esc(r.failure_type),
+                        esc(failure_label(str(r.failure_type))),
                         esc(cat.fmt("answer_correctness", r.value)),
                     ]
                     for r in tail.rows.head(30).itertuples()

@@ -1,4 +1,4 @@
-"""Judge a stored run's answers again with another judge (`rageval rescore`, SPEC §6).
+"""Judge a stored run's answers again with another judge (`rageval rescore`, docs/judges.md).
 
 No pipeline is called: each question's answer, retrieved chunks (ids, texts, scores) and
 reference come from the source run's rows. The new judge decides what a judge decides —

@@ -1,4 +1,4 @@
-"""Run a pipeline over a golden dataset and write the run (SPEC §4), crash-safe.
+"""Run a pipeline over a golden dataset and write the run (docs/pipeline.md), crash-safe.
 
 Order of writes, which is what makes a run survive `kill -9`:
 

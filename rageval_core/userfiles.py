@@ -7,23 +7,22 @@ Every reader of a user's file goes through here, so each of these becomes one li
 the file (and the line, column or byte offset), raised as the caller's error class of the
 one tree — before any value is built, walked or echoed.
 
-`shown()` is how a message quotes a user's value: a repr cut to `SHOWN_CHARS`, computed
-in bounded work whatever the value holds. Nothing here reads a file the caller did not name.
+A message quotes a user's value with `errors.shown()`: a repr cut to `SHOWN_CHARS`,
+computed in bounded work whatever the value holds. Nothing here reads a file the caller did
+not name.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import reprlib
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from rageval_core.errors import RagevalError, one_line
+from rageval_core.errors import RagevalError, one_line, shown
 
-SHOWN_CHARS = 80
 # Deeper than any dataset, config or label file needs, shallow enough for the recursive
 # YAML constructors and for every later walk of the value.
 MAX_DEPTH = 64
@@ -33,36 +32,6 @@ MAX_DEPTH = 64
 MAX_ALIAS_NODES = 100_000
 
 SafeLoader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-
-
-class _BoundedRepr(reprlib.Repr):
-    """reprlib, but for subclasses too (reprlib falls back to a full `repr` for them)."""
-
-    _KINDS = (str, dict, list, tuple, set, frozenset)
-
-    def repr1(self, x: Any, level: int) -> str:
-        for kind in self._KINDS:
-            if isinstance(x, kind):
-                return getattr(self, f"repr_{kind.__name__}")(x, level)
-        return super().repr1(x, level)
-
-
-_REPR = _BoundedRepr()
-_REPR.maxlevel, _REPR.maxstring, _REPR.maxother, _REPR.maxlong = 3, SHOWN_CHARS, SHOWN_CHARS, 40
-_REPR.maxtuple = _REPR.maxlist = _REPR.maxdict = _REPR.maxset = _REPR.maxfrozenset = 4
-
-
-def shown(value: Any, limit: int = SHOWN_CHARS) -> str:
-    """`value` as a message quotes it: a repr of at most `limit` characters, one line."""
-    text = _REPR.repr(value)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def plain(value: Any) -> str:
-    """A key or id as written when it is a short printable string, else `shown(value)`."""
-    if isinstance(value, str) and len(value) <= SHOWN_CHARS and value.isprintable():
-        return value
-    return shown(value)
 
 
 def read_text(path: str | os.PathLike[str], what: str, error: type[RagevalError]) -> str:

@@ -1,6 +1,6 @@
 """Write a run from any harness: open it, add one question's result at a time, close it.
 
-For evaluation loops rageval does not drive (SPEC §11)::
+For evaluation loops rageval does not drive (docs/import.md)::
 
     with RunWriter("my-harness", dataset="data/dataset.yaml") as run:
         for q in questions:
@@ -138,7 +138,7 @@ class RunWriter:
 
     `dataset` is a golden dataset (path or loaded) or None; `config` is recorded as the
     run's config (its `name` is `name`); `metrics` declares the scores the harness adds
-    (`{name: {label, direction, range}}`, SPEC §9). `durable=False` skips the journal
+    (`{name: {label, direction, range}}`, docs/metrics.md). `durable=False` skips the journal
     (rows are held in memory and written at `close()`): for all-or-nothing writers such
     as the importers, which stage the whole run and rename it into place.
     """
@@ -369,7 +369,7 @@ class RunWriter:
         faithfulness: float | None,
         nums: Mapping[str, Any],
     ) -> str | None:
-        """SPEC §5's failure type from what is known. Without gold or retrieved ids the
+        """The failure type (docs/metrics.md) from what is known. Without gold or retrieved ids the
         retrieval steps cannot be judged and are passed over (ranks as if found); a
         question of unknown answerability is taken as one that expects an answer. An
         unanswerable question whose refusal is unknown (no tool reports one) has none:

@@ -5,7 +5,6 @@ import streamlit as st
 
 from dashboard import data, ui
 from dashboard.diffs import show_answer_diff
-from dashboard.links import ViewState, md_escape
 from dashboard.shaping import (
     QUESTION_CHANGE_TABS,
     default_compare,
@@ -17,6 +16,7 @@ from dashboard.shaping import (
 from rageval_core import charts
 from rageval_core.catalogue import DOCS_URL
 from rageval_core.errors import RagevalError
+from rageval_core.links import ViewState, md_escape
 
 QUESTION_COLUMNS = ["run_id", "question_id", "question", "failure_change", "flaky_note", "changes"]
 # Rows drawn per table, in its order (questions worst first): 20 runs of 1,000 questions

@@ -4,8 +4,8 @@ with dominated runs marked, and latency per pipeline stage."""
 import streamlit as st
 
 from dashboard import data, ui
-from dashboard.links import md_escape
 from rageval_core import charts
+from rageval_core.links import md_escape
 
 MAX_STAGE_RUNS = 30  # newest runs in the per-stage chart
 # Not correctness: a run that answers from memory is correct but unsupported, and on

@@ -4,16 +4,15 @@ and the judge's kappa on them) and the filterable per-question table, worst firs
 import streamlit as st
 
 from dashboard import data, ui
-from dashboard.links import MAX_SEARCH, ViewState
 from dashboard.shaping import (
     coverage_columns,
-    failure_breakdown,
     failure_headline,
-    failure_label,
     quality_metrics,
     slider_range,
 )
 from rageval_core import charts, numbers
+from rageval_core.catalogue import failure_label
+from rageval_core.links import MAX_SEARCH, ViewState
 from rageval_core.mismatch import run_warnings
 from rageval_core.models import FAILURE_TYPES
 from rageval_core.query import SORT_KEYS, QuestionFilter
@@ -60,8 +59,8 @@ if cut.n_spans:
         f"{cut.n_cut} of {cut.n_spans} gold spans are cut by a chunk boundary: the top "
         f"{cut.k} chunks cover only part of them (span recall counts the part covered)."
     )
-breakdown = failure_breakdown(data.failure_counts([run]))
-st.subheader(failure_headline(dict(zip(breakdown["failure_type"], breakdown["n"], strict=True))))
+counts = data.failure_counts([run])
+st.subheader(failure_headline(dict(zip(counts["failure_type"], counts["n"], strict=True))))
 trust = coverage_columns([run], data.run_coverage((run,))).iloc[0]  # this run only
 c = st.columns([1, 1, 1, 2], vertical_alignment="bottom")
 ui.tile(c[0], cat.entry("faithfulness"), runs.loc[runs["run_id"] == run, "faithfulness"].iloc[0])
@@ -78,7 +77,7 @@ c[2].metric(
 )
 with c[3]:
     ui.link("judge", "How far to trust the judge", ViewState(run=run))
-ui.chart(charts.failure_breakdown(breakdown), key="diagnose_breakdown")
+ui.chart(charts.failure_breakdown(counts), key="diagnose_breakdown")
 
 st.subheader("Questions")
 c = st.columns([3, 3, 3, 2])

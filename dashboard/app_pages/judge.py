@@ -6,10 +6,10 @@ agree with each other (the ceiling a judge can be held to)."""
 import streamlit as st
 
 from dashboard import data, ui
-from dashboard.links import escape_word
 from dashboard.shaping import agreement_table, disagreement_rows, too_few_note
 from rageval_core import charts
 from rageval_core.labels.agreement import Agreement
+from rageval_core.links import escape_word
 
 MAX_DISAGREEMENTS = 500
 PROBLEMS_SHOWN = 5

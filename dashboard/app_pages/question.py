@@ -8,10 +8,11 @@ import streamlit as st
 
 from dashboard import data, labelling, ui
 from dashboard.diffs import show_answer_diff
-from dashboard.links import ViewState, md_escape
-from dashboard.shaping import answer_marks, document_block, evidence_marks, failure_label
+from dashboard.shaping import answer_marks, document_block, evidence_marks
 from rageval_core import charts, numbers, query
+from rageval_core.catalogue import failure_label
 from rageval_core.errors import NotFoundError
+from rageval_core.links import ViewState, md_escape
 from rageval_core.numbers import MISSING
 
 MAX_PICKER = 5000

@@ -5,9 +5,9 @@ disagree on — one at a time, with the labelling controls of the Question page.
 import streamlit as st
 
 from dashboard import data, labelling, ui
-from dashboard.links import REVIEW_SIZES, ViewState, escape_word
 from dashboard.shaping import answer_marks, first_unreviewed, queue_rows, reviewed_count
 from rageval_core.errors import NotFoundError
+from rageval_core.links import REVIEW_SIZES, ViewState, escape_word
 from rageval_core.numbers import MISSING
 
 DEFAULT_SIZE = 20

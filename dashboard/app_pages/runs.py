@@ -4,7 +4,6 @@ many claims people checked and the judge's kappa on them), trends and failure sh
 import streamlit as st
 
 from dashboard import data, ui
-from dashboard.links import ViewState
 from dashboard.shaping import (
     coverage_columns,
     distinct,
@@ -17,6 +16,7 @@ from dashboard.shaping import (
 from dashboard.shaping import run_tags as tag_options
 from rageval_core import charts
 from rageval_core.errors import RagevalError
+from rageval_core.links import ViewState
 from rageval_core.mismatch import run_warnings
 from rageval_core.origin import origin_label
 from rageval_core.query.noise import intervals, latency_spreads

@@ -6,10 +6,10 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import data, ui
-from dashboard.links import CHARTS
 from dashboard.shaping import quality_metrics
 from rageval_core import charts
 from rageval_core.catalogue import BUILTIN
+from rageval_core.links import CHARTS
 from rageval_core.query import TAIL_PCT
 
 DEFAULT_RUNS = 3

@@ -1,8 +1,8 @@
-"""Framework objects as pipelines (SPEC §15): a factory (or `rageval_core.evaluate`) may
+"""Framework objects as pipelines (docs/pipeline.md): a factory (or `rageval_core.evaluate`) may
 hand over a LlamaIndex query engine or retriever, a LangChain runnable or retriever, or a
 Haystack pipeline instead of a callable, and rageval asks it the question itself.
 
-    adapt(obj) -> the pipeline callable (question -> SPEC §3 dict)
+    adapt(obj) -> the pipeline callable (question -> the docs/pipeline.md dict)
     ├── llamaindex.py   QueryEngine, BaseRetriever; stages and tokens from its instrumentation
     ├── langchain.py    Runnable (the "return sources" shapes), BaseRetriever; callbacks
     ├── haystack.py     Pipeline with a retriever (and a generator); its tracer

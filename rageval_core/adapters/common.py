@@ -1,4 +1,4 @@
-"""What the framework adapters share: one retrieved chunk as SPEC §3/§13 keys, the
+"""What the framework adapters share: one retrieved chunk as docs/pipeline.md keys, the
 per-question stage clock and token tally, and the error for an output that lacks what a
 run needs."""
 
@@ -103,7 +103,7 @@ class Tally:
         return (total + hi - lo) * 1000
 
     def output(self, answer: str, retrieved: list[dict[str, Any]]) -> dict[str, Any]:
-        """The SPEC §3 dict of one question."""
+        """The docs/pipeline.md dict of one question."""
         return {
             "answer": answer,
             "retrieved": retrieved,

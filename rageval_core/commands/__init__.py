@@ -7,7 +7,6 @@ argument wiring, so every command spells a common option the same way.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -77,20 +76,6 @@ def add_baseline_option(parser: argparse.ArgumentParser, help: str) -> None:
         "config name and dataset version made before RUN; `latest-any` = the newest "
         "complete run of any config made before RUN",
     )
-
-
-DASHBOARD_URL_ENV = "RAGEVAL_DASHBOARD_URL"
-DEFAULT_DASHBOARD_URL = "http://127.0.0.1:8501"
-
-
-def dashboard_link(page: str, run_id: str | None = None, base: str | None = None) -> str:
-    """The dashboard address of `page` (for `run_id`), as `rageval run`, `rageval runs`
-    and `rageval dashboard` print it: under `base`, else $RAGEVAL_DASHBOARD_URL (a hosted
-    dashboard), else where `rageval dashboard` listens by default."""
-    from dashboard.links import ViewState, absolute_url
-
-    base = base or os.environ.get(DASHBOARD_URL_ENV) or DEFAULT_DASHBOARD_URL
-    return absolute_url(base, page, ViewState(run=run_id))
 
 
 def add_run_flags(parser: argparse.ArgumentParser, what: str, defaults: tuple[str, str]) -> None:

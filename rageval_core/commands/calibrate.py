@@ -9,6 +9,7 @@ from collections.abc import Iterable
 
 from rageval_core.commands import add_labels_option, add_results_option
 from rageval_core.errors import ResultsError
+from rageval_core.labels.verdict import FAITHFUL_MIN, check_faithful_min
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -33,9 +34,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--faithful-min",
         type=float,
-        default=1.0,
+        default=FAITHFUL_MIN,
         metavar="X",
-        help="a question passes for the judge when faithfulness >= X (default 1.0)",
+        help=f"a question passes for the judge when faithfulness >= X (default {FAITHFUL_MIN})",
     )
     p.set_defaults(func=run)
 
@@ -50,12 +51,7 @@ def run(args: argparse.Namespace) -> int:
     # imported here: `rageval --help` should not pay for DuckDB and pandas (0.5 s)
     from rageval_core.calibration import format_report, labels_from_yaml
     from rageval_core.labels import LabelSet, LabelStore, labels_location
-    from rageval_core.query.labels import (
-        check_faithful_min,
-        judge_of,
-        judge_reasons,
-        judge_reports,
-    )
+    from rageval_core.query.labels import judge_of, judge_reasons, judge_reports
     from rageval_core.query.store import ResultsStore, require_readable
     from rageval_core.runs.reading import inspect_run
 

@@ -1,7 +1,7 @@
 """`rageval dashboard`: start the Streamlit app on a results location.
 
 The app reads its locations from the environment: RAGEVAL_RESULTS (runs), RAGEVAL_LABELS
-(human labels, SPEC §10) and RAGEVAL_READ_ONLY (labels shown, never written). This command
+(human labels, docs/review.md) and RAGEVAL_READ_ONLY (labels shown, never written). This command
 sets them and replaces itself with `python -m streamlit run <installed
 dashboard/streamlit_app.py>`, so signals and the exit code are Streamlit's own.
 """
@@ -9,28 +9,24 @@ dashboard/streamlit_app.py>`, so signals and the exit code are Streamlit's own.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import os
 import sys
 from pathlib import Path
 
-from rageval_core.commands import add_results_option, dashboard_link, terminal_progress
+from rageval_core.commands import add_results_option, terminal_progress
 from rageval_core.errors import ConfigError, RagevalError
-from rageval_core.labels import LABELS_ENV, labels_location
+from rageval_core.labels import LABELS_ENV, READ_ONLY_ENV, labels_location, read_only_env
 from rageval_core.runs.layout import RESULTS_ENV, is_remote, results_location
-
-READ_ONLY_ENV = "RAGEVAL_READ_ONLY"
-
-
-def read_only_env() -> bool:
-    """True when $RAGEVAL_READ_ONLY asks for a dashboard that never writes labels."""
-    return os.environ.get(READ_ONLY_ENV, "").strip().lower() in ("1", "true", "yes")
 
 
 def app_path() -> Path:
-    """The installed `dashboard/streamlit_app.py` (found without importing Streamlit)."""
-    import dashboard
-
-    return Path(dashboard.__file__).resolve().parent / "streamlit_app.py"
+    """The installed `dashboard/streamlit_app.py`, located without importing the app: the
+    library never imports `dashboard` (tests/layering/test_imports.py)."""
+    spec = importlib.util.find_spec("dashboard")
+    if spec is None or spec.origin is None:
+        raise ConfigError("the dashboard is not installed beside rageval_core (dashboard/)")
+    return Path(spec.origin).resolve().parent / "streamlit_app.py"
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -91,6 +87,7 @@ def streamlit_command(port: int, host: str) -> list[str]:
 def _links(location: str, base: str) -> list[str]:
     """The Runs page and the newest complete run's Diagnose view, as `rageval run` prints
     them (a local folder's manifests only: nothing is summarised before the server starts)."""
+    from rageval_core.links import dashboard_link  # the query layer's whitelists: not for --help
     from rageval_core.runs.reading import list_runs
 
     lines = [f"runs: {dashboard_link('runs', base=base)}"]

@@ -7,7 +7,6 @@ import argparse
 from rageval_core.commands import (
     add_results_option,
     add_run_flags,
-    dashboard_link,
     run_options,
     write_run_to,
 )
@@ -24,7 +23,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "and write the run to the results directory (crash-safe; resumable with --resume). "
         "A run (or shard) has one writer: a second one is refused with exit 1.",
     )
-    p.add_argument("config", metavar="CONFIG.yaml", help="run config (SPEC §3)")
+    p.add_argument("config", metavar="CONFIG.yaml", help="run config (docs/pipeline.md)")
     add_results_option(p)
     add_run_flags(p, "run", ("<UTC time>-<config name>", "overrides the config"))
     p.add_argument(
@@ -122,6 +121,7 @@ def _engine(args: argparse.Namespace):
 
 def _print_headline(location: str, run_id: str) -> None:
     """The run's headline figures against the previous run of its series, and the link."""
+    from rageval_core.links import dashboard_link
     from rageval_core.query import ResultsStore
     from rageval_core.query.headline import format_headline, run_headline
 

@@ -1,5 +1,5 @@
-"""Results of other tools as ordinary runs (SPEC §11): RAGAS, DeepEval, promptfoo, Inspect,
-and OpenTelemetry traces (SPEC §15).
+"""Results of other tools as ordinary runs (docs/import.md): RAGAS, DeepEval, promptfoo, Inspect,
+and OpenTelemetry traces.
 
 Each tool module reads its files with the standard library (and pyarrow for Parquet) —
 never the tool's own package — into an `Imported`: one `writer.QuestionRecord`-shaped dict

@@ -165,7 +165,7 @@ def resolve_ids(
     """Give every record a question id: its own, else (with a dataset) the dataset question
     with the same text, else one made from the text. A question the dataset does not hold,
     or a question twice, is a SourceError naming the file and the row. With a dataset the
-    gold ids are the dataset's (SPEC §11): a file's own are dropped. Lazy: records are
+    gold ids are the dataset's (docs/import.md): a file's own are dropped. Lazy: records are
     resolved as they are taken (a streamed file is never held whole here)."""
     by_text = {" ".join(q.question.split()): q.id for q in dataset.questions} if dataset else {}
     ids = {q.id for q in dataset.questions} if dataset else set()

@@ -13,8 +13,8 @@ harness recorded them), `completionTime` (seconds) the latency, `tokenCost` the 
 `Answer Correctness`, which map onto the pinned columns; the claims and verdicts
 `FaithfulnessMetric` writes into its `verboseLogs` become the run's claims (yes →
 supported, no → contradicted, idk → unsupported, with the verdict's reason), and an answer
-with no claims has NULL faithfulness, not DeepEval's 1.0 (SPEC §5). The metrics' `evaluationCost`
-sum is the judge cost; a metric's `error` is the row's judge error.
+with no claims has NULL faithfulness, not DeepEval's 1.0 (docs/metrics.md). The metrics'
+`evaluationCost` sum is the judge cost; a metric's `error` is the row's judge error.
 """
 
 from __future__ import annotations
@@ -83,7 +83,7 @@ def _case(c: Fields, labels: dict[str, str], models: set[str]) -> dict[str, Any]
             found = _claims(m.text("verboseLogs")) if slug(label) == "faithfulness" else None
             if found is not None:
                 claims = found
-                if not found:  # no claims (a refusal): NULL, not DeepEval's 1.0 (SPEC §5)
+                if not found:  # no claims (a refusal): NULL, not DeepEval's 1.0 (docs/metrics.md)
                     pinned["faithfulness"] = None
         else:
             name = metric_name(label, "deepeval")

@@ -1,7 +1,7 @@
 """Judges turn (question, answer, retrieved chunks, reference) into claims with verdicts.
 
 The runner only sees the `Judge` protocol and `make_judge`; which judge runs is the run
-config's `judge:` mapping (SPEC §8). Kinds:
+config's `judge:` mapping (docs/judges.md). Kinds:
 
     offline   deterministic word-overlap rules, zero cost (judges/offline.py), the default
     openai    any OpenAI-compatible chat-completions endpoint over httpx (judges/openai.py)
@@ -15,9 +15,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
-from rageval_core.errors import ConfigError
+from rageval_core.errors import ConfigError, shown
 from rageval_core.models import JudgeInput, Judgement, JudgeRef
-from rageval_core.userfiles import shown
 
 
 class Judge(Protocol):

@@ -9,8 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from rageval_core.errors import ConfigError
-from rageval_core.userfiles import plain, shown
+from rageval_core.errors import ConfigError, plain, shown
 
 _MISSING = object()
 

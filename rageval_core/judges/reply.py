@@ -1,4 +1,4 @@
-"""Checking an LLM judge's reply against the SPEC §8 schema.
+"""Checking an LLM judge's reply against the reply schema (docs/judges.md).
 
 Model output is untrusted. Anything off — not JSON, a missing or unknown verdict, wrong
 types, a chunk id that was not retrieved — is a `ReplyError` with a message precise

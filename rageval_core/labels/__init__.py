@@ -1,4 +1,4 @@
-"""Human labels of claims and answers (SPEC §10): the label, where labels live, and how
+"""Human labels of claims and answers (docs/review.md): the label, where labels live, and how
 far two raters agree. The dashboard writes them; `query/labels.py` compares them with the
 judges' verdicts; `rageval calibrate` and `rageval labels export` read them."""
 
@@ -10,12 +10,20 @@ from rageval_core.labels.model import (
     claim_key,
     utc_stamp,
 )
-from rageval_core.labels.store import LABELS_ENV, LabelSet, LabelStore, labels_location
+from rageval_core.labels.store import (
+    LABELS_ENV,
+    READ_ONLY_ENV,
+    LabelSet,
+    LabelStore,
+    labels_location,
+    read_only_env,
+)
 from rageval_core.models import VERDICTS
 
 __all__ = [
     "LABELS_ENV",
     "QUESTION_LABELS",
+    "READ_ONLY_ENV",
     "VERDICTS",
     "Agreement",
     "HumanLabel",
@@ -26,5 +34,6 @@ __all__ = [
     "claim_key",
     "cohen_kappa",
     "labels_location",
+    "read_only_env",
     "utc_stamp",
 ]

@@ -1,4 +1,4 @@
-"""One human label (a JSONL line of the labels location, SPEC §10) and the rules of its fields.
+"""One human label (a JSONL line of the labels location, docs/review.md) and its rules.
 
 A label belongs to a claim's text on a dataset version, not to a run: `claim_key` is the
 normalised text both sides are matched on. Building a `HumanLabel` validates it, so a
@@ -166,7 +166,7 @@ class HumanLabel:
         claim_key: str | None  # claim_key(claim)
 
     def key(self) -> tuple:
-        """What a newer label of the same reviewer replaces (SPEC §10)."""
+        """What a newer label of the same reviewer replaces (docs/review.md, "What is stored")."""
         return (self.reviewer, self.dataset, self.dataset_sha256, self.question_id, self.claim_key)
 
     def to_dict(self) -> dict[str, Any]:

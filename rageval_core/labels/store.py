@@ -1,4 +1,4 @@
-"""The labels location (SPEC §10): a folder or an `s3://` prefix of small JSONL files.
+"""The labels location (docs/review.md): a folder or an `s3://` prefix of small JSONL files.
 
 Every save is one new file `<location>/<dataset>/<reviewer>/<utc>-<random>.jsonl`, never a
 rewrite, so two reviewers saving at the same moment both keep their labels, and an object
@@ -33,6 +33,15 @@ from rageval_core.runs.layout import filesystem, is_remote, results_location
 LABELS_ENV = "RAGEVAL_LABELS"
 _UNSAFE = re.compile(r"[^A-Za-z0-9._@+-]+")
 _MAX_LINE = 1_000_000  # bytes; a longer line is reported, not parsed
+
+
+READ_ONLY_ENV = "RAGEVAL_READ_ONLY"
+
+
+def read_only_env() -> bool:
+    """True when $RAGEVAL_READ_ONLY asks for a dashboard that never writes labels (set by
+    `rageval dashboard --read-only`, read by the app)."""
+    return os.environ.get(READ_ONLY_ENV, "").strip().lower() in ("1", "true", "yes")
 
 
 def labels_location(results_loc: str | None = None, explicit: str | None = None) -> str:

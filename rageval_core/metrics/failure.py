@@ -1,4 +1,4 @@
-"""The one failure type of a question (SPEC §5): a pure function of its scores.
+"""The one failure type of a question (docs/metrics.md): a pure function of its scores.
 
 The types are tried in the order of `models.FAILURE_TYPES` and the first that applies
 wins, so every question lands in exactly one bucket and the buckets add up to the run:
@@ -23,9 +23,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, fields
 from typing import Any
 
-from rageval_core.errors import ConfigError
+from rageval_core.errors import ConfigError, shown
 from rageval_core.models import FailureType
-from rageval_core.userfiles import shown
 
 _INT_FIELDS = ("rank_k", "miss_k")
 _SHARE_FIELDS = ("faithfulness_min", "correctness_min")

@@ -1,6 +1,6 @@
 """Retrieval metrics over one ranked list of chunk ids and one gold set: pure functions.
 
-Conventions shared by every function here (SPEC §5), each pinned by a test:
+Conventions shared by every function here (docs/metrics.md), each pinned by a test:
 
 - **Duplicates** in the ranked list count once, at their first (best) rank: the list is
   de-duplicated preserving order *before* it is cut at k, so ``[a, a, b]`` ranks ``b``

@@ -1,4 +1,4 @@
-"""Span metrics: retrieval scored on character ranges of documents (SPEC §13). Pure.
+"""Span metrics: retrieval scored on character ranges of documents (docs/metrics.md). Pure.
 
 A retrieved chunk is a `Range` of one document once placed (`placement.py`), or None when
 it could not be placed; gold is a set of `GoldSpan`s. With R_k the union of the ranges of

@@ -20,13 +20,13 @@ from typing import Any
 
 from rageval_core import numbers
 from rageval_core.catalogue import BUILTIN, Catalogue
-from rageval_core.errors import ConfigError, ResultsError, one_line
+from rageval_core.errors import ConfigError, ResultsError, one_line, shown
 from rageval_core.mismatch import mismatch_warnings
 from rageval_core.query.previous import previous_run, series_of
 from rageval_core.query.store import ResultsStore, require_readable, run_catalogue
 from rageval_core.query.summary import summarize_run
 from rageval_core.runs.reading import RunInfo, inspect_run
-from rageval_core.userfiles import load_yaml, shown
+from rageval_core.userfiles import load_yaml
 
 _BOUNDS = ("min", "max", "max_drop", "max_rise")
 

@@ -3,7 +3,7 @@ queue and `rageval calibrate` all read these functions, so they show the same fi
 
 A human's verdict on a claim is compared with the judge's verdict of the same claim text
 (`claim_key`) on the same dataset version and question, in every run of that judge; a
-question's pass/fail with "faithfulness >= faithful_min and the judge did not fail". The
+question's pass/fail with the judge's by the rule of `labels/verdict.py`. The
 claims come from the narrow per-run claims cache (`claims_cache.py`); labels are an Arrow
 table registered on the query's cursor; every join runs in DuckDB.
 """
@@ -25,6 +25,7 @@ import pyarrow as pa
 from rageval_core.errors import ConfigError, ResultsError
 from rageval_core.labels import QUESTION_LABELS, VERDICTS, HumanLabel, LabelSet, claim_key
 from rageval_core.labels.agreement import Agreement, agreement_from_counts, kappas
+from rageval_core.labels.verdict import FAITHFUL_MIN, check_faithful_min
 from rageval_core.query import sql
 from rageval_core.query.claims_cache import CLAIMS_SCHEMA, ClaimsCache, registered
 from rageval_core.query.source import bind, reading_results
@@ -215,7 +216,7 @@ def label_pairs(
     labels: LabelSet,
     runs: Sequence[str | RunInfo] | None = None,
     *,
-    faithful_min: float = 1.0,
+    faithful_min: float = FAITHFUL_MIN,
 ) -> list[Pair]:
     """Every (label, judge value) pair in `runs` (default: all), claims then questions."""
     infos = _known(store, runs)
@@ -234,20 +235,12 @@ def label_pairs(
     return out
 
 
-def check_faithful_min(value: float, name: str = "faithful_min") -> float:
-    """`value` if it is a faithfulness (0..1); ConfigError otherwise (NaN included): out
-    of range every question would count as pass (or fail), a silent, useless kappa."""
-    if not 0.0 <= value <= 1.0:  # written so NaN fails too
-        raise ConfigError(f"{name} must be between 0 and 1, got {value}")
-    return value
-
-
 def judge_reports(
     store: ResultsStore,
     labels: LabelSet,
     runs: Sequence[str | RunInfo] | None = None,
     *,
-    faithful_min: float = 1.0,
+    faithful_min: float = FAITHFUL_MIN,
     n_boot: int = 1000,
 ) -> list[JudgeReport]:
     """One report per judge seen in `runs` (default: every run of the store), by label."""

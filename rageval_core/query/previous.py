@@ -15,10 +15,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from rageval_core.errors import plain
 from rageval_core.models import RunManifest
 from rageval_core.query.store import ResultsStore
 from rageval_core.runs.reading import RunInfo
-from rageval_core.userfiles import plain
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""Span views (SPEC §13): span figures per k across runs, what a chunking costs in input
+"""Span views (docs/metrics.md): span figures per k across runs, what a chunking costs in input
 tokens, gold spans cut by a chunk boundary, one question's ranges over its document.
 
 The maths is `metrics/spans.py`; this module only reads runs (their rows, summaries and,

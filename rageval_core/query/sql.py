@@ -5,6 +5,8 @@
 `$name` bound parameter.
 """
 
+from rageval_core.labels.verdict import JUDGED_SQL, VERDICT_SQL
+
 # ---- cache maintenance -------------------------------------------------------------------
 
 # The narrow per-question rows kept for cross-run views (history, flakiness, failures).
@@ -398,8 +400,8 @@ m AS (
     + _PAIRS_BY_JUDGE
 )
 
-# Question labels: pass/fail against "faithfulness >= $faithful_min and the judge did not
-# fail"; a question the judge gave no faithfulness (refusal, no claims) pairs with nothing.
+# Question labels: pass/fail by the one rule of `labels/verdict.py`; a question the judge
+# gave no faithfulness (refusal, no claims) pairs with nothing.
 # A question label is about an answer: it pairs with the runs that gave the same answer
 # as the run it was made on (its copies, rescored runs); one without a run with every run.
 LABEL_QUESTION_PAIRS = (
@@ -409,9 +411,7 @@ WITH lab AS (
 ),
 q AS (
   SELECT run_id, dataset_sha256, question_id, answer_key,
-         CASE WHEN judge_failed OR faithfulness < $faithful_min THEN 'fail' ELSE 'pass' END
-           AS verdict,
-         judge_failed OR faithfulness IS NOT NULL AS judged
+         {verdict} AS verdict, {judged} AS judged
   FROM {claims}
   WHERE claim_key IS NULL AND question_id IN (SELECT question_id FROM lab)
 ),
@@ -426,7 +426,7 @@ m AS (
            AND (l.run_id IS NULL OR l.answer_key = q.answer_key)
   WHERE q.judged
 )
-"""
+""".replace("{verdict}", VERDICT_SQL).replace("{judged}", JUDGED_SQL)
     + _PAIRS_BY_JUDGE
 )
 

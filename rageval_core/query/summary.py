@@ -1,7 +1,7 @@
 """A run's aggregates (one row of the Runs table), computed in DuckDB over its own files.
 
 Key names double as metric names everywhere else: `<metric>` is the run-level mean,
-`<metric>_p10` the continuous 10th percentile (SPEC §5), so a threshold file can say
+`<metric>_p10` the continuous 10th percentile (docs/metrics.md), so a threshold file can say
 `faithfulness_p10: {min: 0.5}` and mean exactly this value. Run-level figures of
 `ANSWERABLE_ONLY` metrics cover answerable questions only (see `run_value_sql`).
 """
@@ -26,8 +26,8 @@ from rageval_core.query.source import bind, open_run
 from rageval_core.runs.reading import RunInfo
 
 QUALITY_METRICS: tuple[str, ...] = BUILTIN.measure_names("quality")
-# Below these a question counts in the "share below threshold" figures (SPEC §5 uses 0.8
-# for unfaithful; 0.5 is the usual pass mark for a graded correctness score).
+# Below these a question counts in the "share below threshold" figures (docs/metrics.md:
+# 0.8 for unfaithful; 0.5 is the usual pass mark for a graded correctness score).
 DEFAULT_BELOW: Mapping[str, float] = {"faithfulness": 0.8, "answer_correctness": 0.5}
 
 

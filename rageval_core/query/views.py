@@ -1,4 +1,4 @@
-"""One typed function per question the dashboard asks (SPEC §7).
+"""One typed function per question the dashboard asks (docs/dashboard.md).
 
 Per-run functions read the run's own files by path through `ResultsStore.run_source`;
 cross-run functions read the derived cache through `summary_source` / `metrics_source`.
@@ -139,12 +139,14 @@ def _over_summaries(store: ResultsStore, template: str, params: dict, **fmt: str
     return _cache_retry(store, compute)
 
 
-def _tags(tags: Iterable[str] | str | None) -> list[str]:
-    if tags is None:
+def _strings(values: Iterable[str] | str | None) -> list[str]:
+    """A filter argument given as one string, several or none, as a list of strings (run
+    tags, question tags, failure types: each is then a bound parameter)."""
+    if values is None:
         return []
-    if isinstance(tags, str):
-        return [tags]
-    return [str(t) for t in tags]
+    if isinstance(values, str):
+        return [values]
+    return [str(v) for v in values]
 
 
 # ------------------------------------------------------------------------------ cross-run
@@ -171,7 +173,7 @@ def runs_overview(
         store,
         sql.RUNS_OVERVIEW,
         {
-            "tags": _tags(tags),
+            "tags": _strings(tags),
             "config": config,
             "dataset": dataset,
             "dataset_version": _opt_str(dataset_version),
@@ -213,7 +215,7 @@ def metric_trend(
         store,
         sql.METRIC_TREND,
         {
-            "tags": _tags(tags),
+            "tags": _strings(tags),
             "config": config,
             "dataset": dataset,
             "dataset_version": _opt_str(dataset_version),
@@ -419,8 +421,8 @@ class QuestionFilter:
     answerable: bool | None = None
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "failure_types", tuple(_tags(self.failure_types)))
-        object.__setattr__(self, "tags", tuple(_tags(self.tags)))
+        object.__setattr__(self, "failure_types", tuple(_strings(self.failure_types)))
+        object.__setattr__(self, "tags", tuple(_strings(self.tags)))
         object.__setattr__(self, "metric_ranges", _range_tuple(self.metric_ranges))
         for metric, lo, hi in self.metric_ranges:
             # a declared metric is checked against the run's own declarations when the
@@ -697,14 +699,8 @@ class QuestionDetail:
 
 
 def _none(v: Any) -> Any:
-    if v is None:
-        return None
-    try:
-        if isinstance(v, float) and math.isnan(v):
-            return None
-    except TypeError:
-        pass
-    return v
+    """`v`, with a NaN float as None (a missing score is one thing on every page)."""
+    return None if isinstance(v, float) and math.isnan(v) else v
 
 
 def question_detail(store: ResultsStore, run_id: str | RunInfo, question_id: str) -> QuestionDetail:

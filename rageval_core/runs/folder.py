@@ -87,7 +87,7 @@ MAX_NAMED = 20
 
 
 def retrieval_totals(rows: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
-    """What the run's retrieved ids and chunks did not match in the dataset (SPEC §13):
+    """What the run's retrieved ids and chunks did not match in the dataset (docs/metrics.md):
     `n_retrieved` distinct ids per question, summed; `n_unknown_ids` of them not in the
     corpus; `n_unplaced` chunks not placed in a document, and the first `unplaced_ids`.
     Empty for a run whose dataset has neither corpus nor documents (nothing checked), so

@@ -38,7 +38,7 @@ SPAN_FIELDS: list[tuple[str, pa.DataType]] = [
     ("n_unplaced", pa.int64()),
     ("n_unknown_ids", pa.int64()),
 ]
-"""Columns of spans and chunk placement (SPEC §13), after the id retrieval columns."""
+"""Columns of spans and chunk placement (docs/metrics.md), after the id retrieval columns."""
 
 
 def question_schema(
@@ -95,7 +95,7 @@ QUESTION_SCHEMA = question_schema()
 PINNED_COLUMNS: tuple[str, ...] = tuple(
     n for n in QUESTION_SCHEMA.names if n not in ("retrieved_scores", "total_ms", "judge_error")
 )
-"""The per-question columns SPEC §4 names as a public contract; every writer fills them."""
+"""The per-question columns docs/pipeline.md names as a public contract; every writer fills them."""
 
 
 _COLUMN_TYPES = {f.name: f.type for f in QUESTION_SCHEMA}

@@ -1,5 +1,5 @@
 """The metric catalogue: every pinned column and summary key described once, labels unique,
-declared metrics validated (SPEC §9)."""
+declared metrics validated (docs/metrics.md)."""
 
 from __future__ import annotations
 
@@ -14,11 +14,16 @@ from rageval_core import numbers
 from rageval_core.catalogue import (
     BUILTIN,
     DECLARED_NAME_RE,
+    FAILURE_GROUPS,
+    GROUP_ORDER,
     GROUPS,
     DeclaredMetric,
+    failure_label,
+    failure_rank,
     parse_declared,
 )
 from rageval_core.errors import ConfigError
+from rageval_core.models import FAILURE_TYPES
 from rageval_core.numbers import MISSING
 from rageval_core.query.summary import SUMMARY_KEYS
 from rageval_core.runs.rows import QUESTION_SCHEMA
@@ -204,3 +209,26 @@ def test_declarations_that_disagree_on_direction_are_refused() -> None:
     down = parse_declared({"helpfulness": {"direction": "lower"}}, "b.json")
     with pytest.raises(ConfigError, match="both"):
         BUILTIN.with_declared(up).with_declared(down)
+
+
+def test_every_failure_type_has_one_group_in_the_listed_order():
+    assert set(FAILURE_GROUPS) == set(FAILURE_TYPES)
+    assert set(FAILURE_GROUPS.values()) == set(GROUP_ORDER)
+    ranked = sorted(FAILURE_TYPES, key=failure_rank)
+    assert ranked == [
+        "retrieval_miss",
+        "ranking_miss",
+        "unfaithful",
+        "incorrect",
+        "missed_refusal",
+        "false_refusal",
+        "error",
+        "ok",
+    ]
+    assert failure_rank("not_a_type") > failure_rank("ok")  # a damaged file's type: last
+
+
+def test_failure_counts_are_labelled_as_the_pages_label_a_type():
+    for ft in FAILURE_TYPES:
+        assert BUILTIN.label(f"failure_{ft}") == failure_label(ft)
+    assert failure_label("missed_refusal") == "missed refusal"

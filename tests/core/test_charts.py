@@ -95,16 +95,23 @@ def test_ecdf_steps_to_one_and_histogram_overlays():
 
 
 def test_failure_breakdown_leaves_out_ok_and_colours_by_group():
-    df = pd.DataFrame(
-        {
-            "failure_type": ["retrieval_miss", "unfaithful", "ok"],
-            "n": [3, 2, 9],
-            "group": ["retrieval", "generation", "ok"],
-        }
-    )
+    df = pd.DataFrame({"failure_type": ["unfaithful", "ok", "retrieval_miss"], "n": [2, 9, 3]})
     fig = charts.failure_breakdown(df)
     assert [t.name for t in fig.data] == ["retrieval", "generation"]
     assert fig.data[0].marker.color == charts.GROUP_COLORS["retrieval"]
+    assert list(fig.data[0].x) == ["retrieval miss"]  # the catalogue's label
+
+
+def test_failure_breakdown_draws_groups_then_types_in_order():
+    types = ["ok", "incorrect", "retrieval_miss", "false_refusal", "error", "ranking_miss"]
+    counts = pd.DataFrame({"failure_type": types, "n": [5, 4, 3, 2, 1, 1]})
+    fig = charts.failure_breakdown(counts)
+    assert [(t.name, list(t.x)) for t in fig.data] == [
+        ("retrieval", ["retrieval miss", "ranking miss"]),
+        ("generation", ["incorrect"]),
+        ("abstention", ["false refusal"]),
+        ("error", ["error"]),
+    ]
 
 
 def test_mean_and_p10_puts_each_runs_mean_beside_its_p10():
@@ -166,7 +173,7 @@ def _frames() -> dict[str, tuple[tuple, dict]]:
             "ci_high": [0.2, 0.3],
         }
     )
-    breakdown = pd.DataFrame({"failure_type": [XSS], "n": [2], "group": ["retrieval"]})
+    breakdown = pd.DataFrame({"failure_type": [XSS, "ok"], "n": [2, 1]})
     spans = pd.DataFrame(
         {
             "run_id": RUNS,

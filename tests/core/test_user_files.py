@@ -16,9 +16,8 @@ from hypothesis import strategies as st
 from rageval_core.calibration import load_labels
 from rageval_core.cli import main
 from rageval_core.config import load_config
-from rageval_core.errors import ConfigError, DatasetError
+from rageval_core.errors import ConfigError, DatasetError, shown
 from rageval_core.query import load_thresholds
-from rageval_core.userfiles import shown
 from tests.core.dataset.test_hostile import _limit_memory, billion_laughs, cli
 
 EXAMPLE = Path(__file__).resolve().parents[1].parent / "rageval_core" / "example"

@@ -15,7 +15,7 @@ import time
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from dashboard.links import PAGES as LINK_PAGES
+from dashboard.pages import PAGES as LINK_PAGES
 from rageval_core.catalogue import BUILTIN
 from rageval_core.query import (
     QuestionFilter,

@@ -10,8 +10,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from dashboard.links import md_escape
 from rageval_core.errors import display_name
+from rageval_core.links import md_escape
 from rageval_core.runs.layout import MANIFEST
 from tests.dashboard.conftest import LATEST, RUN_IDS, make_running
 from tests.dashboard.test_app import PAGES, no_exception, texts

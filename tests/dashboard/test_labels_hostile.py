@@ -73,8 +73,8 @@ def test_a_read_only_dashboard_refuses_a_save_that_reaches_the_session_api(
     import pytest
 
     import dashboard.data as data
-    from rageval_core.commands.dashboard import READ_ONLY_ENV
     from rageval_core.errors import ConfigError
+    from rageval_core.labels import READ_ONLY_ENV
 
     monkeypatch.setenv(READ_ONLY_ENV, "1")
     with pytest.raises(ConfigError, match="read-only"):

@@ -8,8 +8,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dashboard.links import CHARTS, MAX_LIST, PAGES, TAG_RE, ViewState, relative_url
+from dashboard.pages import PAGES
 from rageval_core.dataset import QUESTION_ID_RE
+from rageval_core.links import CHARTS, MAX_LIST, TAG_RE, ViewState, relative_url
 from rageval_core.models import FAILURE_TYPES
 from rageval_core.query import QUESTION_METRICS, SORT_KEYS
 from rageval_core.runs.layout import RUN_ID_RE

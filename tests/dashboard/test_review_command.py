@@ -8,8 +8,7 @@ import os
 import pytest
 
 from rageval_core.cli import main
-from rageval_core.commands.dashboard import READ_ONLY_ENV
-from rageval_core.labels import LABELS_ENV
+from rageval_core.labels import LABELS_ENV, READ_ONLY_ENV
 from rageval_core.runs.layout import RESULTS_ENV
 
 

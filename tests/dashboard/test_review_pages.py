@@ -11,9 +11,15 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from dashboard.links import PAGES
-from rageval_core.commands.dashboard import READ_ONLY_ENV
-from rageval_core.labels import LABELS_ENV, HumanLabel, LabelSet, LabelStore, utc_stamp
+from dashboard.pages import PAGES
+from rageval_core.labels import (
+    LABELS_ENV,
+    READ_ONLY_ENV,
+    HumanLabel,
+    LabelSet,
+    LabelStore,
+    utc_stamp,
+)
 from rageval_core.query import ResultsStore, question_detail
 from rageval_core.query.labels import judge_reports, review_queue, run_coverage
 from rageval_core.runs.reading import inspect_run

@@ -6,7 +6,6 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from dashboard.links import REVIEW_SIZES, ViewState, relative_url
 from dashboard.shaping import (
     CLAIM_CHOICES,
     JUDGE_IS_RIGHT,
@@ -18,12 +17,12 @@ from dashboard.shaping import (
     disagreement_rows,
     human_summary,
     label_lines,
-    question_verdict,
     queue_rows,
     reviewed_count,
     too_few_note,
 )
 from rageval_core.labels import HumanLabel, agreement
+from rageval_core.links import REVIEW_SIZES, ViewState, relative_url
 from rageval_core.query.labels import Disagreement, QueueItem, RunCoverage
 
 
@@ -43,17 +42,6 @@ def test_judge_is_right_stands_for_the_judges_own_verdict():
     assert chosen_verdict("contradicted", "unsupported") == "contradicted"
     with pytest.raises(ValueError, match="no verdict"):
         chosen_verdict(JUDGE_IS_RIGHT, None)  # nothing to agree with
-
-
-@pytest.mark.parametrize(
-    ("faithfulness", "error", "want"),
-    [(1.0, None, "pass"), (0.99, None, "fail"), (1.0, "timeout", "fail"), (None, None, None)],
-)
-def test_a_whole_answer_passes_for_the_judge_only_when_every_claim_is_supported(
-    faithfulness, error, want
-):
-    assert question_verdict(faithfulness, error) == want
-    assert question_verdict(float("nan"), None) is None
 
 
 # ---------------------------------------------------------------------------- label lines

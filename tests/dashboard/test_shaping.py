@@ -13,7 +13,6 @@ from dashboard.shaping import (
     answer_marks,
     default_compare,
     evidence_marks,
-    failure_breakdown,
     failure_headline,
     mark_text,
     marked_block,
@@ -127,39 +126,6 @@ def test_failure_headline_counts_largest_first():
     )
     assert failure_headline({"ok": 3}) == "All 3 questions passed."
     assert failure_headline({}) == "No questions in this run yet."
-
-
-def test_failure_breakdown_groups_in_order():
-    counts = pd.DataFrame(
-        {
-            "failure_type": [
-                "ok",
-                "incorrect",
-                "retrieval_miss",
-                "false_refusal",
-                "error",
-                "ranking_miss",
-            ],
-            "n": [5, 4, 3, 2, 1, 0],
-        }
-    )
-    df = failure_breakdown(counts)
-    assert list(df["failure_type"]) == [
-        "retrieval_miss",
-        "ranking_miss",
-        "incorrect",
-        "false_refusal",
-        "error",
-        "ok",
-    ]
-    assert list(df["group"]) == [
-        "retrieval",
-        "retrieval",
-        "generation",
-        "abstention",
-        "error",
-        "ok",
-    ]
 
 
 def test_deltas_are_against_each_runs_previous_run_even_when_filtered_out():

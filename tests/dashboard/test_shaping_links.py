@@ -7,8 +7,8 @@ import pyarrow as pa
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dashboard.links import ViewState, relative_url
 from dashboard.shaping import distinct, question_links, run_links, run_tags
+from rageval_core.links import ViewState, relative_url
 
 ids = st.text(min_size=0, max_size=12)
 

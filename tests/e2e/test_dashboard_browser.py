@@ -14,8 +14,9 @@ from urllib.parse import parse_qs, urlencode, urlparse
 import pytest
 from playwright.sync_api import Page, expect
 
-from dashboard.links import DEFAULT_PAGE, PAGES
+from dashboard.pages import PAGES
 from rageval_core.demo import DEMO_RUNS, demo_run_id
+from rageval_core.links import DEFAULT_PAGE
 from tests.e2e.conftest import XSS_PAYLOAD, XSS_RUN, Flagged, Server, Watch, screenshot
 
 pytestmark = pytest.mark.e2e

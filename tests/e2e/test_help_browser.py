@@ -12,7 +12,7 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import Page, expect
 
-from dashboard.links import PAGES
+from dashboard.pages import PAGES
 from tests.e2e.conftest import WIDE, Flagged, Server, screenshot
 from tests.e2e.test_dashboard_browser import PAGE_CASES, open_view, url
 

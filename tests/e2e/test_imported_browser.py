@@ -10,7 +10,7 @@ from collections.abc import Iterator
 import pytest
 from playwright.sync_api import Page, expect
 
-from dashboard.links import PAGES
+from dashboard.pages import PAGES
 from rageval_core.dataset import example_dataset_path
 from rageval_core.importers import import_run
 from tests.core.importers.conftest import FILES

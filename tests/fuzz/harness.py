@@ -16,9 +16,10 @@ import streamlit as st
 from hypothesis import HealthCheck, currently_in_test_context, event, settings
 from streamlit.testing.v1 import AppTest
 
-from dashboard.links import PAGES, md_escape
+from dashboard.pages import PAGES
 from rageval_core.cli import main
 from rageval_core.errors import display_name
+from rageval_core.links import md_escape
 from rageval_core.runs.layout import RESULTS_ENV
 from tests.fuzz.damage import KNOWN_OPEN, Harm, apply_all, fresh_copy, healthy
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
-from dashboard.links import PAGES
+from dashboard.pages import PAGES
 from tests.fuzz.damage import PARQUET, RUN_IDS, Garbage, Harm, fresh_copy
 from tests.fuzz.harness import CliResult, Params, cli_findings, environment, visit_every_page
 

@@ -12,9 +12,8 @@ import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
-from dashboard.links import PAGES
-from rageval_core.commands.dashboard import READ_ONLY_ENV
-from rageval_core.labels import LABELS_ENV
+from dashboard.pages import PAGES
+from rageval_core.labels import LABELS_ENV, READ_ONLY_ENV
 from rageval_core.runs.layout import RESULTS_ENV
 from rageval_core.runs.remote import upload_run
 

@@ -56,8 +56,9 @@ def test_report_renders_offline_with_escaped_model_text(report, browser):
     page.wait_for_selector(".main-svg", timeout=30_000)
     page.wait_for_timeout(500)
 
-    # Charts: failures, mean vs p10, distribution, recall gap, recall@k, deltas.
-    assert page.locator(".js-plotly-plot").count() == 6
+    # Charts: failures by type, failures per run, mean vs p10, distribution, recall gap,
+    # recall@k, deltas.
+    assert page.locator(".js-plotly-plot").count() == 7
     assert page.locator(".main-svg").count() >= 12
     assert not errors, errors
     # Nothing fetched from anywhere but the file itself.
@@ -87,7 +88,8 @@ def test_report_has_every_section(report):
         "Bottom 10%",
     ):
         assert heading in text, heading
-    assert text.count("<script") == 1 + 6  # plotly.js once, then one per chart
+    assert text.count("<script") == 1 + 7  # plotly.js once, then one per chart
+    assert "Failures by type" in text  # the Diagnose page's grouped chart, drawn here too
     # Nothing loaded from elsewhere (plotly.js mentions its CDN in its source; never fetched).
     assert "<script src" not in text and "<link" not in text and "<img" not in text
 

@@ -155,8 +155,7 @@ def test_labels_notes_and_reviewer_names_stay_text(poisoned, app, helpers, tmp_p
     labelled claim is model text: on the Question, Review and Judge pages they arrive
     escaped, in the label lines, the claim headings, the "labelling as" line and the
     disagreements; a judge named with a payload in a manifest too."""
-    from rageval_core.commands.dashboard import READ_ONLY_ENV
-    from rageval_core.labels import LABELS_ENV, HumanLabel, LabelStore, utc_stamp
+    from rageval_core.labels import LABELS_ENV, READ_ONLY_ENV, HumanLabel, LabelStore, utc_stamp
     from rageval_core.runs.reading import inspect_run
 
     results = tmp_path / "results"

@@ -36,7 +36,7 @@ def datasets(draw: st.DrawFn) -> tuple[str, str, list[GoldenQuestion], list[Chun
     questions = []
     for qid in draw(question_ids):
         gold = tuple(draw(st.lists(st.sampled_from(chunk_ids), unique=True, max_size=3)))
-        # an empty gold list beside a reference answer does not validate (SPEC §13)
+        # an empty gold list beside a reference answer does not validate (docs/metrics.md)
         reference = draw(st.none() | text) if gold else None
         tags = tuple(draw(st.lists(text, unique=True, max_size=3)))
         questions.append(GoldenQuestion(qid, draw(text), reference, gold, tags))

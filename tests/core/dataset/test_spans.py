@@ -1,4 +1,4 @@
-"""Documents and gold spans in a dataset (SPEC §13), and the one answerability rule."""
+"""Documents and gold spans in a dataset (docs/metrics.md), and the one answerability rule."""
 
 from __future__ import annotations
 

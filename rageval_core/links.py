@@ -1,16 +1,20 @@
-"""View state <-> URL query parameters, and the table of pages links point at.
+"""The dashboard's URL contract: view state <-> query parameters, each page's address,
+and the links the command line prints (`rageval run`, `rageval dashboard`).
 
+Here and not in `dashboard/` so the CLI can print a link without importing the app.
 Every selection a page makes lives in the URL so a copied link opens the same view for
-anyone (SPEC §7). `ViewState.from_query_params` is the only way a URL value reaches a
-page: run ids go through `validate_run_id`, question ids through the pattern datasets
-validate them with (so every question of a valid dataset has a working link), metrics
-and failure types through the query layer's whitelists. An invalid value is dropped and
-reported as a message, never raised. Nothing here touches Streamlit or the results.
+anyone (docs/dashboard.md, "Deep-link parameters"). `ViewState.from_query_params` is the
+only way a URL value reaches a page: run ids go through `validate_run_id`, question ids
+through the pattern datasets validate them with (so every question of a valid dataset has
+a working link), metrics and failure types through the query layer's whitelists. An
+invalid value is dropped and reported as a message (markdown-escaped: pages show it with
+`st.error`), never raised. Nothing here touches Streamlit or the results.
 """
 
 from __future__ import annotations
 
 import math
+import os
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, fields, replace
@@ -30,37 +34,19 @@ MAX_SEARCH = 200
 REVIEW_SIZES = (10, 20, 40, 100)  # questions in a review queue (the Review page's choices)
 
 
-@dataclass(frozen=True)
-class PageRef:
-    """One page of the app: its file (relative to streamlit_app.py), title and URL path."""
-
-    key: str
-    path: str
-    title: str
-    url_path: str
-    icon: str
-
-
-PAGES: dict[str, PageRef] = {
-    p.key: p
-    for p in (
-        PageRef("runs", "app_pages/runs.py", "Runs", "runs", ":material/list:"),
-        PageRef(
-            "diagnose", "app_pages/diagnose.py", "Diagnose", "diagnose", ":material/troubleshoot:"
-        ),
-        PageRef("tails", "app_pages/tails.py", "Tails", "tails", ":material/stacked_line_chart:"),
-        PageRef(
-            "retrieval", "app_pages/retrieval.py", "Retrieval", "retrieval", ":material/search:"
-        ),
-        PageRef("cost", "app_pages/cost.py", "Cost & latency", "cost", ":material/speed:"),
-        PageRef(
-            "compare", "app_pages/compare.py", "Compare", "compare", ":material/compare_arrows:"
-        ),
-        PageRef("question", "app_pages/question.py", "Question", "question", ":material/help:"),
-        PageRef("review", "app_pages/review.py", "Review", "review", ":material/rate_review:"),
-        PageRef("judge", "app_pages/judge.py", "Judge", "judge", ":material/balance:"),
-    )
+PAGE_PATHS: dict[str, str] = {
+    "runs": "runs",
+    "diagnose": "diagnose",
+    "tails": "tails",
+    "retrieval": "retrieval",
+    "cost": "cost",
+    "compare": "compare",
+    "question": "question",
+    "review": "review",
+    "judge": "judge",
 }
+"""Each page's key and its URL path under the dashboard's address, in navigation order
+(`dashboard/pages.py` says which file draws it, under which title)."""
 
 # st.navigation serves the default page at the app root: its url_path is not a valid address.
 DEFAULT_PAGE = "runs"
@@ -157,7 +143,7 @@ def relative_url(page: str, state: ViewState) -> str:
 
     The default page lives at the root itself, so its link is only `?query`.
     """
-    path = "" if page == DEFAULT_PAGE else PAGES[page].url_path
+    path = "" if page == DEFAULT_PAGE else PAGE_PATHS[page]
     query = urlencode(state.to_query_params(), doseq=True)
     return f"{path}?{query}" if query else path
 
@@ -166,6 +152,18 @@ def absolute_url(base: str, page: str, state: ViewState) -> str:
     """`relative_url` under the dashboard's address `base` (`http://127.0.0.1:8501`): the
     link a terminal prints, e.g. a run's Diagnose view at the end of `rageval run`."""
     return f"{base.rstrip('/')}/{relative_url(page, state)}"
+
+
+DASHBOARD_URL_ENV = "RAGEVAL_DASHBOARD_URL"
+DEFAULT_DASHBOARD_URL = "http://127.0.0.1:8501"
+
+
+def dashboard_link(page: str, run_id: str | None = None, base: str | None = None) -> str:
+    """The dashboard address of `page` (for `run_id`), as `rageval run`, `rageval runs`
+    and `rageval dashboard` print it: under `base`, else $RAGEVAL_DASHBOARD_URL (a hosted
+    dashboard), else where `rageval dashboard` listens by default."""
+    base = base or os.environ.get(DASHBOARD_URL_ENV) or DEFAULT_DASHBOARD_URL
+    return absolute_url(base, page, ViewState(run=run_id))
 
 
 def _num(v: float | None) -> str:
