@@ -228,7 +228,7 @@ def test_parquet_lacking_pinned_columns_reads_with_nulls_and_says_so(tmp_path):
     table, problems = read_run_rows(inspect_run(str(tmp_path), "old"))
     assert problems == [
         f"{d / 'questions.parquet'}: missing pinned column(s) question, reference_answer, "
-        "answerable, tags, answer, retrieved_ids, retrieved_texts, gold_ids and 31 more: "
+        "answerable, tags, answer, retrieved_ids, retrieved_texts, gold_ids and 52 more: "
         "shown as empty"
     ]
     r = table.to_pylist()[0]
