@@ -77,15 +77,15 @@ class PageCase:
 
 
 PAGE_CASES = [
-    PageCase("runs", {}, 2, 1, (f"Latest run: {LATEST}", "All runs (7)")),
+    PageCase("runs", {}, 2, 1, (f"Latest run: {LATEST}", "All runs (9)")),
     PageCase("diagnose", {}, 1, 1, ("of 99 questions failed", "matching")),
     PageCase("tails", {}, 2, 1, (f"Bottom 10% of {LATEST} on correctness",)),
     # Opens on the run with the widest recall@5-vs-@20 gap (bm25-top20), where a reranker helps.
-    PageCase("retrieval", {}, 3, 1, (f"Rerank candidates in {RUN_IDS[1]}", "A reranker can fix")),
+    PageCase("retrieval", {}, 5, 1, (f"Rerank candidates in {RUN_IDS[1]}", "A reranker can fix")),
     PageCase("cost", {}, 3, 1, ("A run is dominated when",)),
     PageCase("compare", {}, 1, 2, ("Config differences", "Metric changes against the baseline")),
     # Filled in by the test: the demo question with a flagged claim, the view worth showing.
-    PageCase("question", {}, 1, 1, ("Answer", "This question across runs")),
+    PageCase("question", {}, 2, 1, ("Answer", "This question across runs")),
 ]
 
 
