@@ -181,4 +181,5 @@ def test_an_unreadable_question_is_not_called_missing(tmp):
         at.switch_page("app_pages/question.py").run()
     errors = [e.value for e in at.error]
     assert not at.exception and len(errors) == 1, errors
-    assert "not found" not in errors[0] and "questions.parquet" in errors[0]
+    # DuckDB names the file for some damage and not for other (a dictionary offset)
+    assert "not found" not in errors[0] and "unreadable results file" in errors[0]
