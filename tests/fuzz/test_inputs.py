@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import json
 import tempfile
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -25,6 +23,7 @@ from rageval_core.judges.grounding import ungrounded
 from rageval_core.judges.reply import ReplyError, decode, parse_reply
 from rageval_core.labels import LabelStore
 from rageval_core.pr_comment import PullRequest, post_or_update
+from tests.core.github_api import Api
 from tests.core.importers.conftest import FILES
 from tests.fuzz.harness import fuzz_settings
 
@@ -223,39 +222,13 @@ def test_any_judge_envelope_is_text_and_usage_or_a_judge_error(text):
 # ---------------------------------------------------------------------------- GitHub API
 
 
-class _Api:
-    """One server for the module; each example sets what every request gets back."""
-
-    def __init__(self) -> None:
-        self.body = b"[]"
-        api = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *a):
-                """Quiet."""
-
-            def _handle(self) -> None:
-                n = int(self.headers.get("Content-Length") or 0)
-                if n:
-                    self.rfile.read(n)
-                self.send_response(200)
-                self.send_header("Content-Length", str(len(api.body)))
-                self.end_headers()
-                self.wfile.write(api.body)
-
-            do_GET = do_POST = do_PATCH = _handle
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-
-
 @pytest.fixture(scope="module")
 def api():
-    a = _Api()
+    """One server for the module; each example sets what every request gets back."""
+    a = Api(lambda method, path: (200, {}, a.body))
+    a.body = b"[]"
     yield a
-    a.server.shutdown()
-    a.server.server_close()
+    a.close()
 
 
 _LISTING = json.dumps([{"id": 5, "body": "<!-- rageval -->\nold"}, {"id": 6, "body": "hi"}])
