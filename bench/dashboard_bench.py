@@ -199,15 +199,20 @@ def child_warm(pages: list[int], t: Target, reps: int) -> dict:
 
 
 def _child(
-    args: list[str], results: str, script: str = __file__, env: dict[str, str] | None = None
+    args: list[str],
+    results: str,
+    script: str = __file__,
+    env: dict[str, str] | None = None,
+    tree: Path = ROOT,
 ) -> dict:
     """Run `script` (this bench by default) with `args` over `results`; its last line's JSON.
-    `env`: more variables (another bench sets where the derived cache lives)."""
-    env = {**os.environ, "RAGEVAL_RESULTS": results, "PYTHONPATH": str(ROOT), **(env or {})}
+    `env`: more variables (another bench sets where the derived cache lives); `tree`: the
+    checkout whose code it runs (another bench times two side by side)."""
+    env = {**os.environ, "RAGEVAL_RESULTS": results, "PYTHONPATH": str(tree), **(env or {})}
     proc = subprocess.run(
         [sys.executable, script, *args],
         env=env,
-        cwd=ROOT,
+        cwd=tree,
         capture_output=True,
         text=True,
         check=False,

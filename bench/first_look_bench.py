@@ -23,6 +23,8 @@ import sys
 import time
 from pathlib import Path
 
+import dashboard_bench  # noqa: E402  (bench/ is not a package: run as a script)
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 IMPORTS = (
@@ -47,7 +49,6 @@ def child(tree: Path) -> dict:
         imports[name] = (time.perf_counter() - t0) * 1000
     sys.path.insert(0, str(HERE))
     import streamlit as st
-    from dashboard_bench import Calls
     from streamlit import config, env_util
     from streamlit.testing.v1 import AppTest
 
@@ -59,7 +60,7 @@ def child(tree: Path) -> dict:
     config.set_option("server.address", "127.0.0.1")
     env_util.is_repl = lambda: False
 
-    calls = Calls()
+    calls = dashboard_bench.Calls()
     for name in (*data._QUERIES, "runs", "problems"):
         calls.wrap(data, name, f"data.{name}")
     for name in [n for n in dir(charts) if not n.startswith("_")]:
@@ -77,18 +78,7 @@ def child(tree: Path) -> dict:
 
 
 def _sample(tree: Path, results: str) -> dict:
-    env = {**os.environ, "RAGEVAL_RESULTS": results, "PYTHONPATH": str(tree)}
-    proc = subprocess.run(
-        [sys.executable, __file__, "--child", "--tree", str(tree)],
-        env=env,
-        cwd=tree,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if proc.returncode != 0:
-        raise SystemExit(f"child failed:\n{proc.stdout}\n{proc.stderr}")
-    return json.loads(proc.stdout.strip().splitlines()[-1])
+    return dashboard_bench._child(["--child", "--tree", str(tree)], results, __file__, tree=tree)
 
 
 def _ensure(results: Path, runs: int, questions: int) -> None:
