@@ -102,18 +102,22 @@ def _copy_zstd(src: Path, dst: Path) -> Path:
     return dst
 
 
+def _import_with_peak(path, tmp_path) -> tuple[str, int]:
+    """The Inspect import's error message and the peak memory Python allocated for it."""
+    tracemalloc.start()
+    try:
+        return _import("inspect", path, tmp_path), tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
 def test_many_members_under_the_member_limit_cannot_add_up(tmp_path, monkeypatch):
     monkeypatch.setattr(inspect_log, "MAX_MEMBER", 1 << 20)
     monkeypatch.setattr(inspect_log, "MAX_TOTAL", 3 << 20)
     pad = b'{"id": "x", "pad": "' + b" " * (900 << 10) + b'"}'
     members = {f"samples/z{i:02}_epoch_1.json": pad for i in range(12)}
     path = _eval_with(tmp_path / "many.eval", members)
-    tracemalloc.start()
-    try:
-        message = _import("inspect", path, tmp_path)
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
+    message, peak = _import_with_peak(path, tmp_path)
     assert "more than a sample holds" in message and "left of the log's" in message
     assert peak < 12 << 20  # never all twelve at once (10.8 MB of members)
 
@@ -134,12 +138,7 @@ def test_a_member_lying_about_its_size_stops_at_the_claim(tmp_path):
     zeros = b'{"id": "' + b"0" * (50 << 20) + b'"}'
     path = _eval_with(tmp_path / "lie.eval", {"samples/zz_epoch_1.json": zeros})
     _claim_size(path, "samples/zz_epoch_1.json", 100)
-    tracemalloc.start()
-    try:
-        message = _import("inspect", path, tmp_path)
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
+    message, peak = _import_with_peak(path, tmp_path)
     assert "samples/zz_epoch_1.json" in message
     assert peak < 8 << 20, peak  # not the 50 MB it inflates to
 
