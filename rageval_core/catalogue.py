@@ -274,12 +274,6 @@ def span_columns(ks: Iterable[int] = DEFAULT_KS) -> list[str]:
     return [m.name for m in _span_measures(ks)]
 
 
-def span_definition(name: str) -> str | None:
-    """The one-line definition of a span measure or figure (`span_iou_at_5_p10` too)."""
-    stem = re.sub(r"_at_\d+(_p10)?$", "", name)
-    return SPAN_DEFINITIONS.get(stem)
-
-
 def retrieval_columns(ks: Iterable[int] = DEFAULT_KS) -> list[str]:
     """Names of the per-k retrieval columns in schema order, then `mrr` and nDCG."""
     return [m.name for m in _retrieval_measures(ks)]
@@ -453,9 +447,14 @@ _PER_RUN, _SPEED, _DECLARED = "per-run", "latency-and-cost", "declared-metrics"
 _SPANS = "span-metrics"
 
 
-def _stem_definition(name: str) -> str | None:
-    """The definition of a per-k retrieval measure (`recall_at_5`), else None."""
+def _stem_definition(name: str) -> tuple[str, str] | None:
+    """The definition and docs section of a per-k measure (`recall_at_5`,
+    `span_iou_at_5`), else None."""
     stem, _, k = name.rpartition("_at_")
+    if not k.isdigit():
+        return None
+    if stem in SPAN_DEFINITIONS:
+        return SPAN_DEFINITIONS[stem], _SPANS
     says = {
         "recall": f"share of the question's gold chunks found in the top {k} retrieved "
         "(1.0 = all found)",
@@ -464,7 +463,7 @@ def _stem_definition(name: str) -> str | None:
         "questions with one",
         "ndcg": f"how close the top {k}'s order is to the ideal (1.0 = gold chunks first)",
     }
-    return says.get(stem) if k.isdigit() else None
+    return (says[stem], _RETRIEVAL) if stem in says else None
 
 
 DEFINITIONS: Mapping[str, tuple[str, str]] = {
@@ -550,10 +549,8 @@ def _define(m: Metric, measures: Mapping[str, Metric]) -> Metric:
         doc = _DECLARED if m.declared else _PER_RUN
     elif m.name in DEFINITIONS:
         text, doc = DEFINITIONS[m.name]
-    elif span_definition(m.name):
-        text, doc = str(span_definition(m.name)), _SPANS
-    elif _stem_definition(m.name):
-        text, doc = str(_stem_definition(m.name)), _RETRIEVAL
+    elif stem := _stem_definition(m.name):
+        text, doc = stem
     elif m.name.startswith("failure_") and m.name[8:] in FAILURE_TYPES:
         ft = failure_label(m.name[8:])
         text = f"questions whose failure is {ft}"
