@@ -291,6 +291,56 @@ class Claim:
         }
 
 
+JUDGE_METRICS: tuple[str, ...] = (
+    "faithfulness",
+    "answer_correctness",
+    "context_relevance",
+    "answer_relevancy",
+    "context_recall",
+)
+"""What a judge can be asked for (a judge config's `metrics:`; all by default).
+`context_relevance` also gives `context_precision`, its rank-weighted form."""
+
+
+@dataclass(frozen=True)
+class ChunkVerdict:
+    """Whether one retrieved chunk (1-based `rank`) is relevant to the question, and why."""
+
+    chunk_id: str
+    rank: int
+    relevant: bool
+    reason: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "chunk_id": self.chunk_id,
+            "rank": self.rank,
+            "relevant": self.relevant,
+            "reason": self.reason,
+        }
+
+
+@dataclass(frozen=True)
+class Statement:
+    """One statement of the reference answer, attributed to a retrieved chunk (with the
+    evidence sentence) or not: the unit of context recall."""
+
+    text: str
+    attributed: bool
+    evidence_chunk_id: str | None = None
+    evidence: str | None = None
+    reason: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "text": self.text,
+            "attributed": self.attributed,
+            "evidence_chunk_id": self.evidence_chunk_id,
+            "evidence": self.evidence,
+            "reason": self.reason,
+        }
+
+
 @dataclass(frozen=True)
 class JudgeInput:
     """Everything a judge sees for one question."""
@@ -310,6 +360,40 @@ class Judgement:
     answer_correctness: float | None
     cost_usd: float = 0.0
     error: str | None = None
+    chunk_verdicts: tuple[ChunkVerdict, ...] | None = None
+    """One per top-k retrieved chunk; None when not asked for (or nothing was retrieved)."""
+    answer_relevancy: float | None = None
+    """0..1: does the answer address the question; None for a refusal or when not asked."""
+    answer_relevancy_reason: str | None = None
+    statements: tuple[Statement, ...] | None = None
+    """The reference answer's statements; None without a reference or when not asked."""
+
+    @property
+    def context_relevance(self) -> float | None:
+        """Share of the judged chunks that are relevant; None when none were judged."""
+        if self.error or not self.chunk_verdicts:
+            return None
+        return sum(v.relevant for v in self.chunk_verdicts) / len(self.chunk_verdicts)
+
+    @property
+    def context_precision(self) -> float | None:
+        """Average precision over the verdicts in rank order: the mean of precision@i at
+        each relevant rank i; 0 when no chunk is relevant, None when none were judged."""
+        if self.error or not self.chunk_verdicts:
+            return None
+        hits, total = 0, 0.0
+        for i, v in enumerate(sorted(self.chunk_verdicts, key=lambda v: v.rank), 1):
+            if v.relevant:
+                hits += 1
+                total += hits / i
+        return total / hits if hits else 0.0
+
+    @property
+    def context_recall(self) -> float | None:
+        """Attributed statements / statements; None without statements."""
+        if self.error or not self.statements:
+            return None
+        return sum(s.attributed for s in self.statements) / len(self.statements)
 
     @property
     def faithfulness(self) -> float | None:
@@ -342,6 +426,9 @@ class JudgeRef:
     model: str | None = None
     version: str | None = None
     prompt_hash: str | None = None
+    metrics: tuple[str, ...] | None = None
+    """The `JUDGE_METRICS` it was asked for; None in manifests written before the choice
+    existed (faithfulness and correctness only)."""
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from rageval_core.errors import ConfigError, plain, shown
+from rageval_core.models import JUDGE_METRICS
 
 _MISSING = object()
 
@@ -58,6 +59,21 @@ class Options:
         if maximum is not None and value > maximum:
             self.problems.append(f"judge.{key} must be <= {maximum}, got {shown(value)}")
         return float(value) if float in kinds and not isinstance(value, bool) else value
+
+    def metrics(self) -> tuple[str, ...]:
+        """The `metrics:` a judge is asked for (every one of `JUDGE_METRICS` by default),
+        in the catalogue's order; an unknown or repeated name is a problem."""
+        raw = self.get("metrics", list, None)
+        if raw is None:
+            return JUDGE_METRICS
+        bad = [m for m in raw if m not in JUDGE_METRICS]
+        if bad or not raw:
+            self.problems.append(
+                f"judge.metrics must list some of {', '.join(JUDGE_METRICS)}"
+                + (f"; got {', '.join(shown(m) for m in bad[:3])}" if bad else "")
+            )
+            return JUDGE_METRICS
+        return tuple(m for m in JUDGE_METRICS if m in raw)
 
     def finish(self) -> None:
         """Raise one ConfigError listing every problem, unknown keys included."""

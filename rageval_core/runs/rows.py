@@ -26,6 +26,36 @@ CLAIM_TYPE = pa.struct(
 )
 
 
+CHUNK_VERDICT_TYPE = pa.struct(
+    [
+        ("chunk_id", pa.string()),
+        ("rank", pa.int32()),
+        ("relevant", pa.bool_()),
+        ("reason", pa.string()),
+    ]
+)
+STATEMENT_TYPE = pa.struct(
+    [
+        ("text", pa.string()),
+        ("attributed", pa.bool_()),
+        ("evidence_chunk_id", pa.string()),
+        ("evidence", pa.string()),
+        ("reason", pa.string()),
+    ]
+)
+JUDGE_FIELDS: list[tuple[str, pa.DataType]] = [
+    ("context_relevance", pa.float64()),
+    ("context_precision", pa.float64()),
+    ("chunk_verdicts", pa.list_(CHUNK_VERDICT_TYPE)),
+    ("answer_relevancy", pa.float64()),
+    ("answer_relevancy_reason", pa.string()),
+    ("context_recall", pa.float64()),
+    ("recall_statements", pa.list_(STATEMENT_TYPE)),
+]
+"""The reference-free verdicts (docs/metrics.md): added after the pinned columns, so files
+written before them read these as NULL without a problem."""
+
+
 SPAN_TYPE = pa.struct([("doc_id", pa.string()), ("start", pa.int64()), ("end", pa.int64())])
 SPAN_FIELDS: list[tuple[str, pa.DataType]] = [
     # each retrieved chunk's place in a document (NULL where not placed); NULL lists on a
@@ -85,6 +115,7 @@ def question_schema(
         ("error", pa.string()),
         ("judge_error", pa.string()),
     ]
+    fields += JUDGE_FIELDS
     fields += [(d.name, pa.float64()) for d in declared]
     return pa.schema(fields)
 
@@ -93,7 +124,10 @@ QUESTION_SCHEMA = question_schema()
 
 
 PINNED_COLUMNS: tuple[str, ...] = tuple(
-    n for n in QUESTION_SCHEMA.names if n not in ("retrieved_scores", "total_ms", "judge_error")
+    n
+    for n in QUESTION_SCHEMA.names
+    if n not in ("retrieved_scores", "total_ms", "judge_error")
+    and n not in dict(JUDGE_FIELDS)
 )
 """The per-question columns docs/pipeline.md names as a public contract; every writer fills them."""
 
