@@ -40,7 +40,10 @@ def ensure_venv(extras: str) -> None:
         return
     sh(PY, "-m", "pip", "install", "-q", "--upgrade", "pip")
     target = f".[{extras}]" if extras else "."
-    sh(PY, "-m", "pip", "install", "-q", "-e", target, cwd=ROOT)
+    # setuptools announces how it made the editable install (a meta path finder) as a
+    # warning on every fresh set-up; it is information, not a problem of this project.
+    quiet = dict(os.environ, PYTHONWARNINGS="ignore:Editable installation.:UserWarning")
+    sh(PY, "-m", "pip", "install", "-q", "-e", target, cwd=ROOT, env=quiet)
     stamp.write_text(digest)
 
 
