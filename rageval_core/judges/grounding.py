@@ -1,11 +1,14 @@
-"""A judge's claims must come from the answer it was shown (docs/judges.md, "Grounding").
+"""A judge's claims must come from the answer it was shown, and its statements from the
+reference answer (docs/judges.md, "Grounding").
 
 An LLM judge may return claims the answer never made ("The moon is made of cheese.",
-supported), which would score any answer faithful. A claim is grounded when at least
-`MIN_OVERLAP` of its content words (stemmed, stopwords dropped: `judges/text.py`) appear
-in the answer or the question (a claim may name what a pronoun of the answer points to).
-A claim with no content words ("It is.") has nothing to check and passes. A reply with an
-ungrounded claim is a reply error: one repair request, then a judge error for the
+supported), which would score any answer faithful, or reference statements the reference
+never made, which would score any retrieval as recalling it. A text is grounded when at
+least `MIN_OVERLAP` of its content words (stemmed, stopwords dropped: `judges/text.py`)
+appear in its source or the question (a claim may name what a pronoun of the answer
+points to; a reference "1998" is stated as "The museum opened in 1998"). A text with no
+content words ("It is.") has nothing to check and passes. A reply with an ungrounded
+claim or statement is a reply error: one repair request, then a judge error for the
 question, never a score.
 """
 
@@ -15,7 +18,7 @@ from collections.abc import Iterable
 
 from rageval_core.errors import one_line
 from rageval_core.judges.text import content_words
-from rageval_core.models import Claim
+from rageval_core.models import Claim, Statement
 
 MIN_OVERLAP = 0.5
 
@@ -26,15 +29,34 @@ def overlap(claim: str, source: frozenset[str]) -> float:
     return 1.0 if not words else len(words & source) / len(words)
 
 
+def _first_ungrounded(texts: Iterable[str], source: str, question: str, where: str) -> str | None:
+    words = content_words(source) | content_words(question)
+    for i, text in enumerate(texts):
+        share = overlap(text, words)
+        if share < MIN_OVERLAP:
+            return (
+                f"{where}[{i}].text {one_line(text, 60)!r} is not in the {_SOURCES[where]} "
+                f"(only {share:.0%} of its words are; {_RULES[where]})"
+            )
+    return None
+
+
+_SOURCES = {"claims": "answer", "statements": "reference answer"}
+_RULES = {
+    "claims": "a claim restates what the answer says",
+    "statements": "a statement restates what the reference answer says",
+}
+
+
 def ungrounded(claims: Iterable[Claim], answer: str, question: str = "") -> str | None:
     """Why the first claim not grounded in `answer` (or `question`) is not; None when
     every claim is."""
-    source = content_words(answer) | content_words(question)
-    for i, claim in enumerate(claims):
-        share = overlap(claim.text, source)
-        if share < MIN_OVERLAP:
-            return (
-                f"claims[{i}].text {one_line(claim.text, 60)!r} is not in the answer (only "
-                f"{share:.0%} of its words are; a claim restates what the answer says)"
-            )
-    return None
+    return _first_ungrounded((c.text for c in claims), answer, question, "claims")
+
+
+def ungrounded_statements(
+    statements: Iterable[Statement], reference: str, question: str = ""
+) -> str | None:
+    """Why the first statement not grounded in `reference` (or `question`) is not; None
+    when every statement is."""
+    return _first_ungrounded((s.text for s in statements), reference, question, "statements")

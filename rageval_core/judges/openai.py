@@ -3,6 +3,8 @@
 Works with any endpoint that speaks `POST {base_url}/chat/completions` (hosted APIs, vLLM,
 Ollama, llama.cpp server). What it guarantees:
 
+- one call per question asking for the metrics the config selects (`metrics:`, all of
+  `JUDGE_METRICS` by default; judges/prompt.py), two with `conservative: true`;
 - temperature 0 and `response_format: {"type": "json_object"}` on every call;
 - retries with exponential backoff and full jitter on 429, 5xx, timeouts and connection
   errors, waiting at least `Retry-After` seconds when the server sends it;
@@ -33,18 +35,17 @@ import httpx
 from rageval_core.bounded_json import BadJSON, loads
 from rageval_core.errors import ConfigError, JudgeError
 from rageval_core.judges.cache import ReplyCache, cache_key, default_cache_dir
-from rageval_core.judges.grounding import ungrounded
+from rageval_core.judges.grounding import ungrounded, ungrounded_statements
 from rageval_core.judges.options import Options
 from rageval_core.judges.prompt import (
     PROMPT_VERSION,
     REPAIR_INSTRUCTION,
-    SCEPTICAL_PROMPT,
-    SYSTEM_PROMPT,
     prompt_hash,
+    system_prompt,
     user_message,
 )
-from rageval_core.judges.reply import Reply, ReplyError, decode, parse_reply, stricter
-from rageval_core.models import JudgeInput, Judgement, JudgeRef
+from rageval_core.judges.reply import Asked, Reply, ReplyError, decode, parse_reply, stricter
+from rageval_core.models import JUDGE_METRICS, JudgeInput, Judgement, JudgeRef
 from rageval_core.redact import can_be_secret
 
 log = logging.getLogger(__name__)
@@ -86,6 +87,7 @@ class OpenAISettings:
     conservative: bool = False
     cache_dir: Path | None = None
     """Where replies are kept (`cache: false` gives None: no cache)."""
+    metrics: tuple[str, ...] = JUDGE_METRICS
 
     @classmethod
     def from_config(cls, config: Mapping[str, Any]) -> OpenAISettings:
@@ -132,6 +134,7 @@ class OpenAISettings:
             cache_dir=(Path(cache_dir).expanduser() if cache_dir else default_cache_dir())
             if use_cache
             else None,
+            metrics=o.metrics(),
         )
         o.finish()
         return settings
@@ -165,8 +168,11 @@ class _Tally:
 
 
 def _grounded(reply: Reply, inp: JudgeInput) -> Reply:
-    """`reply` when each claim restates the answer (judges/grounding.py), else ReplyError."""
+    """`reply` when each claim restates the answer and each statement the reference
+    (judges/grounding.py), else ReplyError."""
     problem = ungrounded(reply.claims, inp.answer, inp.question)
+    if problem is None and reply.statements:
+        problem = ungrounded_statements(reply.statements, inp.reference_answer or "", inp.question)
     if problem is not None:
         raise ReplyError(problem)
     return reply
@@ -206,9 +212,8 @@ class OpenAIJudge:
         )
         self._slots = threading.BoundedSemaphore(settings.concurrency)
         self._cache = ReplyCache(settings.cache_dir) if settings.cache_dir is not None else None
-        self._prompts = (
-            (SYSTEM_PROMPT, SCEPTICAL_PROMPT) if settings.conservative else (SYSTEM_PROMPT,)
-        )
+        stances = (False, True) if settings.conservative else (False,)
+        self._prompts = tuple(system_prompt(settings.metrics, sceptical) for sceptical in stances)
 
     @classmethod
     def from_config(cls, config: Mapping[str, Any]) -> OpenAIJudge:
@@ -221,6 +226,7 @@ class OpenAIJudge:
             model=self.settings.model,
             version=version,
             prompt_hash=prompt_hash(*self._prompts),
+            metrics=self.settings.metrics,
         )
 
     def judge(self, inp: JudgeInput) -> Judgement:
@@ -236,8 +242,16 @@ class OpenAIJudge:
                 error=self._scrub(str(exc)),
             )
         reply = replies[0] if len(replies) == 1 else stricter(*replies)
-        correctness = reply.answer_correctness if inp.reference_answer else None
-        return Judgement(reply.claims, reply.refused, correctness, cost_usd=tally.usd)
+        return Judgement(
+            reply.claims,
+            reply.refused,
+            reply.answer_correctness,
+            cost_usd=tally.usd,
+            chunk_verdicts=reply.chunk_verdicts,
+            answer_relevancy=reply.answer_relevancy,
+            answer_relevancy_reason=reply.answer_relevancy_reason,
+            statements=reply.statements,
+        )
 
     def close(self) -> None:
         self._client.close()
@@ -258,22 +272,26 @@ class OpenAIJudge:
 
     def _ask(self, system: str, inp: JudgeInput, tally: _Tally) -> Reply:
         """A valid reply for one system prompt: from the cache, the call, or its repair."""
-        chunk_ids = {c.id for c in inp.retrieved}
+        asked = Asked(
+            chunk_ids=tuple(c.id for c in inp.retrieved),
+            metrics=frozenset(self.settings.metrics),
+            reference=bool(inp.reference_answer),
+        )
         messages = [
             {"role": "system", "content": system},
-            {"role": "user", "content": user_message(inp)},
+            {"role": "user", "content": user_message(inp, self.settings.metrics)},
         ]
         body = self._body(messages)
         key = cache_key(self.settings.base_url, self.settings.model, PROMPT_VERSION, body)
         if self._cache is not None and (entry := self._cache.get(key)) is not None:
             try:
-                return _grounded(parse_reply(entry["reply"], chunk_ids), inp)
+                return _grounded(parse_reply(entry["reply"], asked), inp)
             except ReplyError:
                 log.warning("judge cache entry %s no longer valid; asking again", key[:12])
         text, usage = self._call(body, tally)
         try:
             raw = decode(text)
-            reply = _grounded(parse_reply(raw, chunk_ids), inp)
+            reply = _grounded(parse_reply(raw, asked), inp)
         except ReplyError as first:
             log.info("judge reply malformed (%s); sending one repair request", first)
             repair = messages + [
@@ -284,7 +302,7 @@ class OpenAIJudge:
             usage = {k: usage.get(k, 0) + more.get(k, 0) for k in usage.keys() | more.keys()}
             try:
                 raw = decode(text)
-                reply = _grounded(parse_reply(raw, chunk_ids), inp)
+                reply = _grounded(parse_reply(raw, asked), inp)
             except ReplyError as second:
                 raise _Failure(f"malformed judge reply after one repair retry: {second}") from None
         if self._cache is not None:

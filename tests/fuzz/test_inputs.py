@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from rageval_core.errors import RagevalError, SourceError
 from rageval_core.importers import import_run
 from rageval_core.judges.grounding import ungrounded
-from rageval_core.judges.reply import ReplyError, decode, parse_reply
+from rageval_core.judges.reply import Asked, ReplyError, decode, parse_reply
 from rageval_core.labels import LabelStore
 from rageval_core.pr_comment import PullRequest, post_or_update
 from tests.core.github_api import Api
@@ -182,11 +182,14 @@ _REPLY = json.dumps(
 )
 
 
+_ASKED = ("faithfulness", "answer_correctness")
+
+
 @fuzz_settings(ci=60)
 @given(text=st.one_of(damaged_text(_REPLY), st.text(max_size=50)))
 def test_any_judge_reply_is_a_reply_or_a_reply_error(text):
     try:
-        reply = parse_reply(decode(text), {"c1"})
+        reply = parse_reply(decode(text), Asked(("c1",), frozenset(_ASKED)))
     except ReplyError as exc:
         assert len(str(exc)) < 1000
     else:

@@ -67,6 +67,7 @@ def _judge(base_url: str, **kw):
             "api_key_env": KEY_ENV,
             "max_retries": 0,
             "cache": False,
+            "metrics": ["faithfulness"],  # what these tests attack: claims and the transport
             "prices": {"input_per_1k_tokens": 3.0, "output_per_1k_tokens": 3.0},
             **kw,
         }

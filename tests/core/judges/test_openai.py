@@ -12,7 +12,7 @@ import pytest
 
 from rageval_core.errors import ConfigError
 from rageval_core.judges import make_judge
-from rageval_core.judges.prompt import SCEPTICAL_PROMPT, SYSTEM_PROMPT
+from rageval_core.judges.prompt import system_prompt
 
 KEY_ENV = "RAGEVAL_TEST_JUDGE_KEY"
 SECRET = "sk-test-DISTINCTIVE-7f3a9c2e1b"
@@ -38,6 +38,20 @@ GOOD = {
     ],
     "refused": False,
     "answer_correctness": 1.0,
+    "chunks": [
+        {"id": "museum#1", "relevant": True, "reason": "gives the opening year"},
+        {"id": "museum#2", "relevant": False, "reason": "about the building"},
+    ],
+    "answer_relevancy": {"score": 0.9, "reason": "says when, adds floors"},
+    "statements": [
+        {
+            "text": "The museum opened in 1998.",
+            "attributed": True,
+            "evidence_chunk_id": "museum#1",
+            "evidence": "The museum opened in 1998 in Lyon.",
+            "reason": "museum#1 states it",
+        }
+    ],
 }
 
 
@@ -79,7 +93,7 @@ def test_normal_reply_request_shape_verdicts_and_cost(chat, sample_input):
     assert req.body["response_format"] == {"type": "json_object"}
     assert req.body["model"] == "judge-model"
     system, user = req.body["messages"]
-    assert system == {"role": "system", "content": SYSTEM_PROMPT}
+    assert system == {"role": "system", "content": system_prompt()}
     material = json.loads(user["content"])
     assert material["question"] == sample_input.question
     assert material["reference_answer"] == "1998"
@@ -207,7 +221,7 @@ def test_cache_never_stores_a_failed_reply(chat, sample_input, tmp_path):
 
 def test_concurrency_bounds_and_uses_parallel_calls(chat, sample_input):
     n = 6
-    inputs = [replace(sample_input, question=f"q{i}") for i in range(n)]
+    inputs = [replace(sample_input, question=f"When did the museum open? ({i})") for i in range(n)]
 
     def timed(concurrency):
         with chat.ChatServer([chat.Step(content=GOOD, delay_s=0.2)]) as srv:
@@ -241,14 +255,14 @@ def test_conservative_keeps_the_stricter_verdict(chat, sample_input):
 
     def script(n, request):
         system = request.body["messages"][0]["content"]
-        return chat.Step(content=strict if system == SCEPTICAL_PROMPT else lenient)
+        return chat.Step(content=strict if system == system_prompt(sceptical=True) else lenient)
 
     with chat.ChatServer(script) as srv:
         judge = judge_for(srv, conservative=True)
         result = judge.judge(sample_input)
     assert srv.calls == 2
     systems = {r.body["messages"][0]["content"] for r in srv.requests}
-    assert systems == {SYSTEM_PROMPT, SCEPTICAL_PROMPT}
+    assert systems == {system_prompt(), system_prompt(sceptical=True)}
     assert [c.verdict for c in result.claims] == ["supported", "unsupported"]
     assert result.claims[1].reason == "no chunk says so"
     assert result.answer_correctness == 0.5
