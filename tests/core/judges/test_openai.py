@@ -13,6 +13,7 @@ import pytest
 from rageval_core.errors import ConfigError
 from rageval_core.judges import make_judge
 from rageval_core.judges.prompt import system_prompt
+from rageval_core.models import JUDGE_METRICS
 
 KEY_ENV = "RAGEVAL_TEST_JUDGE_KEY"
 SECRET = "sk-test-DISTINCTIVE-7f3a9c2e1b"
@@ -341,3 +342,102 @@ def test_a_key_written_into_the_config_is_refused_without_echo():
     with pytest.raises(ConfigError) as err:
         make_judge({"kind": "openai", "base_url": "http://x", "model": "m", "api_key_env": SECRET})
     assert "NAME of an environment variable" in str(err.value) and SECRET not in str(err.value)
+
+
+# ---------------------------------------------------------------------------- judge-v2 parts
+
+
+def test_every_new_verdict_fills_the_judgement(chat, sample_input):
+    with chat.ChatServer([chat.Step(content=GOOD)]) as srv:
+        judge = judge_for(srv)
+        result = judge.judge(sample_input)
+    assert srv.calls == 1  # one call per question for all five metrics
+    assert [(v.chunk_id, v.rank, v.relevant) for v in result.chunk_verdicts] == [
+        ("museum#1", 1, True),
+        ("museum#2", 2, False),
+    ]
+    assert result.context_relevance == 0.5 and result.context_precision == 1.0
+    assert result.answer_relevancy == 0.9
+    assert result.answer_relevancy_reason == "says when, adds floors"
+    assert result.context_recall == 1.0 and result.statements[0].evidence_chunk_id == "museum#1"
+    assert judge.describe().metrics == JUDGE_METRICS
+    assert judge.describe().version == "judge-v2"
+
+
+def _without(key):
+    return {k: v for k, v in GOOD.items() if k != key}
+
+
+@pytest.mark.parametrize(
+    ("reply", "problem"),
+    [
+        ({**GOOD, "chunks": [{**GOOD["chunks"][0], "relevant": "yes"}, GOOD["chunks"][1]]},
+         "chunks[0].relevant must be true or false"),
+        ({**GOOD, "chunks": [GOOD["chunks"][0], {**GOOD["chunks"][1], "id": "made-up#3"}]},
+         "chunks[1].id 'made-up#3' is not a retrieved chunk"),
+        ({**GOOD, "chunks": GOOD["chunks"][:1]}, "no verdict for retrieved chunk(s) 'museum#2'"),
+        ({**GOOD, "answer_relevancy": {"score": 7, "reason": "x"}}, "must lie between 0 and 1"),
+        ({**GOOD, "statements": [{"text": "The moon is made of cheese.", "attributed": False}]},
+         "is not in the reference answer"),
+        (_without("chunks"), "'chunks' is missing"),
+        (_without("answer_relevancy"), "'answer_relevancy' is missing"),
+        (_without("statements"), "'statements' is missing"),
+    ],
+)
+def test_malformed_or_partial_new_part_is_repaired_once_then_an_error(
+    chat, sample_input, reply, problem
+):
+    with chat.ChatServer([chat.Step(content=reply)]) as srv:
+        result = judge_for(srv).judge(sample_input)
+    assert srv.calls == 2
+    assert problem in srv.requests[1].body["messages"][3]["content"]
+    assert problem in result.error and "after one repair retry" in result.error
+    assert result.chunk_verdicts is None and result.statements is None
+    assert result.answer_relevancy is None
+    assert result.cost_usd == pytest.approx(2 * COST_PER_CALL)
+
+
+def test_a_partial_reply_repaired_is_used(chat, sample_input):
+    with chat.ChatServer([chat.Step(content=_without("chunks")), chat.Step(content=GOOD)]) as srv:
+        result = judge_for(srv).judge(sample_input)
+    assert srv.calls == 2 and result.error is None
+    assert result.context_relevance == 0.5
+
+
+def test_the_selection_changes_prompt_hash_and_what_is_asked(chat, sample_input, tmp_path):
+    only = {"refused": False, "answer_relevancy": {"score": 1, "reason": "on point"}}
+    with chat.ChatServer([chat.Step(content=only), chat.Step(content=GOOD)]) as srv:
+        narrow = judge_for(srv, cache_dir=tmp_path, metrics=["answer_relevancy"])
+        result = narrow.judge(sample_input)
+        wide = judge_for(srv, cache_dir=tmp_path)
+        assert wide.judge(sample_input).error is None
+        assert srv.calls == 2  # another selection's cached reply is not reused
+    system = srv.requests[0].body["messages"][0]["content"]
+    assert system == system_prompt(("answer_relevancy",))
+    assert '"chunks"' not in system and '"claims"' not in system and '"statements"' not in system
+    material = json.loads(srv.requests[0].body["messages"][1]["content"])
+    assert set(material) == {"question", "answer"}  # no chunks, no reference: not needed
+    assert narrow.describe().metrics == ("answer_relevancy",)
+    assert narrow.describe().prompt_hash != wide.describe().prompt_hash
+    assert result.answer_relevancy == 1.0 and result.claims == () and result.faithfulness is None
+    assert result.chunk_verdicts is None and result.answer_correctness is None
+
+
+def test_a_cached_rerun_of_all_metrics_makes_zero_calls(chat, sample_input, tmp_path):
+    with chat.ChatServer([chat.Step(content=GOOD)]) as srv:
+        first = judge_for(srv, cache_dir=tmp_path).judge(sample_input)
+        again = judge_for(srv, cache_dir=tmp_path).judge(sample_input)
+    assert srv.calls == 1 and again.cost_usd == 0 and first.cost_usd == pytest.approx(COST_PER_CALL)
+    assert again.chunk_verdicts == first.chunk_verdicts
+    assert again.statements == first.statements
+    assert again.answer_relevancy == first.answer_relevancy
+
+
+def test_no_reference_and_no_chunks_give_none_not_guesses(chat, sample_input):
+    bare = replace(sample_input, reference_answer=None, retrieved=())
+    reply = {**GOOD, "claims": [], "chunks": [], "statements": None, "answer_correctness": None}
+    with chat.ChatServer([chat.Step(content=reply)]) as srv:
+        result = judge_for(srv).judge(bare)
+    assert result.error is None and srv.calls == 1
+    assert result.chunk_verdicts is None and result.statements is None
+    assert result.context_recall is None and result.answer_relevancy == 0.9
