@@ -56,14 +56,33 @@ Script = list[Step] | Callable[[int, Request], Step]
 
 def echoing(content: dict[str, Any]) -> Callable[[int, Request], Step]:
     """A script replying `content` with each claim's text set to the answer it was sent:
-    a judge's claims must restate the answer (rageval_core/judges/grounding.py)."""
+    a judge's claims must restate the answer (rageval_core/judges/grounding.py). The parts
+    of the other metrics the request asks for and `content` leaves out are filled in
+    (every chunk relevant, the answer fully relevant, the reference as one unattributed
+    statement), so a test of claims need not script them."""
 
     def script(n: int, request: Request) -> Step:
-        answer = json.loads(request.body["messages"][-1]["content"])["answer"] or "-"
+        system, user = (m["content"] for m in request.body["messages"][:2])
+        material = json.loads(user)
+        answer = material["answer"] or "-"
         claims = [{**c, "text": answer[:200]} for c in content.get("claims", [])]
-        return Step(content={**content, "claims": claims})
+        reply = {**_defaults(system, material, content.get("refused", False)), **content}
+        return Step(content={**reply, "claims": claims})
 
     return script
+
+
+def _defaults(system: str, material: dict[str, Any], refused: bool) -> dict[str, Any]:
+    parts: dict[str, Any] = {}
+    if '"chunks":' in system:
+        chunks = material.get("retrieved_chunks", [])
+        parts["chunks"] = [{"id": c["id"], "relevant": True, "reason": "s"} for c in chunks]
+    if '"answer_relevancy":' in system:
+        parts["answer_relevancy"] = None if refused else {"score": 1.0, "reason": "s"}
+    if '"statements":' in system:
+        ref = material.get("reference_answer")
+        parts["statements"] = [{"text": ref[:200], "attributed": False}] if ref else None
+    return parts
 
 
 class ChatServer:

@@ -42,6 +42,7 @@ def judge_yaml(folder: Path, server: ChatServer, **extra) -> Path:
         "model": "judge-model",
         "max_retries": 0,
         "prices": {"input_per_1k_tokens": 0.01, "output_per_1k_tokens": 0.03},
+        "metrics": ["faithfulness", "answer_correctness"],  # what the scripted replies hold
         **extra,
     }
     path = folder / "judge.yaml"
