@@ -180,7 +180,8 @@ class Metric:
 GROUPS: Mapping[str, str] = {
     # measures (per-question columns)
     "retrieval": "measures of the ranked list (Retrieval page)",
-    "generation": "measures of the answer (faithfulness, correctness, declared metrics)",
+    "generation": "measures of the answer (faithfulness, correctness, relevancy, declared ones)",
+    "context": "the judge's verdicts of the retrieved context, which need no retrieval gold",
     "latency": "per-question timings in milliseconds",
     "cost": "per-question costs in dollars",
     "quality": "measures with a mean and a p10 figure (tails, trends, cost vs quality)",
@@ -204,6 +205,10 @@ _MEASURE_GROUPS: Mapping[str, frozenset[str]] = {
     "span_iou_at_5": frozenset({"compare"}),
     "faithfulness": frozenset({"compare", "tails"}),
     "answer_correctness": frozenset({"compare", "tails"}),
+    "context_relevance": frozenset({"compare", "tails"}),
+    "context_precision": frozenset({"compare"}),
+    "answer_relevancy": frozenset({"compare", "tails"}),
+    "context_recall": frozenset({"compare"}),
 }
 _FIGURE_GROUPS: Mapping[str, frozenset[str]] = {
     "n_questions": frozenset({"report"}),
@@ -216,6 +221,10 @@ _FIGURE_GROUPS: Mapping[str, frozenset[str]] = {
     "faithfulness_p10": frozenset({"runs", "check", "report"}),
     "answer_correctness": frozenset({"runs", "check", "report"}),
     "answer_correctness_p10": frozenset({"runs", "report"}),
+    "context_relevance": frozenset({"runs", "check", "report"}),
+    "context_precision": frozenset({"report"}),
+    "answer_relevancy": frozenset({"runs", "check", "report"}),
+    "context_recall": frozenset({"runs", "check", "report"}),
     "missed_refusal_rate": frozenset({"runs", "report"}),
     "false_refusal_rate": frozenset({"runs", "report"}),
     "total_ms_p50": frozenset({"report"}),
@@ -303,6 +312,16 @@ def _builtin_measures() -> list[Metric]:
         _measure("faithfulness", "faithfulness", "higher", "unit", "generation", "quality"),
         _measure(
             "answer_correctness", "answer correctness", "higher", "unit", "generation", "quality"
+        ),
+        # the reference-free verdicts (rows.JUDGE_FIELDS): NULL where the judge was not asked
+        *(
+            _measure(name, label, "higher", "unit", group, "quality")
+            for name, label, group in (
+                ("context_relevance", "context relevance", "context"),
+                ("context_precision", "context precision", "context"),
+                ("answer_relevancy", "answer relevancy", "generation"),
+                ("context_recall", "context recall", "context"),
+            )
         ),
         # per-question counts of what did not match the dataset (docs/metrics.md); no figures
         _measure("n_unplaced", "chunks not placed in a document", "lower", "count"),
@@ -402,6 +421,7 @@ def _run_figures() -> list[Metric]:
         _figure("n_questions", "questions", "higher", "count", "count"),
         _figure("n_answerable", "answerable questions", "higher", "count", "count"),
         _figure("n_unanswerable", "unanswerable questions", "higher", "count", "count"),
+        _figure("n_reference_free", "reference-free questions", "higher", "count", "count"),
         _figure("n_errors", "pipeline errors", "lower", "count", "count"),
         _figure(
             "faithfulness_below_threshold",
@@ -445,6 +465,7 @@ _RETRIEVAL, _GENERATION, _FAILURES = (
 )
 _PER_RUN, _SPEED, _DECLARED = "per-run", "latency-and-cost", "declared-metrics"
 _SPANS = "span-metrics"
+_VERDICTS = "reference-free-verdicts"
 
 
 def _stem_definition(name: str) -> tuple[str, str] | None:
@@ -479,6 +500,24 @@ DEFINITIONS: Mapping[str, tuple[str, str]] = {
         "unanswerable question, 1.0 for declining",
         _GENERATION,
     ),
+    "context_relevance": (
+        "share of the top-k retrieved chunks the judge found relevant to the question "
+        "(no gold needed)",
+        _VERDICTS,
+    ),
+    "context_precision": (
+        "average precision of the judge's chunk verdicts in rank order (1.0 = every "
+        "relevant chunk ranked above every irrelevant one)",
+        _VERDICTS,
+    ),
+    "answer_relevancy": (
+        "how well the answer addresses the question, per the judge (NULL for a refusal)",
+        _VERDICTS,
+    ),
+    "context_recall": (
+        "share of the reference answer's statements the judge found in the retrieved chunks",
+        _VERDICTS,
+    ),
     "retrieval_ms": ("time the pipeline spent retrieving", _SPEED),
     "generation_ms": ("time the pipeline spent writing the answer", _SPEED),
     "ttft_ms": ("time until the answer's first token", _SPEED),
@@ -489,6 +528,11 @@ DEFINITIONS: Mapping[str, tuple[str, str]] = {
     "n_questions": ("questions in the run", _PER_RUN),
     "n_answerable": ("questions that have a gold answer", _PER_RUN),
     "n_unanswerable": ("questions the pipeline should decline", _PER_RUN),
+    "n_reference_free": (
+        "questions whose answerability is unknown: no reference answer and no gold (or an "
+        "import that gave no gold)",
+        _PER_RUN,
+    ),
     "n_errors": ("questions on which the pipeline raised", _PER_RUN),
     "n_unplaced": (
         "retrieved chunks that could not be placed in a dataset document (counted not relevant)",

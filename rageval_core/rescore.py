@@ -3,7 +3,8 @@
 No pipeline is called: each question's answer, retrieved chunks (ids, texts, scores) and
 reference come from the source run's rows. The new judge decides what a judge decides —
 claims, faithfulness, answer correctness, refusal, its cost and error, and the failure type
-that follows (`runner.judge_columns`, exactly as a run with that judge would have). All
+that follows, and the reference-free verdicts (`runner.judge_columns`, exactly as a run
+with that judge would have). All
 else is the source's: retrieval metrics, latency, tokens, pipeline cost, declared scores
 and pipeline errors (a question whose pipeline failed has nothing to judge).
 
@@ -145,7 +146,8 @@ def rescore_row(
     # retrieval steps are passed over, as the writer does, rather than read as a miss.
     gold = row.get("answerable") is not None and bool(row.get("gold_ids"))
     ranks = list(row.get("gold_ranks") or []) if gold else None
-    new.update(judge_columns(judge, inp, row.get("answerable") is not False, ranks, thresholds))
+    # NULL answerable (a reference-free question, or an import's unknown gold) stays unknown
+    new.update(judge_columns(judge, inp, row.get("answerable"), ranks, thresholds))
     return redactor.row(new)
 
 

@@ -173,24 +173,44 @@ def _judge(judge: Judge, inp: JudgeInput) -> Judgement:
         return Judgement((), False, None, error=f"{type(exc).__name__}: {exc}")
 
 
+def _verdict_columns(judgement: Judgement) -> dict[str, Any]:
+    """The reference-free verdicts of a judgement as their row columns (`rows.JUDGE_FIELDS`);
+    all NULL when the judge erred or was not asked for them."""
+    failed = judgement.error is not None
+    verdicts = None if failed else judgement.chunk_verdicts
+    statements = None if failed else judgement.statements
+    return {
+        "context_relevance": judgement.context_relevance,
+        "context_precision": judgement.context_precision,
+        "chunk_verdicts": None if verdicts is None else [v.to_dict() for v in verdicts],
+        "answer_relevancy": None if failed else judgement.answer_relevancy,
+        "answer_relevancy_reason": None if failed else judgement.answer_relevancy_reason,
+        "context_recall": judgement.context_recall,
+        "recall_statements": None if statements is None else [s.to_dict() for s in statements],
+    }
+
+
 def judge_columns(
     judge: Judge,
     inp: JudgeInput,
-    answerable: bool,
+    answerable: bool | None,
     ranks: list[int | None] | None,
     thresholds: FailureThresholds,
 ) -> dict[str, Any]:
     """The columns of a row the judge decides: claims, faithfulness, answer correctness,
-    refusal, the judge's cost and error, and the failure type that follows from them.
+    refusal, the reference-free verdicts, the judge's cost and error, and the failure
+    type that follows from them.
 
     Shared by `rageval run` and `rageval rescore`, so a rescored row is exactly what a run
     with that judge would have written. answer_correctness of an unanswerable question is
     1.0 when the pipeline declined and 0.0 when it answered: declining is its reference.
+    `answerable` None is a reference-free question (answerability unknown): declining it
+    is neither a false nor a right refusal, so its refusal sets no failure type.
     """
     judgement = _judge(judge, inp)
     refused = None if judgement.error else judgement.refused
     correctness = judgement.answer_correctness
-    if not answerable and refused is not None:
+    if answerable is False and refused is not None:
         correctness = 1.0 if refused else 0.0
     return {
         "claims": [c.to_dict() for c in judgement.claims],
@@ -200,11 +220,12 @@ def judge_columns(
         "refused": refused,
         "judge_cost_usd": judgement.cost_usd,
         "judge_error": judgement.error,
+        **_verdict_columns(judgement),
         "failure_type": classify_failure(
             error=None,
-            answerable=answerable,
+            answerable=answerable is not False,
             # An unknown refusal (judge error) is judged on retrieval alone, not as declined.
-            refused=bool(refused),
+            refused=bool(refused) and answerable is not None,
             gold_ranks=ranks,
             faithfulness=judgement.faithfulness,
             answer_correctness=correctness,
@@ -273,6 +294,12 @@ def retrieval_row(
     return cols, (ranks if q.has_retrieval_gold else None)
 
 
+def _answerable(q: GoldenQuestion) -> bool | None:
+    """The row's `answerable`: NULL for a reference-free question, whose answerability
+    nobody stated (counted neither answerable nor unanswerable in the figures)."""
+    return None if q.answerability == "reference_free" else q.answerable
+
+
 def evaluate_question(ctx: _Context, q: GoldenQuestion) -> dict[str, Any]:
     """The result row of one question (schema `question_schema`), redacted."""
     answered: Answered = ctx.ask(q.question)
@@ -288,7 +315,7 @@ def evaluate_question(ctx: _Context, q: GoldenQuestion) -> dict[str, Any]:
         "question_id": q.id,
         "question": q.question,
         "reference_answer": q.reference_answer,
-        "answerable": q.answerable,
+        "answerable": _answerable(q),
         "tags": list(q.tags),
         "error": error,
         "judge_error": None,
@@ -323,7 +350,7 @@ def evaluate_question(ctx: _Context, q: GoldenQuestion) -> dict[str, Any]:
         cost_usd=ctx.config.prices.cost(out.input_tokens, out.output_tokens),
     )
     inp = JudgeInput(q.question, out.answer, out.retrieved, q.reference_answer)
-    row.update(judge_columns(ctx.judge, inp, q.answerable, ranks, ctx.config.failure_thresholds))
+    row.update(judge_columns(ctx.judge, inp, _answerable(q), ranks, ctx.config.failure_thresholds))
     return ctx.redactor.row(row)
 
 

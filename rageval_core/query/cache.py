@@ -68,7 +68,8 @@ from rageval_core.runs.rows import (
     stray_run_ids,
 )
 
-CACHE_VERSION = 8  # 7: segments of at most CHUNK_RUNS runs, and the runs index; 8: span figures
+CACHE_VERSION = 9  # 7: segments of at most CHUNK_RUNS runs, and the runs index; 8: span figures;
+# 9: the reference-free verdicts and n_reference_free
 CHUNK_RUNS = 1024  # runs per segment written by one build step; a full one is never merged
 MAX_SEGMENTS = 8  # more small segments than this and the next update merges the smallest
 SEGMENT_ROW_GROUP = 16_384
@@ -603,9 +604,10 @@ class DerivedCache:
 def _indexed_manifest(d: dict[str, Any], source: str) -> RunManifest:
     """The manifest `_write_index` stored (`manifest_to_dict` of one validated when its run
     was cached), rebuilt without validating it again: that was a quarter of a 10,000-run
-    restart. Declared metrics are specs to parse, so such a manifest is parsed in full; a
+    restart. Declared metrics are specs to parse (and a judge's metrics a list to make a
+tuple), so such a manifest is parsed in full; a
     row whose keys are not the manifest's fields raises TypeError (its folder is read)."""
-    if "metrics" in d:
+    if "metrics" in d or "metrics" in d["judge"]:
         return manifest_from_dict(d, source, [])
     return RunManifest(
         **{

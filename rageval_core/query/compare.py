@@ -103,6 +103,7 @@ def _manifest_view(info: RunInfo) -> dict[str, Any]:
             "model": m.judge.model,
             "version": m.judge.version,
             "prompt_hash": m.judge.prompt_hash,
+            "metrics": None if m.judge.metrics is None else list(m.judge.metrics),
         },
         "tags": list(m.tags),
         "git_commit": m.git_commit,

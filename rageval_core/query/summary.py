@@ -45,6 +45,7 @@ def _summary_select() -> str:
         "count(*) AS n_questions",
         "count(*) FILTER (WHERE answerable) AS n_answerable",
         "count(*) FILTER (WHERE answerable = false) AS n_unanswerable",
+        "count(*) FILTER (WHERE answerable IS NULL) AS n_reference_free",
         "count(*) FILTER (WHERE error IS NOT NULL OR failure_type = 'error') AS n_errors",
     ]
     for m in QUALITY_METRICS:
@@ -112,6 +113,7 @@ SUMMARY_KEYS: tuple[str, ...] = (
     "n_questions",
     "n_answerable",
     "n_unanswerable",
+    "n_reference_free",
     "n_errors",
     *(k for m in QUALITY_METRICS for k in (m, f"{m}_p10")),
     "faithfulness_below_threshold",

@@ -29,7 +29,21 @@ def manifest_to_dict(m: RunManifest) -> dict[str, Any]:
         d["metrics"] = {x.name: declared_to_spec(x) for x in m.metrics}
     if m.source_run is None:
         d.pop("source_run")
+    # a judge's `metrics` is written as chosen; manifests of judges without one stay as they were
+    if m.judge.metrics is None:
+        d["judge"].pop("metrics")
+    else:
+        d["judge"]["metrics"] = list(m.judge.metrics)
     return d
+
+
+def _judge_metrics(value: object) -> tuple[str, ...] | None:
+    """A manifest's `judge.metrics`: None when absent (written before the choice existed)."""
+    if value is None:
+        return None
+    if not isinstance(value, list) or not all(isinstance(x, str) for x in value):
+        raise TypeError("judge.metrics must be a list of metric names")
+    return tuple(value)
 
 
 def _opt_str(value: object, name: str) -> str | None:
@@ -85,6 +99,7 @@ def manifest_from_dict(
                 model=_opt_str(jd.get("model"), "judge.model"),
                 version=_opt_str(jd.get("version"), "judge.version"),
                 prompt_hash=_opt_str(jd.get("prompt_hash"), "judge.prompt_hash"),
+                metrics=_judge_metrics(jd.get("metrics")),
             ),
             schema_version=int(d.get("schema_version", 0)),
             finished_at=_opt_str(d.get("finished_at"), "finished_at"),

@@ -159,14 +159,14 @@ def test_a_change_within_its_noise_is_neither_better_nor_worse(
 
 
 def test_a_declared_metric_gets_a_mean_and_a_p10_like_faithfulness() -> None:
-    raw = {"answer_relevancy": {"label": "answer relevancy", "direction": "higher"}}
+    raw = {"groundedness": {"label": "groundedness", "direction": "higher"}}
     cat = BUILTIN.with_declared(parse_declared(raw, "run/manifest.json"))
-    assert cat.metric("answer_relevancy").declared
-    assert cat.label("answer_relevancy_p10") == "answer relevancy p10"
-    assert "answer_relevancy" in cat.figure_names("runs")
-    assert "answer_relevancy" in cat.measure_names("compare")
-    assert "answer_relevancy" in cat.measure_names("tails")
-    assert "answer_relevancy" not in BUILTIN.measures  # the built-in one is unchanged
+    assert cat.metric("groundedness").declared
+    assert cat.label("groundedness_p10") == "groundedness p10"
+    assert "groundedness" in cat.figure_names("runs")
+    assert "groundedness" in cat.measure_names("compare")
+    assert "groundedness" in cat.measure_names("tails")
+    assert "groundedness" not in BUILTIN.measures  # the built-in one is unchanged
 
 
 @pytest.mark.parametrize(
@@ -205,8 +205,8 @@ def test_only_identifier_names_are_accepted(name: str) -> None:
 
 
 def test_declarations_that_disagree_on_direction_are_refused() -> None:
-    up = parse_declared({"helpfulness": {"direction": "higher"}}, "a.json")
-    down = parse_declared({"helpfulness": {"direction": "lower"}}, "b.json")
+    up = parse_declared({"groundedness": {"direction": "higher"}}, "a.json")
+    down = parse_declared({"groundedness": {"direction": "lower"}}, "b.json")
     with pytest.raises(ConfigError, match="both"):
         BUILTIN.with_declared(up).with_declared(down)
 

@@ -189,8 +189,8 @@ def test_a_damaged_runs_index_costs_time_not_correctness(results, monkeypatch):
 
 
 def test_a_restart_keeps_declared_metrics_and_the_problems_of_bad_ones(results, monkeypatch):
-    declared = {"answer_relevancy": {"label": "answer relevancy", "direction": "higher"}}
-    write_run(results, "decl", [row("q1", answer_relevancy=0.5)], metrics=declared)
+    declared = {"groundedness": {"label": "groundedness", "direction": "higher"}}
+    write_run(results, "decl", [row("q1", groundedness=0.5)], metrics=declared)
     write_run(results, "hostile", [row("q1")], metrics={'x"; DROP TABLE --': {"direction": 1}})
     first = ResultsStore(results)
     assert any(p.run_id == "hostile" for p in first.problems)
@@ -203,5 +203,5 @@ def test_a_restart_keeps_declared_metrics_and_the_problems_of_bad_ones(results, 
     assert inspected == []
     assert restarted.runs() == first.runs()
     assert restarted.problems == first.problems
-    assert restarted.catalogue().declared_names == ("answer_relevancy",)
+    assert restarted.catalogue().declared_names == ("groundedness",)
     assert runs_overview(restarted).equals(runs_overview(first))

@@ -40,14 +40,14 @@ from rageval_core.runs.reading import inspect_run, read_run_rows
 from .conftest import row, write_run
 
 DECLARED = {
-    "answer_relevancy": {"label": "answer relevancy", "direction": "higher"},
+    "groundedness": {"label": "groundedness", "direction": "higher"},
     "toxicity": {"label": "toxicity", "direction": "lower", "range": "unit"},
 }
 HOSTILE = ['x"; DROP TABLE --', "../x", "a" * 10_000]
 
 
 def _scored(qid: str, relevancy: float, toxicity: float) -> dict:
-    return row(qid, answer_relevancy=relevancy, toxicity=toxicity)
+    return row(qid, groundedness=relevancy, toxicity=toxicity)
 
 
 @pytest.fixture
@@ -73,34 +73,34 @@ def runs(results):
 def test_rows_keep_declared_columns_and_the_cache_their_figures(runs):
     table, problems = read_run_rows(inspect_run(str(runs), "decl-a"))
     assert problems == []
-    assert table.column("answer_relevancy").to_pylist()[:3] == [0.0, 0.1, 0.2]
+    assert table.column("groundedness").to_pylist()[:3] == [0.0, 0.1, 0.2]
     store = ResultsStore(runs)
     assert store.problems == []
-    assert {"answer_relevancy", "toxicity"} <= set(store.catalogue().declared_names)
+    assert {"groundedness", "toxicity"} <= set(store.catalogue().declared_names)
     df = runs_overview(store).set_index("run_id")
-    assert df.loc["decl-a", "answer_relevancy"] == pytest.approx(0.45)
-    assert df.loc["decl-a", "answer_relevancy_p10"] == pytest.approx(0.09)
+    assert df.loc["decl-a", "groundedness"] == pytest.approx(0.45)
+    assert df.loc["decl-a", "groundedness_p10"] == pytest.approx(0.09)
     assert df.loc["decl-b", "toxicity"] == pytest.approx(0.145)
-    assert df["answer_relevancy"].isna()["plain"]
+    assert df["groundedness"].isna()["plain"]
     # a new process reads the same figures from the cache files
     again = runs_overview(ResultsStore(runs)).set_index("run_id")
-    assert again.loc["decl-a", "answer_relevancy"] == pytest.approx(0.45)
+    assert again.loc["decl-a", "groundedness"] == pytest.approx(0.45)
     history = question_history(store, "q9").set_index("run_id")
-    assert history.loc["decl-a", "answer_relevancy"] == pytest.approx(0.9)
+    assert history.loc["decl-a", "groundedness"] == pytest.approx(0.9)
 
 
 def test_trend_tails_table_and_detail_offer_declared_metrics(runs):
     store = ResultsStore(runs)
-    trend = metric_trend(store, "answer_relevancy")
+    trend = metric_trend(store, "groundedness")
     assert trend["value"].tolist()[1:] == pytest.approx([0.45, 0.225])
     assert trend["p10"].tolist()[1] == pytest.approx(0.09)
-    assert metric_trend(store, "answer_relevancy_p10")["value"].tolist()[1] == pytest.approx(0.09)
-    cq = cost_quality(store, quality="answer_relevancy")
+    assert metric_trend(store, "groundedness_p10")["value"].tolist()[1] == pytest.approx(0.09)
+    cq = cost_quality(store, quality="groundedness")
     assert set(cq["run_id"]) == {"decl-a", "decl-b"}
     with pytest.raises(ConfigError, match="higher-is-better"):
         cost_quality(store, quality="toxicity")  # lower is better: the frontier would invert
 
-    tail = bottom_questions(store, "decl-a", "answer_relevancy")
+    tail = bottom_questions(store, "decl-a", "groundedness")
     assert tail.rows["question_id"].tolist() == ["q0"]
     worst = bottom_questions(store, "decl-b", "toxicity")
     assert worst.rows["question_id"].tolist() == ["q9"] and "top 10%" in worst.describe("tox")
@@ -109,22 +109,22 @@ def test_trend_tails_table_and_detail_offer_declared_metrics(runs):
     page = question_rows(
         store,
         "decl-a",
-        QuestionFilter(metric_ranges={"answer_relevancy": (0.5, None)}),
-        sort="answer_relevancy",
+        QuestionFilter(metric_ranges={"groundedness": (0.5, None)}),
+        sort="groundedness",
     )
     assert page.total == 5 and page.rows["question_id"].tolist()[0] == "q5"
-    assert "answer_relevancy" in page.rows.columns
+    assert "groundedness" in page.rows.columns
     by_toxicity = question_rows(store, "decl-b", sort="toxicity")
     assert by_toxicity.rows["question_id"].iloc[0] == "q9"  # lower is better: worst first
-    assert question_detail(store, "decl-a", "q3").metrics["answer_relevancy"] == pytest.approx(0.3)
+    assert question_detail(store, "decl-a", "q3").metrics["groundedness"] == pytest.approx(0.3)
 
 
 def test_a_run_that_does_not_declare_a_metric_refuses_it(runs):
     store = ResultsStore(runs)
-    with pytest.raises(ConfigError, match="unknown metric 'answer_relevancy'"):
-        bottom_questions(store, "plain", "answer_relevancy")
+    with pytest.raises(ConfigError, match="unknown metric 'groundedness'"):
+        bottom_questions(store, "plain", "groundedness")
     with pytest.raises(ConfigError, match="unknown metric"):
-        question_rows(store, "plain", QuestionFilter(metric_ranges={"answer_relevancy": (0, 1)}))
+        question_rows(store, "plain", QuestionFilter(metric_ranges={"groundedness": (0, 1)}))
     with pytest.raises(ConfigError, match="unknown metric"):
         metric_trend(store, "helpfulness")
 
@@ -133,16 +133,16 @@ def test_compare_pairs_declared_metrics_with_intervals(runs):
     store = ResultsStore(runs)
     c = compare_runs(store, ["decl-a", "decl-b"])
     m = c.metrics.set_index(["metric", "run_id"])
-    assert m.loc[("answer_relevancy", "decl-b"), "delta"] == pytest.approx(-0.225)
-    assert m.loc[("answer_relevancy", "decl-b"), "ci_high"] < 0
+    assert m.loc[("groundedness", "decl-b"), "delta"] == pytest.approx(-0.225)
+    assert m.loc[("groundedness", "decl-b"), "ci_high"] < 0
     assert m.loc[("toxicity", "decl-b"), "delta"] == pytest.approx(0.045)
     regressions = c.regressions
-    assert {"answer_relevancy", "toxicity"} <= set(regressions["metric"])
+    assert {"groundedness", "toxicity"} <= set(regressions["metric"])
     # toxicity rising is a regression: its direction comes from the declaration
     assert (regressions[regressions["metric"] == "toxicity"]["delta"] > 0).all()
     # against a run without them: no pairs, said, not an error
-    c2 = compare_runs(store, ["plain", "decl-a"], metrics=["mrr", "answer_relevancy"])
-    note = c2.metrics.set_index(["metric", "run_id"]).loc[("answer_relevancy", "decl-a"), "note"]
+    c2 = compare_runs(store, ["plain", "decl-a"], metrics=["mrr", "groundedness"])
+    note = c2.metrics.set_index(["metric", "run_id"]).loc[("groundedness", "decl-a"), "note"]
     assert note == "no question has a value in both runs"
 
 
@@ -150,35 +150,35 @@ def test_check_gates_declared_figures(runs):
     store = ResultsStore(runs)
     cat = run_catalogue(store.run_info("decl-b"))[0]
     limits = parse_thresholds(
-        {"answer_relevancy": {"min": 0.3}, "toxicity_p10": {"max": 0.5}}, "t", cat
+        {"groundedness": {"min": 0.3}, "toxicity_p10": {"max": 0.5}}, "t", cat
     )
     result = check_run(store, "decl-b", thresholds=limits)
     rows = {r.metric: r for r in result.rows}
-    assert rows["answer_relevancy"].breaches == ("below min 0.3",)
-    assert rows["answer_relevancy"].label == "answer relevancy"
+    assert rows["groundedness"].breaches == ("below min 0.3",)
+    assert rows["groundedness"].label == "groundedness"
     assert not rows["toxicity_p10"].breached
     with pytest.raises(ConfigError, match="unknown metric"):
-        parse_thresholds({"answer_relevancy": {"min": 0.3}}, "t")  # built-ins only
+        parse_thresholds({"groundedness": {"min": 0.3}}, "t")  # built-ins only
     with pytest.raises(ConfigError, match="does not have"):
         check_run(store, "plain", thresholds=limits)
     # without thresholds the listed figures include the run's declared means, not a
     # built-in list that hides them
     listed = [r.metric for r in check_run(store, "decl-b").rows]
-    assert {"answer_relevancy", "toxicity", "faithfulness"} <= set(listed)
-    assert "answer_relevancy" not in [r.metric for r in check_run(store, "plain").rows]
+    assert {"groundedness", "toxicity", "faithfulness"} <= set(listed)
+    assert "groundedness" not in [r.metric for r in check_run(store, "plain").rows]
 
 
 def test_cli_check_exits_1_on_a_declared_breach_and_compare_lists_it(runs, tmp_path, capsys):
     t = tmp_path / "t.yaml"
-    t.write_text("answer_relevancy: {min: 0.3}\n")
+    t.write_text("groundedness: {min: 0.3}\n")
     assert main(["check", "decl-b", "--thresholds", str(t), "--results", str(runs)]) == 1
     out = capsys.readouterr().out
-    assert "answer relevancy" in out and "below min 0.3" in out
+    assert "groundedness" in out and "below min 0.3" in out
     assert main(["check", "decl-a", "--thresholds", str(t), "--results", str(runs)]) == 0
     capsys.readouterr()
     assert main(["compare", "decl-a", "decl-b", "--results", str(runs)]) == 0
     out = capsys.readouterr().out
-    assert "answer_relevancy" in out and "toxicity" in out
+    assert "groundedness" in out and "toxicity" in out
 
 
 @pytest.mark.parametrize("name", HOSTILE)
@@ -186,8 +186,8 @@ def test_a_hostile_declaration_is_a_problem_and_the_run_is_still_listed(results,
     write_run(
         results,
         "hostile",
-        [row("q1", answer_relevancy=0.5)],
-        metrics={name: {"label": "x"}, "answer_relevancy": {}},
+        [row("q1", groundedness=0.5)],
+        metrics={name: {"label": "x"}, "groundedness": {}},
     )
     store = ResultsStore(results)
     (problem,) = [p for p in store.problems if p.run_id == "hostile"]
@@ -199,35 +199,35 @@ def test_a_hostile_declaration_is_a_problem_and_the_run_is_still_listed(results,
 
 
 def test_missing_or_non_numeric_declared_values_are_problems_naming_the_file(results):
-    d = write_run(results, "p", [row("q1")], metrics={"answer_relevancy": {}})
+    d = write_run(results, "p", [row("q1")], metrics={"groundedness": {}})
     # a file written by another tool: the declared column holds text
-    table = pq.read_table(d / "questions.parquet").drop_columns(["answer_relevancy"])
+    table = pq.read_table(d / "questions.parquet").drop_columns(["groundedness"])
     write_parquet(
-        d / "questions.parquet", table.append_column("answer_relevancy", pa.array(["hi"]))
+        d / "questions.parquet", table.append_column("groundedness", pa.array(["hi"]))
     )
     rewrite = json.loads((d / "manifest.json").read_text())
     rewrite["metrics"] = DECLARED
     (d / "manifest.json").write_text(json.dumps(rewrite))
-    write_run(results, "j", [row("q1", answer_relevancy="x")], metrics=DECLARED, status="running")
+    write_run(results, "j", [row("q1", groundedness="x")], metrics=DECLARED, status="running")
     store = ResultsStore(results)
     msgs = [p.message for p in store.problems]
     assert any("p/questions.parquet" in m and "'toxicity' is missing" in m for m in msgs)
     assert any("p/questions.parquet" in m and "not numeric" in m for m in msgs)
     assert any("j/questions.jsonl" in m and "not numeric" in m for m in msgs)
     df = runs_overview(store).set_index("run_id")
-    assert df["answer_relevancy"].isna().all()
+    assert df["groundedness"].isna().all()
 
 
 def test_conflicting_directions_are_a_problem_and_the_first_run_wins(results):
-    write_run(results, "a", [row("q1", helpfulness=1.0)], metrics={"helpfulness": {}})
+    write_run(results, "a", [row("q1", groundedness=1.0)], metrics={"groundedness": {}})
     write_run(
         results,
         "b",
-        [row("q1", helpfulness=1.0)],
-        metrics={"helpfulness": {"direction": "lower"}},
+        [row("q1", groundedness=1.0)],
+        metrics={"groundedness": {"direction": "lower"}},
     )
     store = ResultsStore(results)
-    assert not store.catalogue().lower_is_better("helpfulness")
+    assert not store.catalogue().lower_is_better("groundedness")
     assert [p.run_id for p in store.problems if "both" in p.message] == ["b"]
 
 
@@ -269,8 +269,8 @@ def test_the_report_shows_declared_figures_and_their_changes(runs):
     from rageval_core.report import build_report
 
     page = build_report(ResultsStore(runs), "decl-b", baseline="decl-a")
-    assert "answer relevancy" in page and "toxicity" in page
-    assert "0.225" in page  # decl-b's mean answer relevancy in the summary table
+    assert "groundedness" in page and "toxicity" in page
+    assert "0.225" in page  # decl-b's mean groundedness in the summary table
 
 
 def test_declarations_round_trip_through_the_manifest(runs):
@@ -284,10 +284,10 @@ def test_declarations_round_trip_through_the_manifest(runs):
 def test_a_declared_label_is_inert_in_the_markdown_table(results, tmp_path, capsys):
     """Issue 23: `| <img src=x onerror=…> |` broke the table and posted HTML in the PR."""
     label = "<img src=x onerror=alert(1)> | ![t](http://x/t.png)\n=1"
-    declared = {"answer_relevancy": {"label": label, "direction": "higher"}}
+    declared = {"groundedness": {"label": label, "direction": "higher"}}
     write_run(results, "md", [_scored(f"q{i}", 0.1, 0.1) for i in range(5)], metrics=declared)
     t = tmp_path / "t.yaml"
-    t.write_text("answer_relevancy: {min: 0.3}\n")
+    t.write_text("groundedness: {min: 0.3}\n")
     args = ["check", "md", "--thresholds", str(t), "--format", "markdown"]
     args += ["--results", str(results)]
     assert main(args) == 1
