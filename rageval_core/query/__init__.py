@@ -36,6 +36,8 @@ and raise `ConfigError`, run ids raise `ResultsError`):
 - metric_distribution(store, run_id, metric) -> DataFrame    (question_id, value)
 - question_tags(store, run_id) -> list[str]                  distinct question tags, sorted
 - compare_runs(store, run_ids, *, metrics, tolerance, n_resamples, seed) -> Comparison
+- unavailable_metrics(store, run_ids) -> tuple[Unavailable, ...]  metric families none of
+  the runs can show (no gold, no reference, judge not asked, older run), one reason each
 - load_thresholds(path) / check_run(store, run_id, *, baseline, thresholds) -> CheckResult
   (`baseline`: a run id, `latest` = the previous run, `latest-any`; `choose_baseline`)
 """
@@ -50,6 +52,7 @@ from rageval_core.query.check import (
     resolve_baseline,
 )
 from rageval_core.query.compare import Comparison, compare_runs
+from rageval_core.query.coverage import Unavailable, unavailable_metrics
 from rageval_core.query.previous import previous_run, previous_runs
 from rageval_core.query.store import ResultsStore, RunProblem, run_catalogue
 from rageval_core.query.summary import QUALITY_METRICS, SUMMARY_KEYS, summarize_run
@@ -99,6 +102,7 @@ __all__ = [
     "RunProblem",
     "Tail",
     "Threshold",
+    "Unavailable",
     "bottom_questions",
     "check_run",
     "compare_runs",
@@ -122,4 +126,5 @@ __all__ = [
     "run_catalogue",
     "runs_overview",
     "summarize_run",
+    "unavailable_metrics",
 ]

@@ -19,7 +19,7 @@ from rageval_core.models import (
     JudgeRef,
     Statement,
 )
-from rageval_core.query import ResultsStore, compare_runs, runs_overview
+from rageval_core.query import ResultsStore, compare_runs, runs_overview, unavailable_metrics
 from rageval_core.query.check import Threshold, check_run
 from rageval_core.runner import RunOptions, run
 from rageval_core.runs.manifest import manifest_from_dict, manifest_to_dict
@@ -175,3 +175,12 @@ def test_a_questions_only_dataset_runs_with_answerability_unknown(toy, fake_judg
     assert (s["n_reference_free"], s["n_answerable"], s["n_unanswerable"]) == (6, 0, 0)
     assert s["false_refusal_rate"] != s["false_refusal_rate"]  # NaN: no answerable question
     assert s["answer_relevancy"] == pytest.approx(0.75)
+
+
+def test_unavailable_metrics_say_why_once(toy, fake_judge):
+    _questions_only(toy)
+    _run(toy, "free")
+    why = {u.family: u.reason for u in unavailable_metrics(ResultsStore(str(toy.results)), ["free"])}
+    assert set(why) == {"retrieval", "correctness", "context_recall"}
+    assert "no retrieval gold" in why["retrieval"]
+    assert "no reference answers" in why["context_recall"]
