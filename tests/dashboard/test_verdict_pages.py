@@ -1,0 +1,187 @@
+"""The reference-free verdicts on the pages: each retrieved chunk's relevance and reason,
+the answer's relevancy, context recall with the statements the retriever missed (model
+text escaped), figures a run or question cannot have left out with one note, and a run
+of a questions-only dataset on every page."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from dashboard.verdicts import NO_GOLD, NO_REFERENCE, gaps, gaps_note, keep, verdicts_from_row
+from tests.core.query.conftest import row, write_run
+from tests.dashboard.test_app import no_exception, open_page, texts
+
+HOSTILE = '<img src=x onerror="alert(1)"> **bold**'
+RUN = "verdicts"
+FREE = "questions-only"
+
+
+def _judged(qid: str, **kw: Any) -> dict[str, Any]:
+    """A question row with the judge's new verdicts: chunk 1 relevant, 2 not, the rest
+    unjudged; two reference statements, the second missed."""
+    r = row(qid, retrieved=[f"c{qid}-{i}" for i in range(1, 4)], faithfulness=1.0)
+    r.update(
+        chunk_verdicts=[
+            {"chunk_id": f"c{qid}-1", "rank": 1, "relevant": True, "reason": "names the year"},
+            {"chunk_id": f"c{qid}-2", "rank": 2, "relevant": False, "reason": HOSTILE},
+        ],
+        context_relevance=0.5,
+        context_precision=1.0,
+        answer_relevancy=0.8,
+        answer_relevancy_reason="answers the year asked " + HOSTILE,
+        context_recall=0.5,
+        recall_statements=[
+            {
+                "text": "Founded in 2009.",
+                "attributed": True,
+                "evidence_chunk_id": f"c{qid}-1",
+                "evidence": "The company was founded in 2009.",
+                "reason": "",
+            },
+            {
+                "text": "Its founder is " + HOSTILE,
+                "attributed": False,
+                "evidence_chunk_id": None,
+                "evidence": None,
+                "reason": "no chunk names a founder",
+            },
+        ],
+    )
+    r.update(kw)
+    return r
+
+
+def _free(qid: str) -> dict[str, Any]:
+    """A question of a questions-only dataset: no gold key, no reference (answerability
+    unknown), judged on faithfulness, context relevance and answer relevancy."""
+    r = row(qid, answerable=False, retrieved=[f"c{qid}-1", f"c{qid}-2"], faithfulness=1.0)
+    r.update(
+        answerable=None,
+        chunk_verdicts=[
+            {"chunk_id": f"c{qid}-1", "rank": 1, "relevant": True, "reason": "on topic"},
+            {"chunk_id": f"c{qid}-2", "rank": 2, "relevant": False, "reason": "off topic"},
+        ],
+        context_relevance=0.5,
+        context_precision=1.0,
+        answer_relevancy=0.9,
+        answer_relevancy_reason="addresses it",
+    )
+    return r
+
+
+@pytest.fixture
+def verdict_results(scratch) -> Path:
+    out = scratch / "results"
+    write_run(out, RUN, [_judged(f"q{i}") for i in range(3)], created_at="2025-01-01T00:00Z")
+    write_run(out, FREE, [_free(f"f{i}") for i in range(4)], created_at="2025-01-02T00:00Z")
+    return out
+
+
+def _all_text(at) -> str:
+    kinds = ("markdown", "caption", "subheader", "info", "warning", "expander")
+    out = []
+    for k in kinds:
+        for e in at.get(k):
+            out.append(str(getattr(e, "label", None) or "") + " " + str(getattr(e, "value", "")))
+    return "\n".join(out)
+
+
+# ---------------------------------------------------------------------------- shaping
+
+
+def test_gaps_of_a_questions_only_run_say_why_once_each() -> None:
+    null = {"recall_at_5", "mrr", "reference_answer", "answer_correctness", "context_recall"}
+    found = gaps(null)
+    assert [g.why for g in found] == [NO_GOLD, NO_REFERENCE]
+    assert keep(
+        ["faithfulness", "recall_at_5", "mrr", "context_recall", "context_relevance"], found
+    ) == [
+        "faithfulness",
+        "context_relevance",
+    ]
+    assert gaps_note(found).count("no retrieval gold") == 1
+
+
+def test_a_judge_figure_missing_with_a_reference_is_a_judge_gap() -> None:
+    found = gaps({"context_recall", "context_relevance", "context_precision"})
+    assert {frozenset(g.metrics) for g in found} == {
+        frozenset({"context_recall"}),
+        frozenset({"context_relevance", "context_precision"}),
+    }
+    assert all("the judge was not asked" in g.why for g in found)
+    assert gaps({"faithfulness", "answer_relevancy"}, refused=True) == ()  # a refusal has none
+    assert gaps({"recall_at_5"}, unanswerable=True) == ()  # an unanswerable question: no gold
+
+
+def test_verdicts_from_a_row_keep_rank_and_the_missed_statements() -> None:
+    v = verdicts_from_row(_judged("q1"))
+    assert v.chunk(1).relevant and not v.chunk(2).relevant and v.chunk(3) is None
+    assert [s.text for s in v.missed] == ["Its founder is " + HOSTILE]
+    assert [s.evidence for s in v.attributed] == ["The company was founded in 2009."]
+    assert v.figures["context_relevance"] == 0.5
+    assert verdicts_from_row({}).chunk_verdicts is None
+
+
+# ---------------------------------------------------------------------------- pages
+
+
+def test_question_page_shows_chunk_verdicts_answer_relevancy_and_missed_statements(
+    app, verdict_results
+) -> None:
+    at = open_page(app(verdict_results, run=RUN, question="q1"), "question")
+    headings = [e.label for e in at.expander]
+    assert any(h.startswith("#1 · ✓ gold") and h.endswith("· relevant") for h in headings)
+    assert any(h.startswith("#2") and h.endswith("· not relevant") for h in headings)
+    assert not any(h.startswith("#3") and "relevant" in h for h in headings)  # not judged
+    shown = _all_text(at)
+    assert "Answer relevancy 80.0% (relevant)" in shown
+    assert "1 statement(s) the retriever missed:" in shown
+    assert "Found 1: in cq1-1" in shown and "The company was founded in 2009." in shown
+    assert "names the year" in shown
+    # every piece of model text escaped: never a tag, never Markdown
+    html = " ".join(m.value for m in at.markdown)
+    assert "<img" not in html and "&lt;img src=x onerror=&quot;alert(1)&quot;&gt;" in html
+    assert "**bold**" in html
+    assert "Not shown" not in shown  # this question has every figure
+
+
+def test_a_questions_only_run_opens_on_every_page_with_its_three_figures(
+    app, verdict_results
+) -> None:
+    for page in ("runs", "diagnose", "tails", "retrieval", "cost", "compare", "judge", "review"):
+        at = open_page(app(verdict_results, run=FREE, runs=[FREE]), page)
+        no_exception(at)
+    at = open_page(app(verdict_results, run=FREE, question="f1"), "question")
+    tiles = [m.label for m in at.metric]
+    for figure in ("faithfulness", "context relevance", "answer relevancy"):
+        assert any(figure in t for t in tiles), (figure, tiles)
+    assert not any(t.startswith(("recall", "MRR", "nDCG", "answer correctness")) for t in tiles)
+    notes = [i.value for i in at.info if i.value.startswith("Not shown")]
+    assert len(notes) == 1 and NO_GOLD in notes[0] and NO_REFERENCE in notes[0]
+    assert not any(s.value.startswith("Context recall") for s in at.subheader)
+
+
+def test_diagnose_leaves_out_the_columns_a_questions_only_run_cannot_have(
+    app, verdict_results
+) -> None:
+    at = open_page(app(verdict_results, run=FREE), "diagnose")
+    notes = [i.value for i in at.info if i.value.startswith("Not shown")]
+    assert len(notes) == 1 and NO_GOLD in notes[0] and NO_REFERENCE in notes[0]
+    columns = list(at.dataframe[0].value.columns)
+    assert "recall_at_5" not in columns and "answer_correctness" not in columns
+    assert "faithfulness" in columns
+    full = open_page(app(verdict_results, run=RUN), "diagnose")
+    assert not [i for i in full.info if i.value.startswith("Not shown")]
+    assert "recall_at_5" in list(full.dataframe[0].value.columns)
+
+
+def test_a_run_written_before_the_verdicts_says_so_once(app, demo_results) -> None:
+    at = open_page(app(demo_results, question="q001"), "question")
+    notes = [i.value for i in at.info if i.value.startswith("Not shown")]
+    assert len(notes) == 1 and "no context relevance verdicts" in notes[0]
+    assert "no answer relevancy" in notes[0] and "no context recall" in notes[0]
+    assert not any("relevant" in e.label for e in at.expander if e.label.startswith("#"))
+    assert texts(at.caption)  # the page is still drawn in full
