@@ -22,7 +22,6 @@ from dashboard.shaping import Mark, marked_block, question_links, run_label
 from rageval_core import numbers
 from rageval_core.catalogue import Catalogue, Metric
 from rageval_core.links import ViewState, md_escape, relative_url
-from rageval_core.numbers import MISSING
 
 DELTA_COLORS = {"better": "normal", "worse": "inverse", "same": "off", None: "off"}
 
@@ -159,17 +158,6 @@ def tile(
         delta_arrow=arrow,
         help=metric.help,
     )
-
-
-def figure_tile(where: DeltaGenerator, cat: Catalogue, name: str, value: object) -> None:
-    """A question's figure `name` as a tile, with the catalogue's label and definition; a
-    figure the catalogue does not define (a column a newer rageval wrote) as a share."""
-    m = cat.measures.get(name)
-    if m is not None:
-        tile(where, m, value, label=cat.question_label(name))
-    else:
-        shown = MISSING if numbers.absent(value) else numbers.percent(float(value))  # type: ignore[arg-type]
-        where.metric(name.replace("_", " "), shown)
 
 
 def metric_columns(

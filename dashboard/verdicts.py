@@ -151,6 +151,13 @@ def keep(columns: Sequence[str], found: Sequence[Gap]) -> list[str]:
     return [c for c in columns if c not in gone]
 
 
+def keep_figures(names: Sequence[str], found: Sequence[Gap], cat: Catalogue) -> list[str]:
+    """Run-level figures (`recall_at_5`, `faithfulness_p10`, …) without the ones whose
+    measure the gaps leave out, order kept."""
+    gone = left_out(found)
+    return [n for n in names if n not in gone and (cat.entry(n).of or n) not in gone]
+
+
 def gaps_note(found: Sequence[Gap]) -> str:
     """The one note a page shows for its gaps: `Not shown — no retrieval gold: …; …`."""
     return "Not shown — " + "; ".join(g.why for g in found) + "." if found else ""

@@ -80,7 +80,7 @@ figures = {**d.metrics, **verdicts.figures}
 shown = keep((*TILES, *VERDICT_METRICS, *cat.declared_names), gaps)
 cols = st.columns(5)
 for i, m in enumerate(shown):
-    ui.figure_tile(cols[i % 5], cat, m, figures.get(m))
+    ui.tile(cols[i % 5], cat.entry(m), figures.get(m), label=cat.question_label(m))
 
 st.subheader("Answer")
 st.caption(

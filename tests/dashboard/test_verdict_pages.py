@@ -211,6 +211,15 @@ def test_a_questions_only_run_opens_on_every_page_with_its_three_figures(
     assert not any(s.value.startswith("Context recall") for s in at.subheader)
 
 
+def test_runs_leaves_out_the_latest_runs_figures_it_cannot_have(app, verdict_results) -> None:
+    at = open_page(app(verdict_results), "runs")  # the questions-only run is the latest
+    notes = [i.value for i in at.info if i.value.startswith("Not shown")]
+    assert len(notes) == 1 and NO_GOLD in notes[0] and NO_REFERENCE in notes[0]
+    tiles = [m.label for m in at.metric]
+    assert "faithfulness" in tiles and "faithfulness p10" in tiles
+    assert not {"recall@5", "MRR", "correctness (answerable)"} & set(tiles)
+
+
 def test_diagnose_leaves_out_the_columns_a_questions_only_run_cannot_have(
     app, verdict_results
 ) -> None:
