@@ -19,6 +19,8 @@ from rageval_core.runner import RunOptions, run
 from tests.core.query.conftest import row, write_run
 from tests.core.runner.conftest import Toy
 from tests.dashboard.test_app import no_exception, open_page, texts
+from tests.dashboard.test_review_pages import button, labels, read_labels, sign  # noqa: F401
+from tests.dashboard.test_review_pages import texts as texts_of
 
 HOSTILE = '<img src=x onerror="alert(1)"> **bold**'
 RUN = "verdicts"
@@ -257,3 +259,54 @@ def test_a_questions_only_run_made_by_the_runner_shows_its_three_figures(app, li
     notes = [i.value for i in at.info if i.value.startswith("Not shown")]
     assert len(notes) == 1 and NO_GOLD in notes[0] and NO_REFERENCE in notes[0]
     assert any(e.label.endswith("· relevant") for e in at.expander if e.label.startswith("#1"))
+
+
+# ---------------------------------------------------------------------------- labelling
+
+
+def test_the_answer_relevancy_form_says_it_needs_a_name_first(app, verdict_results, labels):
+    at = open_page(app(verdict_results, run=RUN, question="q1"), "question")
+    assert any(
+        c.value.startswith("Mark the answer relevant or not here once you have entered your name")
+        for c in at.caption
+    )
+    assert not [b for b in at.button if b.label in ("Save chunk label", "Save answer label")]
+
+
+def test_a_chunk_label_and_an_answer_label_are_saved_beside_the_judge(
+    app, verdict_results, labels
+) -> None:
+    at = sign(open_page(app(verdict_results, run=RUN, question="q1"), "question"))
+    key = f"question_label_{RUN}_q1"
+    chunk = at.radio(key=f"{key}_chunk_2_choice")
+    assert chunk.value == "irrelevant"  # the form starts from the judge's verdict
+    chunk.set_value("relevant")
+    at.text_input(key=f"{key}_chunk_2_note").input("it names the founder's company")
+    no_exception(button(at, "Save chunk label", 1).click().run())
+    assert at.radio(key=f"{key}_choice").value == "relevant"  # answer relevancy 0.8
+    at.radio(key=f"{key}_choice").set_value("irrelevant")
+    no_exception(button(at, "Save answer label").click().run())
+    got = sorted(read_labels(labels), key=lambda d: d["chunk_id"] is None)
+    assert [(d["chunk_id"], d["relevant"], d["judge"], d["run_id"]) for d in got[:1]] == [
+        ("cq1-2", True, "irrelevant", RUN)
+    ]
+    assert (got[1]["answer"], got[1]["answer_relevant"], got[1]["judge"]) == (
+        "answer q1",
+        False,
+        "relevant",
+    )
+    assert got[0]["claim"] is None and got[0]["question_label"] is None
+    # shown at once, and each form now starts from the reviewer's own label
+    assert "Ann Reviewer: relevant (judge: irrelevant) — it names the founder's company" in (
+        texts_of(at)
+    )
+    assert at.radio(key=f"{key}_chunk_2_choice").value == "relevant"
+    assert at.radio(key=f"{key}_choice").value == "irrelevant"
+
+
+def test_a_refusal_is_not_labelled_for_relevancy(app, scratch, labels) -> None:
+    out = scratch / "results"
+    write_run(out, "refusal", [_judged("q1", refused=True, answer="I don't know.")])
+    at = sign(open_page(app(out, run="refusal", question="q1"), "question"))
+    assert "A refusal (or an empty answer) is not labelled for relevancy." in texts_of(at)
+    assert not [b for b in at.button if b.label == "Save answer label"]
