@@ -30,7 +30,7 @@ from dashboard.shaping import (
     label_lines,
     label_value,
 )
-from dashboard.verdicts import QuestionVerdicts, relevancy_word
+from dashboard.verdicts import QuestionVerdicts, chunk_word, relevancy_word
 from rageval_core.errors import ConfigError, RagevalError, one_line
 from rageval_core.labels import VERDICTS, HumanLabel, claim_key, utc_stamp
 from rageval_core.labels.verdict import question_verdict
@@ -131,12 +131,11 @@ def chunk_section(
     dataset = data.run_dataset(d.run_id)
     existing_lines(chunk_labels(_all(dataset, d.question_id), chunk.id))
     if reviewer and dataset:
-        judged = None if verdict is None else ("relevant" if verdict.relevant else "irrelevant")
         relevance_form(
             d,
             dataset,
             reviewer,
-            judged,
+            chunk_word(verdict),
             chunk_id=chunk.id,
             key=f"{key}_{d.run_id}_{d.question_id}_chunk_{chunk.rank}",
         )

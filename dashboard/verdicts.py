@@ -170,6 +170,13 @@ def chunk_heading(verdict: ChunkVerdict | None) -> str:
     return " · relevant" if verdict.relevant else " · not relevant"
 
 
+def chunk_word(verdict: ChunkVerdict | None) -> str | None:
+    """The judge's verdict on a chunk as a label's word ("relevant"/"irrelevant")."""
+    if verdict is None:
+        return None
+    return "relevant" if verdict.relevant else "irrelevant"
+
+
 def relevancy_word(score: float | None) -> str | None:
     """The judge's answer relevancy as a label's word ("relevant"/"irrelevant")."""
     if score is None:
