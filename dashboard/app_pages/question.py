@@ -129,7 +129,8 @@ if verdicts.statements is not None:
     else:
         st.caption("No statement missed: the retrieved chunks hold the whole reference.")
     for i, s in enumerate(verdicts.attributed, start=1):
-        with st.expander(f"Found {i}: in {s.evidence_chunk_id or 'a chunk'}"):
+        # a chunk id is the pipeline's text, and an expander's label is Markdown
+        with st.expander(f"Found {i}: in {md_escape(s.evidence_chunk_id or 'a chunk')}"):
             ui.safe_text(s.text)
             st.caption("Evidence sentence")
             ui.safe_text(s.evidence or "none")
