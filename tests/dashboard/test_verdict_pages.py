@@ -14,12 +14,13 @@ import yaml
 from dashboard.verdicts import NO_GOLD, NO_REFERENCE, gaps, gaps_note, keep, verdicts_from_row
 from rageval_core import judges
 from rageval_core.config import load_config
+from rageval_core.labels import LABELS_ENV, READ_ONLY_ENV
 from rageval_core.models import ChunkVerdict, Claim, JudgeInput, Judgement, JudgeRef
 from rageval_core.runner import RunOptions, run
 from tests.core.query.conftest import row, write_run
 from tests.core.runner.conftest import Toy
 from tests.dashboard.test_app import no_exception, open_page, texts
-from tests.dashboard.test_review_pages import button, labels, read_labels, sign  # noqa: F401
+from tests.dashboard.test_review_pages import button, read_labels, sign
 from tests.dashboard.test_review_pages import texts as texts_of
 
 HOSTILE = '<img src=x onerror="alert(1)"> **bold**'
@@ -78,6 +79,15 @@ def _free(qid: str) -> dict[str, Any]:
         answer_relevancy_reason="addresses it",
     )
     return r
+
+
+@pytest.fixture
+def labels(scratch, monkeypatch) -> Path:
+    """An empty labels folder of this test's own, which the app is pointed at."""
+    out = scratch / "labels"
+    monkeypatch.setenv(LABELS_ENV, str(out))
+    monkeypatch.delenv(READ_ONLY_ENV, raising=False)
+    return out
 
 
 @pytest.fixture
@@ -220,6 +230,16 @@ def test_runs_leaves_out_the_latest_runs_figures_it_cannot_have(app, verdict_res
     tiles = [m.label for m in at.metric]
     assert "faithfulness" in tiles and "faithfulness p10" in tiles
     assert not {"recall@5", "MRR", "correctness (answerable)"} & set(tiles)
+
+
+def test_retrieval_leaves_out_runs_without_gold_and_names_them_once(app, verdict_results) -> None:
+    at = open_page(app(verdict_results, runs=[RUN, FREE], run=RUN), "retrieval")
+    notes = [i.value for i in at.info if i.value.startswith("Left out")]
+    assert notes == [f"Left out 1 run(s) — {NO_GOLD}: `{FREE}`"]
+    curves = [c for c in at.get("plotly_chart") if RUN in c.proto.spec]
+    assert curves and not [c for c in at.get("plotly_chart") if FREE in c.proto.spec]
+    only = open_page(app(verdict_results, runs=[FREE], run=FREE), "retrieval")
+    assert not [i for i in only.info if i.value == "Pick at least one run."]
 
 
 def test_diagnose_leaves_out_the_columns_a_questions_only_run_cannot_have(
