@@ -431,9 +431,11 @@ def label_kind(lab: HumanLabel) -> str:
     """Which of the four kinds a label is: claim, question, chunk or answer."""
     if lab.claim is not None:
         return "claim"
-    if lab.chunk_id is not None:
+    # getattr: the chunk and answer fields come with branch labels' HumanLabel (the label
+    # contract); until it is merged a label has neither. Plain attributes once it is.
+    if getattr(lab, "chunk_id", None) is not None:
         return "chunk"
-    if lab.answer is not None:
+    if getattr(lab, "answer", None) is not None:
         return "answer"
     return "question"
 
@@ -449,7 +451,7 @@ def label_value(lab: HumanLabel) -> str:
 
 def chunk_labels(labels: Iterable[HumanLabel], chunk_id: str) -> tuple[HumanLabel, ...]:
     """The relevance labels of the retrieved chunk `chunk_id`."""
-    return tuple(lab for lab in labels if lab.chunk_id == chunk_id)
+    return tuple(lab for lab in labels if label_kind(lab) == "chunk" and lab.chunk_id == chunk_id)
 
 
 def answer_labels(labels: Iterable[HumanLabel], answer: str) -> tuple[HumanLabel, ...]:
