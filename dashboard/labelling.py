@@ -2,7 +2,9 @@
 
 Per claim: the human labels it already carries (any run on the same dataset version),
 then a small form — the judge is right, or the verdict should be supported / unsupported /
-contradicted, with an optional note. Per question: pass or fail. A save writes one new
+contradicted, with an optional note. Per question: pass or fail. Per retrieved chunk:
+relevant to the question or not; per answer: does it address the question (relevant or
+not; a refusal is not labelled). A save writes one new
 labels file through `data.save_labels` and reruns, so it shows at once. When labels may
 not be written (read-only, an unwritable location) the labels are shown, the forms are
 not, and the page says why. Nothing here reads files or builds HTML itself.
@@ -19,16 +21,22 @@ from dashboard.shaping import (
     CLAIM_CHOICES,
     JUDGE_IS_RIGHT,
     QUESTION_CHOICES,
+    RELEVANCE_CHOICES,
+    answer_labels,
     chosen_verdict,
+    chunk_labels,
     human_summary,
+    label_kind,
     label_lines,
+    label_value,
 )
+from dashboard.verdicts import QuestionVerdicts, chunk_word, relevancy_word
 from rageval_core.errors import ConfigError, RagevalError, one_line
 from rageval_core.labels import VERDICTS, HumanLabel, claim_key, utc_stamp
 from rageval_core.labels.verdict import question_verdict
 from rageval_core.links import escape_word
-from rageval_core.models import Claim, DatasetRef
-from rageval_core.query import QuestionDetail
+from rageval_core.models import ChunkVerdict, Claim, DatasetRef
+from rageval_core.query import QuestionDetail, RetrievedRow
 
 Labels = Mapping[str | None, tuple[HumanLabel, ...]]
 MAX_NOTE = 2000  # characters: a note is a sentence or two, not a pasted document
@@ -39,9 +47,11 @@ VERDICT_ICONS = {
 }
 
 
-def claims_section(d: QuestionDetail, *, key: str) -> None:
+def claims_section(d: QuestionDetail, *, key: str) -> str | None:
     """Every claim with the judge's verdict, evidence and reason, the human labels beside
-    them and (when this session may write) a form per claim and one for the question."""
+    them and (when this session may write) a form per claim and one for the question.
+    Returns the reviewer's name when this session may label (the other sections' forms
+    need it), else None."""
     dataset = data.run_dataset(d.run_id)
     labels = data.question_labels(dataset.sha256, d.question_id) if dataset else {}
     st.subheader(f"Claims ({len(d.claims)})")
@@ -81,6 +91,70 @@ def claims_section(d: QuestionDetail, *, key: str) -> None:
             "Mark the whole answer pass or fail here once you have entered your name "
             "above (under Claims): each label is saved with its reviewer's name."
         )
+    return reviewer if dataset else None
+
+
+def answer_section(
+    d: QuestionDetail, verdicts: QuestionVerdicts, reviewer: str | None, *, key: str
+) -> None:
+    """Does the answer address the question: the judge's answer relevancy, people's labels
+    of this answer's text and (when this session may write) a form to add one."""
+    st.subheader("Does the answer address the question?")
+    dataset = data.run_dataset(d.run_id)
+    if d.refused or not (d.answer or "").strip():
+        st.caption("A refusal (or an empty answer) is not labelled for relevancy.")
+        return
+    labels = _all(dataset, d.question_id)
+    existing_lines(answer_labels(labels, d.answer))
+    judged = relevancy_word(verdicts.answer_relevancy)
+    if reviewer and dataset:
+        relevance_form(
+            d, dataset, reviewer, judged, answer=d.answer, key=f"{key}_{d.run_id}_{d.question_id}"
+        )
+    elif dataset is not None and data.can_label()[0]:  # only the name is missing
+        st.caption(
+            "Mark the answer relevant or not here once you have entered your name above "
+            "(under Claims): each label is saved with its reviewer's name."
+        )
+
+
+def chunk_section(
+    d: QuestionDetail,
+    chunk: RetrievedRow,
+    verdict: ChunkVerdict | None,
+    reviewer: str | None,
+    *,
+    key: str,
+) -> None:
+    """Inside a retrieved chunk: people's relevance labels of it and (when this session
+    may write) a form marking it relevant to the question or not."""
+    dataset = data.run_dataset(d.run_id)
+    existing_lines(chunk_labels(_all(dataset, d.question_id), chunk.id))
+    if reviewer and dataset:
+        relevance_form(
+            d,
+            dataset,
+            reviewer,
+            chunk_word(verdict),
+            chunk_id=chunk.id,
+            key=f"{key}_{d.run_id}_{d.question_id}_chunk_{chunk.rank}",
+        )
+
+
+def _all(dataset: DatasetRef | None, question_id: str) -> tuple[HumanLabel, ...]:
+    """Every label of one question on the run's dataset version, of every kind."""
+    if dataset is None:
+        return ()
+    return tuple(
+        lab for labs in data.question_labels(dataset.sha256, question_id).values() for lab in labs
+    )
+
+
+def existing_lines(labels: tuple[HumanLabel, ...]) -> None:
+    lines = label_lines(labels)
+    if lines:
+        st.caption("Human labels")
+        ui.safe_text("\n".join(lines))
 
 
 def may_label() -> str | None:
@@ -113,10 +187,9 @@ def may_label() -> str | None:
 
 def existing(labels: Labels, key: str | None) -> None:
     """The human labels of one claim (`key`) or of the question (None), as plain text."""
-    lines = label_lines(labels.get(key, ()))
-    if lines:
-        st.caption("Human labels")
-        ui.safe_text("\n".join(lines))
+    existing_lines(
+        tuple(lab for lab in labels.get(key, ()) if label_kind(lab) in ("claim", "question"))
+    )
 
 
 def _mine(labels: Labels, key: str | None, reviewer: str) -> HumanLabel | None:
@@ -171,9 +244,72 @@ def label_form(
                 run_id=detail.run_id,
                 judge=judged,
             )
-            try:
-                data.save_labels([label])
-            except (RagevalError, OSError) as exc:  # the location changed since the probe
-                st.error(f"The label was not saved: {escape_word(one_line(str(exc), 300))}")
-                return
-            st.rerun()  # drawn again with the new label beside the judge's
+            _save(label)
+
+
+def relevance_form(
+    detail: QuestionDetail,
+    dataset: DatasetRef,
+    reviewer: str,
+    judged: str | None,
+    *,
+    key: str,
+    chunk_id: str | None = None,
+    answer: str | None = None,
+) -> None:
+    """A form marking one retrieved chunk (`chunk_id`) relevant to the question or not,
+    or the answer (`answer`, its text) as addressing it or not (docs/review.md); it starts
+    from this reviewer's own label, else from the judge's verdict."""
+    if chunk_id is not None:
+        mine = chunk_labels(_all(dataset, detail.question_id), chunk_id)
+        title, save_text = "Is this chunk relevant to the question?", "Save chunk label"
+    else:
+        mine = answer_labels(_all(dataset, detail.question_id), answer or "")
+        title, save_text = "Does the answer address the question?", "Save answer label"
+    own = next((lab for lab in mine if lab.reviewer == reviewer), None)
+    current = label_value(own) if own else judged or RELEVANCE_CHOICES[0]
+    with st.form(key):
+        choice = st.radio(
+            f"{title} (the judge: {judged or 'no verdict'})",
+            RELEVANCE_CHOICES,
+            index=RELEVANCE_CHOICES.index(current),
+            horizontal=True,
+            key=f"{key}_choice",
+        )
+        note = st.text_input(
+            "Note (optional)",
+            value=own.note if own else "",
+            max_chars=MAX_NOTE,
+            key=f"{key}_note",
+        )
+        if st.form_submit_button(save_text):
+            relevant = choice == RELEVANCE_CHOICES[0]
+            _save(
+                HumanLabel(
+                    dataset=dataset.name,
+                    dataset_sha256=dataset.sha256,
+                    question_id=detail.question_id,
+                    claim=None,
+                    verdict=None,
+                    question_label=None,
+                    reviewer=reviewer,
+                    created_at=utc_stamp(),
+                    note=note.strip(),
+                    run_id=detail.run_id,
+                    judge=judged,
+                    chunk_id=chunk_id,
+                    relevant=relevant if chunk_id is not None else None,
+                    answer=answer if chunk_id is None else None,
+                    answer_relevant=relevant if chunk_id is None else None,
+                )
+            )
+
+
+def _save(label: HumanLabel) -> None:
+    """Save one label and draw the page again with it; a failure is said, not raised."""
+    try:
+        data.save_labels([label])
+    except (RagevalError, OSError) as exc:  # the location changed since the probe
+        st.error(f"The label was not saved: {escape_word(one_line(str(exc), 300))}")
+        return
+    st.rerun()  # drawn again with the new label beside the judge's

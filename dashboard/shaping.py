@@ -20,7 +20,7 @@ import pandas as pd
 from rageval_core import numbers
 from rageval_core.catalogue import Catalogue, failure_label
 from rageval_core.errors import one_line
-from rageval_core.labels import QUESTION_LABELS, VERDICTS, HumanLabel
+from rageval_core.labels import QUESTION_LABELS, VERDICTS, HumanLabel, claim_key
 from rageval_core.labels.agreement import Agreement
 from rageval_core.links import ViewState, md_escape, relative_url
 from rageval_core.models import FAILURE_TYPES, Claim
@@ -423,12 +423,52 @@ def chosen_verdict(choice: str, judge: str | None) -> str:
     return choice
 
 
+RELEVANCE_CHOICES = ("relevant", "irrelevant")
+"""A chunk or answer label's two values, in the words of its `judge` field."""
+
+
+def label_kind(lab: HumanLabel) -> str:
+    """Which of the four kinds a label is: claim, question, chunk or answer."""
+    if lab.claim is not None:
+        return "claim"
+    # getattr: the chunk and answer fields come with branch labels' HumanLabel (the label
+    # contract); until it is merged a label has neither. Plain attributes once it is.
+    if getattr(lab, "chunk_id", None) is not None:
+        return "chunk"
+    if getattr(lab, "answer", None) is not None:
+        return "answer"
+    return "question"
+
+
+def label_value(lab: HumanLabel) -> str:
+    """The human's answer in words: a verdict, pass/fail, relevant/irrelevant."""
+    kind = label_kind(lab)
+    if kind in ("chunk", "answer"):
+        relevant = lab.relevant if kind == "chunk" else lab.answer_relevant
+        return RELEVANCE_CHOICES[0] if relevant else RELEVANCE_CHOICES[1]
+    return str(lab.verdict if kind == "claim" else lab.question_label)
+
+
+def chunk_labels(labels: Iterable[HumanLabel], chunk_id: str) -> tuple[HumanLabel, ...]:
+    """The relevance labels of the retrieved chunk `chunk_id`."""
+    return tuple(lab for lab in labels if label_kind(lab) == "chunk" and lab.chunk_id == chunk_id)
+
+
+def answer_labels(labels: Iterable[HumanLabel], answer: str) -> tuple[HumanLabel, ...]:
+    """The relevancy labels of this answer's text, matched as claims are (`claim_key`):
+    a label belongs to the words of an answer, so another run's same answer shares it."""
+    key = claim_key(answer)
+    return tuple(
+        lab for lab in labels if label_kind(lab) == "answer" and claim_key(lab.answer) == key
+    )
+
+
 def label_lines(labels: Iterable[HumanLabel]) -> list[str]:
     """One plain-text line per label, newest first: who, what, against which judge
     verdict, and the note. Plain text: the caller escapes it (`ui.safe_text`)."""
     out = []
     for lab in sorted(labels, key=lambda x: x.created_at, reverse=True):
-        what = lab.verdict if lab.claim is not None else lab.question_label
+        what = label_value(lab)
         judge = f" (judge: {lab.judge})" if lab.judge and lab.judge != what else ""
         note = f" — {lab.note}" if lab.note else ""
         lines = f"{lab.reviewer}: {what}{judge}{note} · {lab.created_at[:10]}"
@@ -440,7 +480,7 @@ def human_summary(labels: Iterable[HumanLabel]) -> str:
     """`people: supported ×2, unsupported` — the verdicts people gave, for a heading."""
     counts: dict[str, int] = {}
     for lab in labels:
-        what = str(lab.verdict if lab.claim is not None else lab.question_label)
+        what = label_value(lab)
         counts[what] = counts.get(what, 0) + 1
     parts = [f"{v} ×{n}" if n > 1 else v for v, n in counts.items()]
     return f"people: {', '.join(parts)}" if parts else ""

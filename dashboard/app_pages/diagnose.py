@@ -1,5 +1,6 @@
 """Diagnose: one run's failures by kind (with its faithfulness, the claims people checked
-and the judge's kappa on them) and the filterable per-question table, worst first."""
+and the judge's kappa on them) and the filterable per-question table, worst first; the
+figures the run cannot have (no gold, no references, not judged) left out with one note."""
 
 import streamlit as st
 
@@ -10,6 +11,7 @@ from dashboard.shaping import (
     quality_metrics,
     slider_range,
 )
+from dashboard.verdicts import gaps_note, keep
 from rageval_core import charts, numbers
 from rageval_core.catalogue import failure_label
 from rageval_core.links import MAX_SEARCH, ViewState
@@ -24,6 +26,9 @@ TABLE_COLUMNS = [
     "failure_type",
     "answer_correctness",
     "faithfulness",
+    "context_relevance",
+    "answer_relevancy",
+    "context_recall",
     "recall_at_5",
     "mrr",
     "n_unsupported_claims",
@@ -43,6 +48,9 @@ cat = data.run_catalogue(run)  # built-in metrics plus the ones this run declare
 RANGE_METRICS = quality_metrics(cat)
 SORTS = (*SORT_KEYS, *cat.declared_names)
 
+gaps = data.run_gaps(run)
+if gaps:
+    st.info(gaps_note(gaps), icon=":material/info:")
 warned, _ = run_warnings(data.runs(), only={run})
 if warned:
     ui.banner_lines("Retrieval figures of this run may read as misses:", warned)
@@ -178,9 +186,9 @@ st.caption(
     f"Questions {first + 1}–{first + len(result.rows)} of {result.total} matching. "
     "Select a row or use its link to open the question."
 )
-ui.question_table(
-    result.rows, [*TABLE_COLUMNS, *cat.declared_names], key="diagnose_table", run_id=run
-)
+# a metric the run's catalogue does not define has no column in its rows
+shown = [c for c in keep(TABLE_COLUMNS, gaps) if c in result.rows.columns]
+ui.question_table(result.rows, [*shown, *cat.declared_names], key="diagnose_table", run_id=run)
 
 c = st.columns([1, 1, 4])
 last_page = (result.total - 1) // PAGE_SIZE

@@ -1,7 +1,9 @@
-"""Question: one question in one run — the answer with flagged claims marked in place, the
-judge's verdicts and evidence with the human labels beside them (and the forms to add
-one), the retrieved chunks, timings, and its history across runs (flaky or not, and what
-changed in the answer against another run)."""
+"""Question: one question in one run — the answer with flagged claims marked in place and
+its relevancy, the judge's verdicts and evidence with the human labels beside them (and
+the forms to add one), the retrieved chunks each with its relevance verdict, the reference
+statements the retriever missed, timings, and its history across runs (flaky or not, and
+what changed in the answer against another run). Figures the question cannot have are
+left out, with one note saying why."""
 
 import pandas as pd
 import streamlit as st
@@ -9,6 +11,7 @@ import streamlit as st
 from dashboard import data, labelling, ui
 from dashboard.diffs import show_answer_diff
 from dashboard.shaping import answer_marks, document_block, evidence_marks
+from dashboard.verdicts import VERDICT_METRICS, chunk_heading, gaps_note, keep, relevancy_word
 from rageval_core import charts, numbers, query
 from rageval_core.catalogue import failure_label
 from rageval_core.errors import NotFoundError
@@ -16,6 +19,7 @@ from rageval_core.links import ViewState, md_escape
 from rageval_core.numbers import MISSING
 
 MAX_PICKER = 5000
+TILES = ("answer_correctness", "faithfulness", "recall_at_5", "mrr", "ndcg_at_10")
 HISTORY_COLUMNS = [
     "run_id",
     "created_at",
@@ -68,10 +72,15 @@ if d.judge_error:
     ui.safe_text(d.judge_error)
 
 cat = data.run_catalogue(run)  # built-in metrics plus the ones this run declares
-shown = ("answer_correctness", "faithfulness", "recall_at_5", "mrr", "ndcg_at_10")
+verdicts = data.question_verdicts(run, d.question_id)
+gaps = data.question_gaps(run, d.question_id)
+if gaps:
+    st.info(gaps_note(gaps), icon=":material/info:")
+figures = {**d.metrics, **verdicts.figures}
+shown = keep((*TILES, *VERDICT_METRICS, *cat.declared_names), gaps)
 cols = st.columns(5)
-for i, m in enumerate((*shown, *cat.declared_names)):
-    ui.tile(cols[i % 5], cat.measures[m], d.metrics.get(m), label=cat.question_label(m))
+for i, m in enumerate(shown):
+    ui.tile(cols[i % 5], cat.entry(m), figures.get(m), label=cat.question_label(m))
 
 st.subheader("Answer")
 st.caption(
@@ -81,16 +90,50 @@ st.caption(
 missed = ui.safe_text(d.answer or MISSING, answer_marks(d.claims))
 if missed:
     st.caption(f"{len(missed)} flagged claim(s) are not verbatim in the answer; see below.")
+if verdicts.answer_relevancy is not None:
+    st.caption(
+        f"Answer relevancy {numbers.percent(verdicts.answer_relevancy)} "
+        f"({relevancy_word(verdicts.answer_relevancy)}): the judge's reason"
+    )
+    ui.safe_text(verdicts.answer_relevancy_reason or "none given")
 
-labelling.claims_section(d, key="question_label")
+reviewer = labelling.claims_section(d, key="question_label")
+labelling.answer_section(d, verdicts, reviewer, key="question_label")
 
 st.subheader(f"Retrieved chunks ({len(d.retrieved)})")
 for r in d.retrieved:
     gold = " · ✓ gold" if r.is_gold else ""
     score = MISSING if r.score is None else numbers.number(r.score)
-    with st.expander(f"#{r.rank}{gold} · score {score}", expanded=r.is_gold or r.rank <= 3):
+    verdict = verdicts.chunk(r.rank)
+    heading = f"#{r.rank}{gold} · score {score}{chunk_heading(verdict)}"
+    with st.expander(heading, expanded=r.is_gold or r.rank <= 3):
         st.code(r.id, language=None)
         ui.safe_text(r.text, evidence_marks(d.claims, r.id))
+        if verdict is not None:
+            st.caption(f"The judge: {'relevant' if verdict.relevant else 'not relevant'}, because")
+            ui.safe_text(verdict.reason or "no reason given")
+        labelling.chunk_section(d, r, verdict, reviewer, key="question_label")
+if verdicts.statements is not None:
+    st.subheader(f"Context recall: the reference answer in {len(verdicts.statements)} statements")
+    st.caption(
+        "Each statement of the reference answer, found in a retrieved chunk or not; the "
+        "missed ones are what the retriever failed to bring."
+    )
+    if verdicts.missed:
+        st.warning(f"{len(verdicts.missed)} statement(s) the retriever missed:")
+        for s in verdicts.missed:
+            ui.safe_text(s.text)
+            if s.reason:
+                st.caption("Judge's reason")
+                ui.safe_text(s.reason)
+    else:
+        st.caption("No statement missed: the retrieved chunks hold the whole reference.")
+    for i, s in enumerate(verdicts.attributed, start=1):
+        # a chunk id is the pipeline's text, and an expander's label is Markdown
+        with st.expander(f"Found {i}: in {md_escape(s.evidence_chunk_id or 'a chunk')}"):
+            ui.safe_text(s.text)
+            st.caption("Evidence sentence")
+            ui.safe_text(s.evidence or "none")
 for doc in data.question_documents(d):
     st.subheader(f"Gold document {doc.doc_id}")
     st.caption(

@@ -1,12 +1,14 @@
 """Retrieval: recall@k curves, the recall@5 vs recall@20 gap (a ranking problem), MRR per
 run, and the questions whose gold chunk sits at rank 6–20 (what a reranker could fix).
 Runs on a span dataset add span recall, precision and IoU per k and, for several of them
-(chunkings), span recall@k against span precision@k with their input tokens."""
+(chunkings), span recall@k against span precision@k with their input tokens. Runs without
+retrieval gold are left out, named once."""
 
 import streamlit as st
 
 from dashboard import data, ui
 from dashboard.shaping import widest_gap_run
+from dashboard.verdicts import NO_GOLD
 from rageval_core import charts
 
 DEFAULT_RUNS = 10  # newest first; enough to see a reranker arrive and close a gap
@@ -26,6 +28,14 @@ run = ui.pick_run(
 )
 page.publish(state.shared().with_(runs=tuple(chosen), run=run))
 
+# a run without retrieval gold has no figure to draw here: left out, said once
+no_gold = [r for r in chosen if NO_GOLD in (g.why for g in data.run_gaps(r))]
+if no_gold:
+    st.info(
+        f"Left out {len(no_gold)} run(s) — {NO_GOLD}: " + ", ".join(f"`{r}`" for r in no_gold),
+        icon=":material/info:",
+    )
+chosen = [r for r in chosen if r not in no_gold]
 if chosen:
     picked = runs[runs["run_id"].isin(chosen)].iloc[::-1]  # oldest first, left to right
     cat = data.catalogue()
@@ -51,7 +61,7 @@ if chosen:
         ui.chart(charts.span_curves(spans), key="retrieval_span_curves")
         if spans["run_id"].nunique() > 1:
             ui.chart(charts.span_tradeoff(spans), key="retrieval_span_tradeoff")
-else:
+elif not no_gold:
     st.info("Pick at least one run.")
 
 st.subheader(f"Rerank candidates in {run}")

@@ -14,6 +14,7 @@ from dashboard.shaping import (
     with_deltas,
 )
 from dashboard.shaping import run_tags as tag_options
+from dashboard.verdicts import gaps_note, keep_figures
 from rageval_core import charts
 from rageval_core.errors import RagevalError
 from rageval_core.links import ViewState
@@ -95,8 +96,11 @@ if isinstance(previous, str) and previous:  # the Δ's run: a change within its 
     except RagevalError:  # a run that cannot be read: the Δ is judged by its sign
         paired = {}
 spreads = latency_spreads(all_runs, str(latest["run_id"]), KEY_METRICS, cat)
+gaps = data.run_gaps(str(latest["run_id"]))
+if gaps:
+    st.info(gaps_note(gaps), icon=":material/info:")
 metric_cols = st.columns(5)
-for i, m in enumerate(KEY_METRICS):
+for i, m in enumerate(keep_figures(list(KEY_METRICS), gaps, cat)):
     figure, delta = cat.entry(m), latest[f"{m}_delta"]
     verdict = figure.verdict(delta, paired.get(m), spreads.get(m))
     ui.tile(metric_cols[i % 5], figure, latest[m], delta, verdict)

@@ -13,6 +13,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from rageval_core.demo import DEMO_RUNS, demo_run_id, write_demo
+from rageval_core.labels import LABELS_ENV, READ_ONLY_ENV
 from rageval_core.runs.journal import Journal
 from rageval_core.runs.layout import MANIFEST, RESULTS_ENV, SUMMARY
 
@@ -43,6 +44,15 @@ def results(demo_results, scratch) -> Path:
     """A private copy of the demo runs that a test may damage."""
     out = scratch / "results"
     shutil.copytree(demo_results, out, ignore=shutil.ignore_patterns(".rageval"))  # own cache
+    return out
+
+
+@pytest.fixture
+def labels(scratch, monkeypatch) -> Path:
+    """An empty labels folder of this test's own, which the app is pointed at."""
+    out = scratch / "labels"
+    monkeypatch.setenv(LABELS_ENV, str(out))
+    monkeypatch.delenv(READ_ONLY_ENV, raising=False)
     return out
 
 

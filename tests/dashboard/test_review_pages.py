@@ -52,15 +52,6 @@ def read_labels(labels: Path) -> list[dict]:
     return [json.loads(line) for f in label_files(labels) for line in f.read_text().splitlines()]
 
 
-@pytest.fixture
-def labels(scratch, monkeypatch) -> Path:
-    """An empty labels folder of this test's own, which the app is pointed at."""
-    out = scratch / "labels"
-    monkeypatch.setenv(LABELS_ENV, str(out))
-    monkeypatch.delenv(READ_ONLY_ENV, raising=False)
-    return out
-
-
 @pytest.fixture(scope="module")
 def store(demo_results):
     with ResultsStore(str(demo_results), read_only=True) as s:
