@@ -1,4 +1,4 @@
-"""Runs that declare their own metrics (`answer_relevancy`, higher is better, `toxicity`,
+"""Runs that declare their own metrics (`groundedness`, higher is better, `toxicity`,
 lower is better) beside ordinary runs: every page offers them, with their labels, and a
 run with a hostile declaration is still listed with its problem shown."""
 
@@ -12,7 +12,7 @@ from tests.core.query.conftest import row, write_run
 from tests.dashboard.test_app import figure, no_exception, open_page, texts
 
 DECLARED = {
-    "answer_relevancy": {"label": "answer relevancy", "direction": "higher"},
+    "groundedness": {"label": "groundedness", "direction": "higher"},
     "toxicity": {"label": "toxicity", "direction": "lower"},
 }
 
@@ -26,7 +26,7 @@ def declared_results(scratch):
             root,
             run_id,
             [
-                row(f"q{i}", answer_relevancy=i / scale, toxicity=0.1 + i / (10 * scale))
+                row(f"q{i}", groundedness=i / scale, toxicity=0.1 + i / (10 * scale))
                 for i in range(10)
             ],
             created_at=f"2025-01-0{n}T00:00Z",
@@ -43,16 +43,16 @@ def declared_results(scratch):
 
 
 def test_runs_page_offers_declared_metrics_in_the_trend_and_latest_figures(app, declared_results):
-    at = no_exception(app(declared_results, metric="answer_relevancy").run())
-    assert at.selectbox(key="runs_metric").value == "answer_relevancy"
-    assert "answer relevancy" in figure(at, 0)["layout"]["title"]["text"]
+    at = no_exception(app(declared_results, metric="groundedness").run())
+    assert at.selectbox(key="runs_metric").value == "groundedness"
+    assert "groundedness" in figure(at, 0)["layout"]["title"]["text"]
     labels = [m.label for m in at.metric]
-    assert "answer relevancy" in labels and "toxicity" in labels
+    assert "groundedness" in labels and "toxicity" in labels
     latest = {m.label: m.value for m in at.metric}
-    assert latest["answer relevancy"] == "0.225"  # decl-b, the newest run
+    assert latest["groundedness"] == "0.225"  # decl-b, the newest run
     table = at.dataframe[0].value
     assert set(table["run_id"]) == {"plain", "decl-a", "decl-b", "hostile"}
-    assert "answer relevancy" in table.columns
+    assert "groundedness" in table.columns
     # the hostile declaration is a problem of a run that is still listed
     banner = " ".join(texts(at.warning))
     assert "hostile" in banner and "lowercase letters" in banner
@@ -71,16 +71,16 @@ def test_diagnose_filters_sorts_and_shows_a_declared_metric(app, declared_result
         app(
             declared_results,
             run="decl-a",
-            sort="answer_relevancy",
-            range="answer_relevancy:0.5:1",
+            sort="groundedness",
+            range="groundedness:0.5:1",
         ),
         "diagnose",
     )
-    assert at.selectbox(key="diagnose_range_metric").value == "answer_relevancy"
-    assert at.selectbox(key="diagnose_sort").value == "answer_relevancy"
+    assert at.selectbox(key="diagnose_range_metric").value == "groundedness"
+    assert at.selectbox(key="diagnose_sort").value == "groundedness"
     table = at.dataframe[-1].value
     assert table["question_id"].tolist() == [f"q{i}" for i in range(5, 10)]
-    assert table["answer_relevancy"].tolist()[0] == pytest.approx(0.5)
+    assert table["groundedness"].tolist()[0] == pytest.approx(0.5)
 
 
 def test_diagnose_range_filter_spans_a_declared_metrics_own_range(app, scratch):
@@ -98,28 +98,28 @@ def test_diagnose_range_filter_spans_a_declared_metrics_own_range(app, scratch):
 def test_compare_page_pairs_declared_metrics(app, declared_results):
     at = open_page(app(declared_results, runs=["decl-a", "decl-b"], baseline="decl-a"), "compare")
     (metrics,) = [d.value for d in at.dataframe if "ci_low" in d.value.columns]
-    assert {"answer relevancy", "toxicity"} <= set(metrics["metric"])  # by their labels
+    assert {"groundedness", "toxicity"} <= set(metrics["metric"])  # by their labels
     # the delta chart names them by their declared labels
-    assert "answer relevancy" in json.dumps(figure(at, 0)["data"])
+    assert "groundedness" in json.dumps(figure(at, 0)["data"])
     regressions = [d.value for d in at.dataframe if "changes" in d.value.columns]
-    assert any(r["changes"].str.contains("answer_relevancy").any() for r in regressions)
+    assert any(r["changes"].str.contains("groundedness").any() for r in regressions)
 
 
 def test_cost_page_ranks_by_a_declared_quality(app, declared_results):
-    at = open_page(app(declared_results, metric="answer_relevancy"), "cost")
-    assert at.selectbox(key="cost_metric").value == "answer_relevancy"
+    at = open_page(app(declared_results, metric="groundedness"), "cost")
+    assert at.selectbox(key="cost_metric").value == "groundedness"
     assert "toxicity" not in at.selectbox(key="cost_metric").options  # lower is better
     table = at.dataframe[0].value
     assert "quality" in table.columns and set(table["run_id"]) == {"decl-a", "decl-b"}
     # the column is headed by the declared label, with the declared-metric help
     header = at.dataframe[0].proto.columns
-    assert "answer relevancy" in header and "declares" in header, header
+    assert "groundedness" in header and "declares" in header, header
 
 
 def test_question_page_shows_the_runs_declared_scores(app, declared_results):
     at = open_page(app(declared_results, run="decl-a", question="q3"), "question")
     values = {m.label: m.value for m in at.metric}
-    assert values["answer relevancy"] == "0.300" and values["toxicity"] == "0.130"
+    assert values["groundedness"] == "0.300" and values["toxicity"] == "0.130"
     # the question's history plots them too (runs without them leave gaps, not zeros)
     (history,) = [
         f
@@ -127,4 +127,4 @@ def test_question_page_shows_the_runs_declared_scores(app, declared_results):
         if "across runs" in json.dumps(f := figure(at, i))
     ]
     traces = {t["name"]: t for t in history["data"]}
-    assert {"answer relevancy", "toxicity", "recall@5"} <= set(traces)
+    assert {"groundedness", "toxicity", "recall@5"} <= set(traces)

@@ -255,8 +255,6 @@ def test_a_run_written_before_the_verdicts_says_so_once(app, demo_results) -> No
     assert texts(at.caption)  # the page is still drawn in full
 
 
-# strict: passes, and so fails here, once runner.judge_columns writes the new columns
-@pytest.mark.xfail(strict=True, reason="the runner does not write JUDGE_FIELDS yet (branch runq)")
 def test_a_questions_only_run_made_by_the_runner_shows_its_three_figures(app, library_run) -> None:
     results, run_id = library_run
     for page in ("runs", "diagnose", "tails", "retrieval", "cost", "compare", "judge", "review"):
