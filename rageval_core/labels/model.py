@@ -33,6 +33,9 @@ FIELDS: tuple[str, ...] = (  # a line's keys, in the order they are written
     "run_id",
     "judge",
 )
+NEW_FIELDS: tuple[str, ...] = ("chunk_id", "relevant", "answer", "answer_relevant")
+"""Written only when set, so a claim or question label's line is as before."""
+RELEVANCE: tuple[str, str] = ("irrelevant", "relevant")  # a relevance label's value, by bool
 
 
 def claim_key(text: str | None) -> str | None:
@@ -106,9 +109,11 @@ def _writable(value: str, name: str) -> None:
 
 @dataclass(frozen=True)
 class HumanLabel:
-    """One human judgement of a claim (`claim` set, `verdict`) or of a whole answer
-    (`claim` None, `question_label`). `judge` is the judge's value it was given beside:
-    equal to the human's when the reviewer said "the judge is right"."""
+    """One human judgement, exactly one kind per line: a claim (`claim`, `verdict`), a
+    retrieved chunk's relevance (`chunk_id`, `relevant`), the answer's relevancy (`answer`,
+    `answer_relevant`) or a whole answer (none of those, `question_label`). `judge` is the
+    judge's value it was given beside: equal to the human's when the reviewer said "the
+    judge is right"."""
 
     dataset: str
     dataset_sha256: str
@@ -121,6 +126,10 @@ class HumanLabel:
     note: str = ""
     run_id: str | None = None
     judge: str | None = None
+    chunk_id: str | None = None
+    relevant: bool | None = None
+    answer: str | None = None
+    answer_relevant: bool | None = None
 
     def __post_init__(self) -> None:
         _text(self.dataset, "dataset")
@@ -139,10 +148,24 @@ class HumanLabel:
         # derived once (not fields: neither compared nor written); loads sort and index
         # tens of thousands of labels by them
         object.__setattr__(self, "at", parse_time(self.created_at))
+        _text(self.chunk_id, "chunk_id", optional=True)
+        _text(self.answer, "answer", optional=True)
+        for name in ("relevant", "answer_relevant"):
+            if not isinstance(getattr(self, name), bool | None):
+                raise ConfigError(f"{name} must be true, false or null")
+        kinds = [n for n in ("claim", "chunk_id", "answer") if getattr(self, n) is not None]
+        if len(kinds) > 1:
+            raise ConfigError(f"a label line has one kind, not both {kinds[0]} and {kinds[1]}")
         if self.claim is not None:
             _text(self.claim, "claim")
         object.__setattr__(self, "claim_key", claim_key(self.claim))
-        if self.claim is not None:
+        if self.chunk_id is None and self.relevant is not None:
+            raise ConfigError("relevant belongs to a chunk label (chunk_id set)")
+        if self.answer is None and self.answer_relevant is not None:
+            raise ConfigError("answer_relevant belongs to an answer label (answer set)")
+        if self.chunk_id is not None or self.answer is not None:
+            self._check_relevance()
+        elif self.claim is not None:
             if self.verdict not in VERDICTS:
                 raise ConfigError(f"verdict must be one of {', '.join(VERDICTS)}")
             if self.question_label is not None:
@@ -156,10 +179,34 @@ class HumanLabel:
             if self.verdict is not None:
                 raise ConfigError("a question label (claim null) has no verdict")
 
+    def _check_relevance(self) -> None:
+        name, flag = ("chunk_id", "relevant") if self.chunk_id is not None else (
+            "answer", "answer_relevant")
+        _text(getattr(self, name), name)
+        if getattr(self, flag) is None:
+            raise ConfigError(f"a label with {name} needs {flag} true or false")
+        if self.verdict is not None or self.question_label is not None:
+            raise ConfigError(f"a label with {name} has {flag}, not a verdict or question_label")
+
+    @property
+    def kind(self) -> str:
+        """"claim", "chunk", "answer" or "question": which judgement this line holds."""
+        if self.claim is not None:
+            return "claim"
+        if self.chunk_id is not None:
+            return "chunk"
+        return "answer" if self.answer is not None else "question"
+
     @property
     def value(self) -> str:
-        """The human's answer: the verdict of a claim, pass/fail of a question."""
-        return self.verdict if self.claim is not None else self.question_label  # type: ignore[return-value]
+        """The human's answer: a claim's verdict, "relevant"/"irrelevant" for a chunk or
+        an answer, pass/fail of a question."""
+        kind = self.kind
+        if kind == "chunk":
+            return RELEVANCE[bool(self.relevant)]
+        if kind == "answer":
+            return RELEVANCE[bool(self.answer_relevant)]
+        return self.verdict if kind == "claim" else self.question_label  # type: ignore[return-value]
 
     if TYPE_CHECKING:
         at: datetime  # created_at, parsed
@@ -167,10 +214,18 @@ class HumanLabel:
 
     def key(self) -> tuple:
         """What a newer label of the same reviewer replaces (docs/review.md, "What is stored")."""
-        return (self.reviewer, self.dataset, self.dataset_sha256, self.question_id, self.claim_key)
+        kind = self.kind
+        target: object = self.claim_key
+        if kind == "chunk":
+            target = ("chunk", self.chunk_id)
+        elif kind == "answer":
+            target = ("answer", claim_key(self.answer))
+        return (self.reviewer, self.dataset, self.dataset_sha256, self.question_id, target)
 
     def to_dict(self) -> dict[str, Any]:
-        return {name: getattr(self, name) for name in FIELDS}
+        d = {name: getattr(self, name) for name in FIELDS}
+        d.update({n: getattr(self, n) for n in NEW_FIELDS if getattr(self, n) is not None})
+        return d
 
     def to_line(self) -> str:
         """One JSONL line (no newline); non-ASCII kept as written."""
@@ -202,4 +257,8 @@ class HumanLabel:
             note="" if d.get("note") is None else d["note"],
             run_id=d.get("run_id"),
             judge=d.get("judge"),
+            chunk_id=d.get("chunk_id"),
+            relevant=d.get("relevant"),
+            answer=d.get("answer"),
+            answer_relevant=d.get("answer_relevant"),
         )
