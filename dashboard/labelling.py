@@ -26,7 +26,6 @@ from dashboard.shaping import (
     chosen_verdict,
     chunk_labels,
     human_summary,
-    label_kind,
     label_lines,
     label_value,
 )
@@ -188,7 +187,7 @@ def may_label() -> str | None:
 def existing(labels: Labels, key: str | None) -> None:
     """The human labels of one claim (`key`) or of the question (None), as plain text."""
     existing_lines(
-        tuple(lab for lab in labels.get(key, ()) if label_kind(lab) in ("claim", "question"))
+        tuple(lab for lab in labels.get(key, ()) if lab.kind in ("claim", "question"))
     )
 
 

@@ -427,22 +427,9 @@ RELEVANCE_CHOICES = ("relevant", "irrelevant")
 """A chunk or answer label's two values, in the words of its `judge` field."""
 
 
-def label_kind(lab: HumanLabel) -> str:
-    """Which of the four kinds a label is: claim, question, chunk or answer."""
-    if lab.claim is not None:
-        return "claim"
-    # getattr: the chunk and answer fields come with branch labels' HumanLabel (the label
-    # contract); until it is merged a label has neither. Plain attributes once it is.
-    if getattr(lab, "chunk_id", None) is not None:
-        return "chunk"
-    if getattr(lab, "answer", None) is not None:
-        return "answer"
-    return "question"
-
-
 def label_value(lab: HumanLabel) -> str:
     """The human's answer in words: a verdict, pass/fail, relevant/irrelevant."""
-    kind = label_kind(lab)
+    kind = lab.kind
     if kind in ("chunk", "answer"):
         relevant = lab.relevant if kind == "chunk" else lab.answer_relevant
         return RELEVANCE_CHOICES[0] if relevant else RELEVANCE_CHOICES[1]
@@ -451,7 +438,7 @@ def label_value(lab: HumanLabel) -> str:
 
 def chunk_labels(labels: Iterable[HumanLabel], chunk_id: str) -> tuple[HumanLabel, ...]:
     """The relevance labels of the retrieved chunk `chunk_id`."""
-    return tuple(lab for lab in labels if label_kind(lab) == "chunk" and lab.chunk_id == chunk_id)
+    return tuple(lab for lab in labels if lab.kind == "chunk" and lab.chunk_id == chunk_id)
 
 
 def answer_labels(labels: Iterable[HumanLabel], answer: str) -> tuple[HumanLabel, ...]:
@@ -459,7 +446,7 @@ def answer_labels(labels: Iterable[HumanLabel], answer: str) -> tuple[HumanLabel
     a label belongs to the words of an answer, so another run's same answer shares it."""
     key = claim_key(answer)
     return tuple(
-        lab for lab in labels if label_kind(lab) == "answer" and claim_key(lab.answer) == key
+        lab for lab in labels if lab.kind == "answer" and claim_key(lab.answer) == key
     )
 
 

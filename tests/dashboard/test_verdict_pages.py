@@ -281,8 +281,6 @@ def test_the_answer_relevancy_form_says_it_needs_a_name_first(app, verdict_resul
     assert not [b for b in at.button if b.label in ("Save chunk label", "Save answer label")]
 
 
-# strict: passes, and so fails here, once branch labels' HumanLabel is merged
-@pytest.mark.xfail(strict=True, reason="HumanLabel has no chunk_id/answer yet (branch labels)")
 def test_a_chunk_label_and_an_answer_label_are_saved_beside_the_judge(
     app, verdict_results, labels
 ) -> None:
