@@ -221,6 +221,8 @@ _FIGURE_GROUPS: Mapping[str, frozenset[str]] = {
     "faithfulness_p10": frozenset({"runs", "check", "report"}),
     "answer_correctness": frozenset({"runs", "check", "report"}),
     "answer_correctness_p10": frozenset({"runs", "report"}),
+    "span_recall_at_5": frozenset({"check", "report"}),
+    "span_iou_at_5": frozenset({"check", "report"}),
     "context_relevance": frozenset({"runs", "check", "report"}),
     "context_precision": frozenset({"report"}),
     "answer_relevancy": frozenset({"runs", "check", "report"}),

@@ -298,8 +298,13 @@ def check_run(
         )
     notes += conflicts
     by_metric = {t.metric: t for t in thresholds}
-    # without thresholds: the default figures, the run's declared metrics among them
-    metrics = list(by_metric) or list(catalogue.figure_names("check"))
+    # without thresholds: the default figures, the run's declared metrics among them, less
+    # those neither run can have (span figures without documents, recall without gold)
+    metrics = list(by_metric) or [
+        m
+        for m in catalogue.figure_names("check")
+        if values.get(m) is not None or base_values.get(m) is not None
+    ]
     if values.get("n_questions", 0) == 0:
         raise ResultsError(f"run {run_id!r} has no readable question rows")
     rows = []
