@@ -190,21 +190,36 @@ def _measure(tool: str, path: Path | str, results: Path) -> dict:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
+ALL_IN_MEMORY = {"ragas .jsonl short": (290.0, 4800.0)}
+"""Seconds and peak RSS (MB) of the writer that held every row, at 1,000,000 questions
+(issue 23); the ratios printed are against these."""
+
+
 def rss(n: int, kinds: list[str]) -> None:
     with tempfile.TemporaryDirectory(prefix="rageval-import-rss-") as d:
         root = Path(d)
         floor = _measure("-", "-", root)["rss_mb"]
         print(f"peak RSS of one import of {n:,} questions, own process each, {sys.platform}")
         print(f"floor (python + rageval imported): {floor:.0f} MB")
-        print(f"{'file':20} {'size MB':>8} {'seconds':>8} {'RSS MB':>8} {'KB/question':>12}")
+        print(
+            f"{'file':20} {'size MB':>8} {'seconds':>8} {'RSS MB':>8} {'KB/question':>12}"
+            f" {'vs all-in-memory':>17}"
+        )
         for kind in kinds:
             tool, scale = KINDS[kind]
             path = scale(n, root)
             got = _measure(tool, path, root / f"results-{len(list(root.iterdir()))}")
             size = path.stat().st_size / 1e6
             per = (got["rss_mb"] - floor) * 1024 / n
+            old = ALL_IN_MEMORY.get(kind) if n == 1_000_000 else None
+            ratio = (
+                f"{old[0] / got['seconds']:.1f}x time, {old[1] / got['rss_mb']:.1f}x RSS"
+                if old
+                else "-"
+            )
             print(
-                f"{kind:20} {size:8.1f} {got['seconds']:8.1f} {got['rss_mb']:8.0f} {per:12.2f}",
+                f"{kind:20} {size:8.1f} {got['seconds']:8.1f} {got['rss_mb']:8.0f} {per:12.2f}"
+                f" {ratio:>17}",
                 flush=True,
             )
             path.unlink()

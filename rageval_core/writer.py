@@ -49,11 +49,24 @@ from rageval_core.models import (
 from rageval_core.origin import RunOrigin
 from rageval_core.redact import Redactor, secret_values
 from rageval_core.runner import RunResult, git_commit
-from rageval_core.runs.folder import RunFolder, run_totals
+from rageval_core.runs.folder import PART_ROWS, RunFolder, run_totals
 from rageval_core.runs.layout import default_run_id, iso, results_location, utc_now
-from rageval_core.runs.rows import conform_row
+from rageval_core.runs.rows import conform_row, question_schema
 
 NO_DATASET = DatasetRef(name="", version="", sha256="", n_questions=0)
+PART_BYTES = 32 << 20
+"""Text a writer holds before writing its batch early: a batch of long answers stays small."""
+
+
+def _text_size(row: Mapping[str, Any]) -> int:
+    """About how many bytes of text a row holds (its strings and lists of strings)."""
+    size = 0
+    for v in row.values():
+        if isinstance(v, str):
+            size += len(v)
+        elif isinstance(v, list):
+            size += sum(len(x) if isinstance(x, str) else len(str(x)) for x in v)
+    return size
 
 
 @dataclass(frozen=True)
@@ -139,8 +152,12 @@ class RunWriter:
     `dataset` is a golden dataset (path or loaded) or None; `config` is recorded as the
     run's config (its `name` is `name`); `metrics` declares the scores the harness adds
     (`{name: {label, direction, range}}`, docs/metrics.md). `durable=False` skips the journal
-    (rows are held in memory and written at `close()`): for all-or-nothing writers such
-    as the importers, which stage the whole run and rename it into place.
+    (rows survive only a clean `close()`): for all-or-nothing writers such as the
+    importers, which stage the whole run and rename it into place.
+
+    Rows are held `PART_ROWS` (or `PART_BYTES` of text) at a time, then written as a part
+    file; `close()` compacts the parts into the final Parquet in DuckDB and sums the totals
+    reading it back, so memory does not grow with the run (docs/import.md).
     """
 
     def __init__(
@@ -181,7 +198,11 @@ class RunWriter:
         self.run_id = self.folder.run_id
         self._questions = {q.id: q for q in self.dataset.questions} if self.dataset else {}
         self._by_text = _ids_by_text(self.dataset)
-        self._rows: dict[str, dict[str, Any]] = {}
+        self._schema = question_schema(self.ks, self.declared)
+        self._batch: list[dict[str, Any]] = []
+        self._batch_bytes = 0
+        self._seq = 0  # rows added, numbering the part files' rows
+        self._done: set[str] | None = None  # built when first asked for
         self._started = time.monotonic()
         self._closed = False
         self._held = ExitStack()
@@ -220,9 +241,10 @@ class RunWriter:
         opened = self.folder.open(
             manifest, resume=resume, exists_hint="resume it or choose another run id"
         )
+        self.folder.clear_parts()
         if resume:
             for row in self.folder.done_rows(self._warn):
-                self._rows[row["question_id"]] = row
+                self._keep(row)
         return opened
 
     def _warn(self, message: str) -> None:
@@ -232,8 +254,11 @@ class RunWriter:
 
     @property
     def done(self) -> frozenset[str]:
-        """Ids of the questions already recorded (by this writer or before a resume)."""
-        return frozenset(self._rows)
+        """Ids of the questions already recorded (by this writer or before a resume). The
+        first call reads them from the part files; later adds keep the set up to date."""
+        if self._done is None:
+            self._done = {*self.folder.part_ids(), *(r["question_id"] for r in self._batch)}
+        return frozenset(self._done)
 
     def add(self, question_id: str, **fields: Any) -> None:
         """Record one question's result (fields of `QuestionRecord`); a bad field is a
@@ -251,7 +276,22 @@ class RunWriter:
             raise SourceError(str(exc)) from None
         if self._journal is not None:
             self._journal.append(row)
-        self._rows[row["question_id"]] = row
+        self._keep(row)
+
+    def _keep(self, row: dict[str, Any]) -> None:
+        """Hold a row until its batch is full, then write the batch as a part file."""
+        self._batch.append(row)
+        self._batch_bytes += _text_size(row)
+        if self._done is not None:
+            self._done.add(row["question_id"])
+        if len(self._batch) >= PART_ROWS or self._batch_bytes >= PART_BYTES:
+            self._flush()
+
+    def _flush(self) -> None:
+        if self._batch:
+            self.folder.write_part(self._batch, self._seq, self._schema)
+            self._seq += len(self._batch)
+            self._batch, self._batch_bytes = [], 0
 
     def row(self, r: QuestionRecord) -> dict[str, Any]:
         """The result row (schema `question_schema`) of one record."""
@@ -398,15 +438,18 @@ class RunWriter:
         try:
             if self._journal is not None:
                 self._journal.close()
-            rows = list(self._rows.values())
-            if self.dataset is not None:
-                order = {q.id: i for i, q in enumerate(self.dataset.questions)}
-                rows.sort(key=lambda row: order.get(row["question_id"], len(order)))
+            self._flush()
+            order = [q.id for q in self.dataset.questions] if self.dataset else []
             previous = float(self.manifest.totals.get("duration_s") or 0.0)
-            totals = run_totals(rows, previous + time.monotonic() - self._started)
+            took = previous + time.monotonic() - self._started
             status = "failed" if failed else "complete"
-            if not failed:
-                self.folder.write_rows(rows, self.ks, self.declared)
+            if failed:  # the journal stays for a resume; the parts go
+                with self.folder.compacted(self._schema, order) as tables:
+                    totals = run_totals((r for t in tables for r in t.to_pylist()), took)
+                self.folder.clear_parts()
+            else:
+                self.folder.write_rows_from_parts(self._schema, order)
+                totals = run_totals(self.folder.iter_rows(), took)
             self.manifest = replace(
                 self.manifest,
                 status=status,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -52,6 +52,16 @@ def write_parquet(path: str | os.PathLike[str], table: pa.Table) -> None:
     """Write a Parquet file atomically (zstd: smaller than snappy at the same speed)."""
     with _atomic_target(path) as tmp:
         pq.write_table(table, tmp, compression="zstd")
+
+
+def write_parquet_batches(
+    path: str | os.PathLike[str], schema: pa.Schema, batches: Iterable[pa.Table]
+) -> None:
+    """Write tables of `schema` one after another as one Parquet file, atomically: a run
+    too large to hold is written as it is read."""
+    with _atomic_target(path) as tmp, pq.ParquetWriter(tmp, schema, compression="zstd") as out:
+        for table in batches:
+            out.write_table(table)
 
 
 def create_json_if_absent(path: Path, value: Any) -> bool:

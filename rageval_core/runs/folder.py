@@ -10,6 +10,7 @@ manifest as `complete` (or `failed`, resumable) last.
 from __future__ import annotations
 
 import json
+import shutil
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import replace
@@ -22,8 +23,14 @@ import pyarrow.parquet as pq
 
 from rageval_core.errors import ConfigError, ConflictError, ResultsError
 from rageval_core.models import DeclaredMetric, RunManifest
+from rageval_core.query.compact import SEQ, compacted_batches
 from rageval_core.query.summary import summarize_run
-from rageval_core.runs.atomic import atomic_write_json, create_json_if_absent, write_parquet
+from rageval_core.runs.atomic import (
+    atomic_write_json,
+    create_json_if_absent,
+    write_parquet,
+    write_parquet_batches,
+)
 from rageval_core.runs.journal import Journal, read_journal
 from rageval_core.runs.layout import (
     MANIFEST,
@@ -41,6 +48,8 @@ from rageval_core.runs.manifest import manifest_from_dict, manifest_to_dict
 from rageval_core.runs.reading import ShardStatus, inspect_run, shard_statuses
 from rageval_core.runs.rows import question_schema, rows_to_table
 
+PART_ROWS = 2000
+"""Rows per part file and per batch read back: memory a writer holds, whatever the run's size."""
 _HOW_RUN = ("concurrency", "engine")  # how a run is executed, not what it evaluates
 
 
@@ -65,20 +74,26 @@ def same_run_problems(old: RunManifest, new: RunManifest) -> list[str]:
 
 
 def run_totals(rows: Iterable[Mapping[str, Any]], duration_s: float) -> dict[str, Any]:
-    """A run's (or a shard's) `totals`: counts and costs of its rows, and how long it took."""
-    rows = list(rows)
-
-    def total(col: str) -> float:
-        return round(sum(r.get(col) or 0.0 for r in rows), 8)
-
+    """A run's (or a shard's) `totals`: counts and costs of its rows, and how long it took.
+    One pass over `rows`, so a run read batch by batch is never held whole."""
+    n = errors = judge_errors = 0
+    cost = judge_cost = 0.0
+    retrieval = _RetrievalTotals()
+    for r in rows:
+        n += 1
+        errors += bool(r.get("error"))
+        judge_errors += bool(r.get("judge_error"))
+        cost += r.get("cost_usd") or 0.0
+        judge_cost += r.get("judge_cost_usd") or 0.0
+        retrieval.add(r)
     return {
-        "n_questions": len(rows),
-        "n_errors": sum(1 for r in rows if r.get("error")),
-        "n_judge_errors": sum(1 for r in rows if r.get("judge_error")),
-        "cost_usd": total("cost_usd"),
-        "judge_cost_usd": total("judge_cost_usd"),
+        "n_questions": n,
+        "n_errors": errors,
+        "n_judge_errors": judge_errors,
+        "cost_usd": round(cost, 8),
+        "judge_cost_usd": round(judge_cost, 8),
         "duration_s": round(duration_s, 3),
-        **retrieval_totals(rows),
+        **retrieval.totals(),
     }
 
 
@@ -86,29 +101,38 @@ MAX_NAMED = 20
 """How many unplaced chunk ids a manifest names (all are in the rows)."""
 
 
-def retrieval_totals(rows: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
+class _RetrievalTotals:
     """What the run's retrieved ids and chunks did not match in the dataset (docs/metrics.md):
     `n_retrieved` distinct ids per question, summed; `n_unknown_ids` of them not in the
     corpus; `n_unplaced` chunks not placed in a document, and the first `unplaced_ids`.
     Empty for a run whose dataset has neither corpus nor documents (nothing checked), so
     the manifests of runs made before these checks stay as they were."""
-    out: dict[str, Any] = {}
-    rows = list(rows)
-    checked = [r for r in rows if r.get("n_unknown_ids") is not None]
-    if checked:
-        out["n_retrieved"] = sum(len(set(r.get("retrieved_ids") or ())) for r in checked)
-        out["n_unknown_ids"] = sum(r["n_unknown_ids"] for r in checked)
-    placed = [r for r in rows if r.get("n_unplaced") is not None]
-    if placed:
-        out["n_unplaced"] = sum(r["n_unplaced"] for r in placed)
-        names: dict[str, None] = {}
-        for r in placed:
+
+    def __init__(self) -> None:
+        self.checked = self.retrieved = self.unknown = 0
+        self.placed = self.unplaced = 0
+        self.names: dict[str, None] = {}
+
+    def add(self, r: Mapping[str, Any]) -> None:
+        if r.get("n_unknown_ids") is not None:
+            self.checked += 1
+            self.retrieved += len(set(r.get("retrieved_ids") or ()))
+            self.unknown += r["n_unknown_ids"]
+        if r.get("n_unplaced") is not None:
+            self.placed += 1
+            self.unplaced += r["n_unplaced"]
             ids, starts = r.get("retrieved_ids") or (), r.get("retrieved_starts") or ()
             for cid, start in zip(ids, starts, strict=False):
-                if start is None and len(names) < MAX_NAMED:
-                    names[cid] = None
-        out["unplaced_ids"] = list(names)
-    return out
+                if start is None and len(self.names) < MAX_NAMED:
+                    self.names[cid] = None
+
+    def totals(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        if self.checked:
+            out["n_retrieved"], out["n_unknown_ids"] = self.retrieved, self.unknown
+        if self.placed:
+            out["n_unplaced"], out["unplaced_ids"] = self.unplaced, list(self.names)
+        return out
 
 
 class RunFolder:
@@ -127,6 +151,7 @@ class RunFolder:
         self.manifest = self.path / MANIFEST
         self.shard_status = self.path / shard_status_name(k) if shard else None
         self.lease = LocalLease(self.path / lease_name(k))
+        self.parts = self.path / f".parts{'' if k is None else f'-{k}'}"
 
     def cannot_write(self, exc: OSError) -> ResultsError:
         """Not a folder, read-only, disk full: a user's setup, said in one line."""
@@ -254,6 +279,58 @@ class RunFolder:
         the same rows)."""
         write_parquet(self.parquet, rows_to_table(rows, question_schema(ks, declared)))
         self.journal.unlink(missing_ok=True)
+
+    # -- rows in batches (RunWriter): memory independent of the run's size
+
+    def clear_parts(self) -> None:
+        """Drop the part files a killed writer left (its journal holds the same rows)."""
+        shutil.rmtree(self.parts, ignore_errors=True)
+
+    def write_part(
+        self, rows: Sequence[Mapping[str, Any]], first_seq: int, schema: pa.Schema
+    ) -> None:
+        """One batch of rows, numbered from `first_seq` in the order they were added, as
+        the next part file (`.parts/`, which no reader lists: only the final Parquet and the
+        journal are a run's row files)."""
+        self.parts.mkdir(parents=True, exist_ok=True)
+        table = rows_to_table(rows, schema).append_column(
+            SEQ, pa.array(range(first_seq, first_seq + len(rows)), pa.int64())
+        )
+        write_parquet(self.parts / f"{first_seq:012d}.parquet", table)
+
+    @contextmanager
+    def compacted(self, schema: pa.Schema, order: Sequence[str]) -> Iterator[Iterator[pa.Table]]:
+        """Tables of `schema` holding every part's rows: each question's last write, in
+        `order` (the dataset's question ids), else as first added; read as they are used."""
+        files = sorted(str(p) for p in self.parts.glob("*.parquet")) if self.parts.exists() else []
+        if not files:
+            yield iter([rows_to_table([], schema)])
+            return
+        con, reader = compacted_batches(files, order, str(self.parts / "spill"), PART_ROWS)
+        try:
+            yield (pa.Table.from_batches([b]).select(schema.names).cast(schema) for b in reader)
+        finally:
+            con.close()
+
+    def write_rows_from_parts(self, schema: pa.Schema, order: Sequence[str]) -> None:
+        """The final typed Parquet of every part (`compacted`), written as it is read; then
+        the parts and the journal removed (the Parquet holds the same rows)."""
+        with self.compacted(schema, order) as tables:
+            write_parquet_batches(self.parquet, schema, tables)
+        self.clear_parts()
+        self.journal.unlink(missing_ok=True)
+
+    def iter_rows(self) -> Iterator[dict[str, Any]]:
+        """The final Parquet's rows, one batch in memory at a time."""
+        with open(self.parquet, "rb") as fh:
+            for batch in pq.ParquetFile(fh).iter_batches(batch_size=PART_ROWS):
+                yield from batch.to_pylist()
+
+    def part_ids(self) -> Iterator[str]:
+        """The question ids the part files hold (a resumed writer's `done`)."""
+        for p in sorted(self.parts.glob("*.parquet")) if self.parts.exists() else ():
+            with open(p, "rb") as fh:
+                yield from pq.read_table(fh, columns=["question_id"]).column(0).to_pylist()
 
     # -- the end
 
