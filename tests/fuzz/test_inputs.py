@@ -1,5 +1,6 @@
 """Hostile input at every door a user or a tool hands us (issue 23): label files, each
-importer's formats, a judge's replies and the GitHub API's answers, damaged at random at
+importer's formats, span datasets (documents and gold spans), OpenTelemetry trace files,
+a judge's replies and the GitHub API's answers, damaged at random at
 the byte and text level (truncation, garbage bytes, deep nesting, huge numbers, lone
 surrogates, a byte-order mark, wrong types). Each door answers with its own family's
 error, bounded and naming the file or line, or with a value — never another exception.
@@ -169,6 +170,143 @@ def test_any_inspect_eval_zip_is_a_run_or_one_source_error(members):
             import_run("inspect", path, results_dir=Path(d, "results"), run_id="r")
         except SourceError as exc:
             assert str(path) in str(exc)
+
+
+# ---------------------------------------------------------------------------- span datasets
+
+_DOCS = "".join(
+    json.dumps(d) + "\n"
+    for d in (
+        {"id": "guide", "text": "Use hybrid search for product codes.\nBM25 finds exact terms."},
+        {"id": "faq", "text": "Refunds take five days. Refunds are final.", "title": "FAQ"},
+    )
+)
+_SPAN_QUESTIONS = [
+    {
+        "id": "q1",
+        "question": "When hybrid search?",
+        "reference_answer": "for product codes",
+        "gold_spans": [
+            {"doc_id": "guide", "start": 0, "end": 36},
+            {"doc_id": "guide", "text": "BM25 finds exact terms."},
+        ],
+    },
+    {
+        "id": "q2",
+        "question": "How long?",
+        "reference_answer": "five days",
+        "gold_spans": [{"doc_id": "faq", "text": "five days", "start": 13, "end": 22}],
+    },
+]
+_SPAN_YAML = "name: spans\nversion: 1\ndocuments: documents.jsonl\nquestions:\n" + "".join(
+    f"  - {json.dumps(q)}\n" for q in _SPAN_QUESTIONS
+)
+
+
+@fuzz_settings(ci=30)
+@given(
+    docs_as=st.sampled_from(["jsonl", "yaml"]),
+    damage=st.sampled_from(["documents", "dataset"]),
+    field_value=st.tuples(st.sampled_from(["doc_id", "start", "end", "text", "id"]), JSONISH),
+    data=st.data(),
+)
+def test_any_damaged_span_dataset_loads_or_is_one_dataset_error(docs_as, damage, field_value, data):
+    """Documents (JSONL or a YAML list) plus gold spans, a span's field set to anything
+    and either file damaged: the dataset loads with spans inside their documents, or is
+    a DatasetError naming its file, bounded."""
+    from rageval_core.dataset import load_dataset
+    from rageval_core.errors import DatasetError
+
+    key, value = field_value
+    questions = json.loads(json.dumps(_SPAN_QUESTIONS))
+    questions[0]["gold_spans"][0][key] = value
+    docs_name = f"documents.{docs_as}"
+    docs = _DOCS if docs_as == "jsonl" else "".join(f"- {line}\n" for line in _DOCS.splitlines())
+    dataset = f"name: spans\nversion: 1\ndocuments: {docs_name}\nquestions:\n" + "".join(
+        f"  - {json.dumps(q)}\n" for q in questions
+    )
+    texts = {docs_name: docs, "dataset.yaml": dataset}
+    target = docs_name if damage == "documents" else "dataset.yaml"
+    texts[target] = data.draw(damaged_text(texts[target]))
+    with tempfile.TemporaryDirectory(prefix="rageval-fuzz-spans-") as d:
+        for name, text in texts.items():
+            Path(d, name).write_bytes(text.encode("utf-8", "surrogatepass"))
+        try:
+            ds = load_dataset(Path(d, "dataset.yaml"))
+        except DatasetError as exc:
+            note(str(exc))
+            assert d in str(exc) and len(exc.one_line()) <= 600, exc.one_line()
+        else:
+            texts_by_id = {doc.id: doc.text for doc in ds.documents}
+            for q in ds.questions:
+                for span in q.gold_spans:
+                    assert 0 <= span.start < span.end <= len(texts_by_id[span.doc_id])
+
+
+# ---------------------------------------------------------------------------- trace files
+
+
+def _span(span_id: str, name: str, parent: str | None = None, **attrs: str) -> dict:
+    return {
+        "traceId": "0af7651916cd43dd8448eb211c80319c",
+        "spanId": span_id,
+        **({"parentSpanId": parent} if parent else {}),
+        "name": name,
+        "startTimeUnixNano": "1000000",
+        "endTimeUnixNano": "9000000",
+        "attributes": [{"key": k, "value": {"stringValue": v}} for k, v in attrs.items()],
+    }
+
+
+_TRACE = json.dumps(
+    {
+        "resourceSpans": [
+            {
+                "scopeSpans": [
+                    {
+                        "spans": [
+                            _span(
+                                "b7ad6b7169203331",
+                                "query",
+                                **{
+                                    "openinference.span.kind": "CHAIN",
+                                    "input.value": "What is hybrid search?",
+                                    "output.value": "BM25 plus vectors.",
+                                },
+                            ),
+                            _span(
+                                "c7ad6b7169203332",
+                                "retrieve",
+                                "b7ad6b7169203331",
+                                **{
+                                    "openinference.span.kind": "RETRIEVER",
+                                    "retrieval.documents.0.document.id": "guide#1",
+                                    "retrieval.documents.0.document.content": "Use hybrid.",
+                                },
+                            ),
+                        ]
+                    }
+                ]
+            }
+        ]
+    }
+)
+
+
+@fuzz_settings(ci=30)
+@given(lines=st.lists(damaged_text(_TRACE), min_size=1, max_size=3), clean=st.booleans())
+def test_any_damaged_trace_file_is_a_run_or_one_source_error(lines, clean):
+    """`rageval import otel` of OTLP JSON lines, damaged: a run or one SourceError naming
+    the file, bounded."""
+    with tempfile.TemporaryDirectory(prefix="rageval-fuzz-otel-") as d:
+        path = Path(d, "traces.jsonl")
+        body = ([_TRACE] if clean else []) + lines
+        path.write_bytes("\n".join(body).encode("utf-8", "surrogatepass") + b"\n")
+        try:
+            import_run("otel", path, results_dir=Path(d, "results"), run_id="r")
+        except SourceError as exc:
+            note(str(exc))
+            assert str(path) in str(exc) and len(exc.one_line()) <= 600, exc.one_line()
 
 
 # ---------------------------------------------------------------------------- judge replies
