@@ -4,7 +4,8 @@ How it decides (docs/judges.md has the long version and where it is fooled):
 
 1. Refusal: if the answer's first sentence declines ("I don't know", "not in the provided
    context", ...) the answer is a refusal with no claims. An empty answer is a refusal too.
-2. Claims: the answer's sentences, split into clauses on `;`, `, and`, `, but`, ` but `,
+2. Claims: the answer's sentences, a leading release note ("New in version 3.3.") split
+   from the text after it, then split into clauses on `;`, `, and`, `, but`, ` but `,
    ` whereas `...; refusal-worded sentences later in the answer are hedges, not claims, and
    clauses without a content word are dropped.
 3. Evidence: for each claim, the retrieved sentence that contains all of the claim's key
@@ -28,7 +29,9 @@ from rageval_core.judges.text import (
     Terms,
     is_refusal,
     sentence_terms,
+    listed,
     split_clauses,
+    split_notes,
     split_sentences,
     terms,
 )
@@ -36,9 +39,8 @@ from rageval_core.metrics.generation import answer_correctness
 from rageval_core.models import Claim, JudgeInput, Judgement, JudgeRef, RetrievedChunk
 
 # Bump when a rule changes, so runs judged under different rules are told apart.
-OFFLINE_VERSION = "offline-1"
+OFFLINE_VERSION = "offline-2"
 DEFAULT_THRESHOLD = 0.6
-_MAX_LISTED = 6
 
 
 def extract_claims(answer: str) -> tuple[list[tuple[str, Terms]], bool]:
@@ -50,17 +52,12 @@ def extract_claims(answer: str) -> tuple[list[tuple[str, Terms]], bool]:
     for sentence in sentences:
         if is_refusal(sentence):
             continue
-        for i, clause in enumerate(split_clauses(sentence)):
-            t = terms(clause, sentence_start=i == 0)
-            if t.content:
-                claims.append((clause, t))
+        for piece in split_notes(sentence):
+            for i, clause in enumerate(split_clauses(piece)):
+                t = terms(clause, sentence_start=i == 0)
+                if t.content:
+                    claims.append((clause, t))
     return claims, False
-
-
-def _listed(words: frozenset[str] | set[str]) -> str:
-    shown = sorted(words)[:_MAX_LISTED]
-    more = len(words) - len(shown)
-    return ", ".join(shown) + (f" (+{more} more)" if more > 0 else "")
 
 
 def check_claim(
@@ -100,16 +97,16 @@ def check_claim(
             "contradicted",
             evidence_chunk_id=r_id,
             evidence=r_sentence,
-            reason=f"{r_id} says {_listed(r_numbers - t.numbers)} "
-            f"where the answer says {_listed(t.numbers - r_numbers)}",
+            reason=f"{r_id} says {listed(r_numbers - t.numbers)} "
+            f"where the answer says {listed(t.numbers - r_numbers)}",
         )
     missing_keys = t.key - tokens
     if missing_keys:
-        reason = f"not in any retrieved sentence with its context: {_listed(missing_keys)}"
+        reason = f"not in any retrieved sentence with its context: {listed(missing_keys)}"
     else:
         reason = (
             f"only {max(share, 0):.0%} of content words found (best: {chunk_id}); "
-            f"missing: {_listed(t.content - tokens)}"
+            f"missing: {listed(t.content - tokens)}"
         )
     return Claim(text, "unsupported", reason=reason)
 

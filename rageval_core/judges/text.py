@@ -1,8 +1,10 @@
 """Text handling for the offline judge: sentences, claims, content words, key terms, refusals.
 
 Everything here is a pure function of its input and deliberately simple (regular
-expressions, a stopword list, plural stripping). The offline judge must stay deterministic
-and fast enough for 10,000 questions in seconds, so no model, no dictionary, no randomness.
+expressions, the stopword list and plural stripping of `metrics/words.py`). The offline
+judge must stay deterministic and fast enough for 10,000 questions in seconds, so no
+model, no dictionary, no randomness. Tokens are read from text with typographic quotes
+and dashes folded to ASCII, so “curly” and "straight" quotes say the same word.
 """
 
 from __future__ import annotations
@@ -11,10 +13,19 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
+from rageval_core.metrics.words import STOPWORDS, fold_typography, stem
+
 # A sentence ends at . ! ? (or a line break) followed by space and an upper-case letter,
 # digit or quote. Decimals ("3.5") and most abbreviations ("e.g. the") therefore stay whole.
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[]?[A-Z0-9])|\s*\n+\s*")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"'“‘«(\[]?[A-Z0-9])|\s*\n+\s*")
 _ABBREVIATION = re.compile(r"\b(?:e\.g|i\.e|etc|vs|Dr|Mr|Mrs|Ms|St|No|Fig|approx|cf)\.$")
+# A release note opening a sentence ("New in version 3.3.", "Changed in version 3.8:",
+# "Deprecated since version 3.10,"): it is a statement of its own, whatever follows it.
+_NOTE = re.compile(
+    r"(?:(?:New|Added|Changed|Removed)\s+in|Deprecated\s+(?:since|in))\s+version\s+"
+    r"\d+(?:\.\d+)*[.:,;]?(?=\s+\S)",
+    re.IGNORECASE,
+)
 # Clause boundaries inside a sentence. A bare " and " is not one: "salt and pepper".
 _CLAUSE_BREAK = re.compile(
     r"\s*;\s*|,\s+(?:and|but|while|whereas|although|though|so|yet)\s+|\s+but\s+|\s+whereas\s+"
@@ -26,17 +37,7 @@ _DIGIT = re.compile(r"\d")
 _QUANTITY = re.compile(r"\d+(?:[.:/-]\d+)*%?")
 _TOKEN = re.compile(r"[^\W_]*\d[^\W_]*(?:[.,:/-]\d+)*%?|[^\W\d_]+(?:['’][^\W\d_]+)?")
 
-STOPWORDS = frozenset(
-    """a about above after again against all also am an and any are as at be because been
-    before being below between both but by can could did do does doing down during each few
-    for from further had has have having he her here hers herself him himself his how i if in
-    into is it its itself just let me more most my myself no nor not of off on once only or
-    other our ours ourselves out over own same she should so some such than that the their
-    theirs them themselves then there these they this those through to too under until up
-    upon very was we were what when where which while who whom why will with would you your
-    yours yourself yourselves may might must shall us via per within without across among
-    however therefore thus also etc e.g i.e according every""".split()
-)
+MAX_LISTED = 6
 
 # Wording that declines to answer; checked on the first sentence (see `is_refusal`).
 _REFUSAL = re.compile(
@@ -70,6 +71,16 @@ def split_sentences(text: str) -> list[str]:
     return parts
 
 
+def split_notes(sentence: str) -> list[str]:
+    """A sentence opened by a release note ("New in version 3.3." then text that does not
+    start a new sentence, such as "os.scandir() is faster" or a colon's clause) as two
+    pieces, the note and the rest; any other sentence as itself."""
+    note = _NOTE.match(sentence)
+    if note is None:
+        return [sentence]
+    return [note.group(), sentence[note.end() :].strip()]
+
+
 def split_clauses(sentence: str) -> list[str]:
     """Clauses of one sentence, split on `;`, `, and`, `, but`, ` but `, ` whereas ` etc.
 
@@ -88,27 +99,14 @@ def split_clauses(sentence: str) -> list[str]:
     return clauses
 
 
-def stem(word: str) -> str:
-    """Strip a plural ending so "chunks" matches "chunk" and "queries" matches "query"."""
-    if len(word) <= 3 or not word.isalpha():
-        return word
-    if word.endswith("ies") and len(word) > 4:
-        return word[:-3] + "y"
-    if word.endswith(("sses", "shes", "ches", "xes", "zes")):
-        return word[:-2]
-    if word.endswith("s") and not word.endswith(("ss", "us", "is")):
-        return word[:-1]
-    return word
-
-
 def _norm_number(token: str) -> str:
     """ "1,200" and "1200" are the same number; a trailing "." or "," is punctuation."""
     return token.replace(",", "").rstrip(".:/-")
 
 
 def raw_tokens(text: str) -> list[str]:
-    """Word and number tokens in their original case."""
-    return _TOKEN.findall(text)
+    """Word and number tokens in their original case, typographic punctuation folded."""
+    return _TOKEN.findall(fold_typography(text))
 
 
 @dataclass(frozen=True)
@@ -142,7 +140,8 @@ def is_quantity(token: str) -> bool:
 def _normal(token: str) -> str:
     if has_digit(token):
         return _norm_number(token.lower())
-    return stem(token.lower().replace("’", "'"))
+    low = token.lower()
+    return stem(low[:-2] if low.endswith("'s") else low)  # "Northwind's" is "Northwind"
 
 
 def terms(text: str, sentence_start: bool = True) -> Terms:
@@ -151,10 +150,9 @@ def terms(text: str, sentence_start: bool = True) -> Terms:
     toks = raw_tokens(text)
     content, numbers, names = set(), set(), set()
     for i, tok in enumerate(toks):
-        low = tok.lower()
-        if low in STOPWORDS:
-            continue
         norm = _normal(tok)
+        if norm in STOPWORDS or tok.lower() in STOPWORDS:
+            continue
         content.add(norm)
         if is_quantity(norm):
             numbers.add(norm)
@@ -169,6 +167,18 @@ def content_words(text: str) -> frozenset[str]:
     return terms(text).content
 
 
+def text_tokens(text: str) -> frozenset[str]:
+    """Every normalised token of `text`, stopwords included: what evidence is matched on."""
+    return frozenset(_normal(t) for t in raw_tokens(text))
+
+
+def listed(words: frozenset[str] | set[str]) -> str:
+    """Words for a reason text: sorted, at most `MAX_LISTED`, then how many more."""
+    shown = sorted(words)[:MAX_LISTED]
+    more = len(words) - len(shown)
+    return ", ".join(shown) + (f" (+{more} more)" if more > 0 else "")
+
+
 @lru_cache(maxsize=65536)
 def sentence_terms(text: str) -> tuple[tuple[str, frozenset[str], frozenset[str]], ...]:
     """(sentence, all its normalised tokens, its quantities) for each sentence of a chunk.
@@ -180,9 +190,16 @@ def sentence_terms(text: str) -> tuple[tuple[str, frozenset[str], frozenset[str]
     """
     out = []
     for sentence in split_sentences(text):
-        tokens = frozenset(_normal(t) for t in raw_tokens(sentence))
+        tokens = text_tokens(sentence)
         out.append((sentence, tokens, frozenset(filter(is_quantity, tokens))))
     return tuple(out)
+
+
+@lru_cache(maxsize=65536)
+def chunk_tokens(text: str) -> frozenset[str]:
+    """Every normalised token of a chunk, its sentences' together; cached like
+    `sentence_terms`, since relevance asks it of the same chunks for many questions."""
+    return frozenset().union(*(tokens for _, tokens, _ in sentence_terms(text)))
 
 
 def is_refusal(sentence: str) -> bool:

@@ -1,7 +1,9 @@
 """Answer-level generation metrics: pure functions over strings.
 
 Normalisation follows the SQuAD evaluation convention (lower case, drop punctuation and
-the articles a/an/the, fold white space) so figures are comparable with published ones.
+the articles a/an/the, fold white space) so figures are comparable with published ones;
+typographic quotes and dashes are folded to ASCII first (`metrics/words.py`), so a
+curly-quoted word is the same word.
 """
 
 from __future__ import annotations
@@ -10,8 +12,14 @@ import re
 import string
 from collections import Counter
 
+from rageval_core.metrics.words import STOPWORDS, fold_typography, stem
+
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
 _PUNCT = str.maketrans("", "", string.punctuation)
+
+PRECISION_FLOOR = 0.1
+"""Content recall earns full credit while at least this share of the answer's content
+words are the reference's; below it the credit shrinks in proportion (`content_recall`)."""
 
 
 def normalize_answer(text: str) -> str:
@@ -20,13 +28,17 @@ def normalize_answer(text: str) -> str:
     return " ".join(_ARTICLES.sub(" ", text).split())
 
 
+def _tokens(text: str) -> list[str]:
+    return normalize_answer(fold_typography(text)).split()
+
+
 def token_f1(prediction: str, reference: str) -> float:
     """Harmonic mean of token precision and recall after `normalize_answer`.
 
     F1 = 2·P·R / (P + R), P = |common| / |pred tokens|, R = |common| / |ref tokens|, where
     common counts shared tokens with multiplicity. Two empty strings score 1, one empty 0.
     """
-    pred, ref = normalize_answer(prediction).split(), normalize_answer(reference).split()
+    pred, ref = _tokens(prediction), _tokens(reference)
     if not pred or not ref:
         return float(pred == ref)
     common = sum((Counter(pred) & Counter(ref)).values())
@@ -38,20 +50,46 @@ def token_f1(prediction: str, reference: str) -> float:
 
 def contains_answer(prediction: str, reference: str) -> bool:
     """True when the normalised reference appears as a token run inside the prediction."""
-    ref = normalize_answer(reference)
+    ref = " ".join(_tokens(reference))
     if not ref:
         return False
-    return f" {ref} " in f" {normalize_answer(prediction)} "
+    return f" {ref} " in f" {' '.join(_tokens(prediction))} "
+
+
+def _content(text: str) -> frozenset[str]:
+    return frozenset(stem(t) for t in _tokens(text) if t not in STOPWORDS)
+
+
+def content_recall(prediction: str, reference: str) -> float:
+    """Share of the reference's content words the answer holds, with a precision floor.
+
+    Content words are `normalize_answer` tokens less stopwords, plurals stripped. A
+    reference token with a digit (a number, a code such as "LYO-4") the answer lacks
+    makes it 0: "48 hours" does not answer "24 hours" however many other words match.
+    With precision P (the share of the answer's content words that are the reference's)
+    below `PRECISION_FLOOR`, the recall is scaled by P / PRECISION_FLOOR, so an answer
+    that pastes whole pages around the reference words does not earn full credit.
+    """
+    pred, ref = _content(prediction), _content(reference)
+    if not pred or not ref or any(any(c.isdigit() for c in t) for t in ref - pred):
+        return 0.0
+    common = len(pred & ref)
+    return common / len(ref) * min(1.0, common / len(pred) / PRECISION_FLOOR)
 
 
 def answer_correctness(prediction: str, reference: str | None) -> float | None:
-    """1.0 if the answer contains the reference, else token F1; None without a reference.
+    """1.0 if the answer contains the reference, else the larger of token F1 and
+    `content_recall`; None without a reference.
 
-    Containment first because good RAG answers are sentences around a short reference
-    ("It opened in 1998." vs "1998"), which plain F1 punishes for the extra words.
+    Good RAG answers are complete sentences around a short reference ("It opened in
+    1998." vs "1998"; "The handbook is reviewed twice a year, in January and July by the
+    Operations team." vs "twice a year, in January and July"), which plain F1 punishes
+    for the extra words: containment and content recall give them their credit, while an
+    answer of unrelated words scores 0 by both, and F1 still credits a short answer that
+    gives part of a long reference.
     """
     if reference is None or not reference.strip():
         return None
     if contains_answer(prediction, reference):
         return 1.0
-    return token_f1(prediction, reference)
+    return max(token_f1(prediction, reference), content_recall(prediction, reference))

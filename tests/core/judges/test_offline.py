@@ -9,7 +9,9 @@ from hypothesis import strategies as st
 from rageval_core.errors import ConfigError
 from rageval_core.judges import make_judge
 from rageval_core.judges.offline import OfflineJudge, extract_claims
-from rageval_core.judges.text import split_clauses, split_sentences, stem
+from rageval_core.judges.text import split_clauses, split_sentences
+from rageval_core.metrics.words import stem
+from rageval_core.metrics.generation import answer_correctness
 from rageval_core.models import VERDICTS, JudgeInput, RetrievedChunk
 
 MUSEUM = (
@@ -199,3 +201,48 @@ def test_never_crashes_and_stays_in_range(answer, chunks, reference):
     assert result.faithfulness is not None or not result.claims
     assert not (result.refused and result.claims)
     assert result.error is None and result.cost_usd == 0
+
+
+# ------------------------------------------------------------ offline-2 fixes (issue 21)
+
+
+def test_typographic_quotes_and_dashes_are_the_plain_words():
+    assert answer_correctness("Python uses the “termination” model…", "the termination model") == 1.0
+    chunk = (RetrievedChunk("c", "Python’s handlers follow the termination model (3–5 cases)."),)
+    (claim,) = judged("Python's handlers follow the “termination” model (3-5 cases).", chunk).claims
+    assert claim.verdict == "supported"
+
+
+@pytest.mark.parametrize(
+    ("answer", "note", "rest"),
+    [
+        ("New in version 3.3.  os.scandir() is faster.", "New in version 3.3.", "os.scandir() is faster."),
+        ("Changed in version 3.8: The default is now spawn.", "Changed in version 3.8:", "The default is now spawn."),
+        ("Deprecated since version 3.10, use run() instead.", "Deprecated since version 3.10", "use run() instead."),
+    ],
+)
+def test_a_release_note_is_its_own_claim(answer, note, rest):
+    claims, _ = extract_claims(answer)
+    assert [c for c, _ in claims] == [note, rest]
+
+
+def test_a_release_note_does_not_sink_the_sentence_it_precedes():
+    chunk = (RetrievedChunk("c", "The scandir function is faster than listdir."),)
+    result = judged("New in version 3.5. scandir is faster than listdir.", chunk)
+    assert [c.verdict for c in result.claims] == ["unsupported", "supported"]
+
+
+def test_a_complete_answer_is_not_punished_for_being_longer_than_the_reference():
+    reference = "3 days; the Cold Chain Basics module"
+    answer = (
+        "Access to ColdView is granted only after the new starter has passed the Cold Chain "
+        "Basics module. Warehouse staff also complete forklift training, which takes 3 days."
+    )
+    assert answer_correctness(answer, reference) == 1.0
+    wrong = (
+        "Shift swaps between drivers must be approved by the transport planner at least "
+        "48 hours in advance."
+    )
+    assert answer_correctness(wrong, "at least 24 hours in advance") < 0.5  # number missing
+    unrelated = " ".join(["forklift", "rota", "invoice", "pallet", "seal"] * 20)
+    assert answer_correctness(unrelated, reference) == 0.0

@@ -9,9 +9,11 @@ from hypothesis import strategies as st
 from rageval_core.metrics.generation import (
     answer_correctness,
     contains_answer,
+    content_recall,
     normalize_answer,
     token_f1,
 )
+from rageval_core.metrics.words import fold_typography
 
 # ---------------------------------------------------------------------------- hand cases
 
@@ -57,8 +59,19 @@ def test_answer_correctness():
     assert answer_correctness("It opened in 1998.", "1998") == 1.0
     # not contained -> token F1: [opened, 1999] vs [1998]: no overlap
     assert answer_correctness("opened 1999", "1998") == 0.0
-    # [paris, france] vs [paris, is, capital]: common 1, P = 1/2, R = 1/3, F1 = 0.4
-    assert answer_correctness("Paris, France", "Paris is the capital") == pytest.approx(0.4)
+    # F1: [paris, france] vs [paris, is, capital]: common 1, P = 1/2, R = 1/3, F1 = 0.4;
+    # content recall: {paris, capital} holds 1 of 2 (precision 1/2 above the floor) = 0.5
+    assert answer_correctness("Paris, France", "Paris is the capital") == pytest.approx(0.5)
+    # a reference number the answer lacks leaves only F1: [48, hours] vs [24, hours] = 0.5
+    assert answer_correctness("48 hours", "24 hours") == pytest.approx(0.5)
+
+
+def test_content_recall_floor():
+    # reference {termination, model} fully held; answer has 40 content words: P = 2/40 =
+    # 0.05, half the floor of 0.1, so recall 1.0 is halved
+    answer = "termination model " + " ".join(f"filler{i}" for i in range(38))
+    assert content_recall(answer, "the termination model") == pytest.approx(0.5)
+    assert content_recall("the termination model is used", "termination model") == 1.0
 
 
 @pytest.mark.parametrize("reference", [None, "", "   "])
@@ -99,8 +112,15 @@ def test_answer_correctness_in_unit_interval_and_at_least_f1(a, b):
 
 @given(texts, texts)
 def test_an_answer_wrapping_the_reference_scores_full_marks(a, b):
-    if normalize_answer(b):
+    if normalize_answer(fold_typography(b)):
         assert answer_correctness(f"{a} {b} {a}", b) == 1.0
+
+
+@given(texts, texts)
+def test_words_unrelated_to_the_reference_score_zero(a, b):
+    if not set(normalize_answer(a).split()) & set(normalize_answer(b).split()) and b.strip():
+        assert answer_correctness(a, b) in (0.0, 1.0)  # 1.0 only when both normalise empty
+        assert content_recall(a, b) == 0.0
 
 
 @given(texts)
