@@ -16,6 +16,16 @@ How it decides (docs/judges.md has the long version and where it is fooled):
    claim does not — "opened in 1999" against "opened in 1998". Otherwise `unsupported`,
    with the missing words in the reason.
 
+5. Chunk relevance (`chunk_verdicts`): a chunk is relevant when it holds every key term
+   of the question (number, name) that some retrieved chunk holds, and at least half of
+   the question's content words.
+6. Answer relevancy: the share of the question's content words the answer mentions,
+   raised to `KEY_FLOOR` when the answer names all of the question's key terms; None for
+   a refusal.
+7. Statements (context recall): the reference answer's clauses, split as claims are, each
+   attributed when `check_claim` would call it supported by the retrieved chunks.
+
+Only the metrics a judge config asks for (`metrics:`) are computed.
 It must never do I/O and never depend on anything but its inputs.
 """
 
@@ -27,37 +37,56 @@ from typing import Any
 from rageval_core.judges.options import Options
 from rageval_core.judges.text import (
     Terms,
+    chunk_tokens,
     is_refusal,
-    sentence_terms,
     listed,
+    sentence_terms,
     split_clauses,
     split_notes,
     split_sentences,
     terms,
+    text_tokens,
 )
 from rageval_core.metrics.generation import answer_correctness
-from rageval_core.models import Claim, JudgeInput, Judgement, JudgeRef, RetrievedChunk
+from rageval_core.models import (
+    JUDGE_METRICS,
+    ChunkVerdict,
+    Claim,
+    JudgeInput,
+    Judgement,
+    JudgeRef,
+    RetrievedChunk,
+    Statement,
+)
 
 # Bump when a rule changes, so runs judged under different rules are told apart.
 OFFLINE_VERSION = "offline-2"
 DEFAULT_THRESHOLD = 0.6
+# Answer relevancy of an answer that names every key term of the question: a short answer
+# such as "Northwind opened in 1998." repeats few question words yet plainly addresses it.
+KEY_FLOOR = 0.5
 
 
-def extract_claims(answer: str) -> tuple[list[tuple[str, Terms]], bool]:
-    """(claims with their terms, refused) for an answer; a refusal has no claims."""
-    sentences = split_sentences(answer)
-    if not sentences or is_refusal(sentences[0]):
-        return [], True
-    claims = []
+def clauses(sentences: list[str]) -> list[tuple[str, Terms]]:
+    """The checkable clauses of some sentences with their terms: release notes split off,
+    then clauses; those without a content word dropped."""
+    out = []
     for sentence in sentences:
-        if is_refusal(sentence):
-            continue
         for piece in split_notes(sentence):
             for i, clause in enumerate(split_clauses(piece)):
                 t = terms(clause, sentence_start=i == 0)
                 if t.content:
-                    claims.append((clause, t))
-    return claims, False
+                    out.append((clause, t))
+    return out
+
+
+def extract_claims(answer: str) -> tuple[list[tuple[str, Terms]], bool]:
+    """(claims with their terms, refused) for an answer; a refusal has no claims, and a
+    refusal-worded sentence later in the answer is a hedge, not a claim."""
+    sentences = split_sentences(answer)
+    if not sentences or is_refusal(sentences[0]):
+        return [], True
+    return clauses([s for s in sentences if not is_refusal(s)]), False
 
 
 def check_claim(
@@ -111,34 +140,130 @@ def check_claim(
     return Claim(text, "unsupported", reason=reason)
 
 
+def chunk_verdicts(
+    question: str, retrieved: tuple[RetrievedChunk, ...]
+) -> tuple[ChunkVerdict, ...] | None:
+    """Relevance of each retrieved chunk (rank 1..n) by the words it shares with the question.
+
+    Relevant = holds every key term of the question that some retrieved chunk holds (a key
+    term no chunk holds cannot tell chunks apart) and at least half of its content words.
+    None when nothing was retrieved or the question has no content word to compare.
+    """
+    q = terms(question)
+    if not retrieved or not q.content:
+        return None
+    tokens = [chunk_tokens(c.text) for c in retrieved]
+    keys = q.key & frozenset().union(*tokens)
+    verdicts = []
+    for rank, (chunk, held) in enumerate(zip(retrieved, tokens), 1):
+        shared, lacking = q.content & held, keys - held
+        reason = f"shares {len(shared)} of {len(q.content)} question words"
+        reason += f": {listed(shared)}" if shared else ""
+        if q.content - shared:
+            reason += f"; missing: {listed(q.content - shared)}"
+        if lacking:
+            reason += f"; lacks key terms other chunks hold: {listed(lacking)}"
+        relevant = not lacking and 2 * len(shared) >= len(q.content)
+        verdicts.append(ChunkVerdict(chunk.id, rank, relevant, reason))
+    return tuple(verdicts)
+
+
+def answer_relevancy(question: str, answer: str) -> tuple[float | None, str | None]:
+    """(score, reason): the share of the question's content words the answer mentions,
+    at least `KEY_FLOOR` when it names all of the question's key terms. (None, None) for a
+    question without content words; callers pass no refusal (it addresses nothing)."""
+    q = terms(question)
+    if not q.content:
+        return None, None
+    said = text_tokens(answer)
+    shared = q.content & said
+    score = len(shared) / len(q.content)
+    reason = f"mentions {len(shared)} of {len(q.content)} question words"
+    reason += f": {listed(shared)}" if shared else ""
+    if q.content - shared:
+        reason += f"; not: {listed(q.content - shared)}"
+    if q.key and q.key <= said and score < KEY_FLOOR:
+        score = KEY_FLOOR
+        reason += f"; names every key term ({listed(q.key)}), so at least {KEY_FLOOR:g}"
+    return score, reason
+
+
+def statements(
+    reference: str | None, retrieved: tuple[RetrievedChunk, ...], threshold: float
+) -> tuple[Statement, ...] | None:
+    """The reference answer's clauses, each attributed when `check_claim` finds it
+    supported by a retrieved sentence; None without a reference (or a checkable clause)."""
+    if not reference:
+        return None
+    out = []
+    for text, t in clauses(split_sentences(reference)):
+        claim = check_claim(text, t, retrieved, threshold)
+        out.append(
+            Statement(
+                text,
+                claim.verdict == "supported",
+                evidence_chunk_id=claim.evidence_chunk_id,
+                evidence=claim.evidence,
+                reason=claim.reason,
+            )
+        )
+    return tuple(out) or None
+
+
 class OfflineJudge:
     """Deterministic rules judge (module docstring); stateless, so thread-safe."""
 
-    def __init__(self, threshold: float = DEFAULT_THRESHOLD):
+    def __init__(
+        self, threshold: float = DEFAULT_THRESHOLD, metrics: tuple[str, ...] = JUDGE_METRICS
+    ):
         self.threshold = threshold
+        self.metrics = metrics
 
     @classmethod
     def from_config(cls, config: Mapping[str, Any]) -> OfflineJudge:
         opts = Options(config, "offline")
         threshold = opts.get("threshold", (int, float), DEFAULT_THRESHOLD, minimum=0, maximum=1)
+        metrics = opts.metrics()
         opts.finish()
-        return cls(threshold=float(threshold))
+        return cls(threshold=float(threshold), metrics=metrics)
 
     def describe(self) -> JudgeRef:
         return JudgeRef(
-            kind="offline", model=f"overlap>={self.threshold:g}", version=OFFLINE_VERSION
+            kind="offline",
+            model=f"overlap>={self.threshold:g}",
+            version=OFFLINE_VERSION,
+            metrics=self.metrics,
         )
 
     def judge(self, inp: JudgeInput) -> Judgement:
+        """Only the metrics asked for are computed; the others stay None (claims empty)."""
+        asked = self.metrics.__contains__
         claims, refused = extract_claims(inp.answer)
+        relevancy, why = (
+            answer_relevancy(inp.question, inp.answer)
+            if asked("answer_relevancy") and not refused
+            else (None, None)
+        )
         return Judgement(
-            claims=tuple(check_claim(c, t, inp.retrieved, self.threshold) for c, t in claims),
+            claims=tuple(check_claim(c, t, inp.retrieved, self.threshold) for c, t in claims)
+            if asked("faithfulness")
+            else (),
             refused=refused,
-            answer_correctness=answer_correctness(inp.answer, inp.reference_answer),
+            answer_correctness=answer_correctness(inp.answer, inp.reference_answer)
+            if asked("answer_correctness")
+            else None,
+            chunk_verdicts=chunk_verdicts(inp.question, inp.retrieved)
+            if asked("context_relevance")
+            else None,
+            answer_relevancy=relevancy,
+            answer_relevancy_reason=why,
+            statements=statements(inp.reference_answer, inp.retrieved, self.threshold)
+            if asked("context_recall")
+            else None,
         )
 
     def close(self) -> None:
         """Nothing to release; present for the Judge protocol."""
 
     def __repr__(self) -> str:
-        return f"OfflineJudge(threshold={self.threshold:g})"
+        return f"OfflineJudge(threshold={self.threshold:g}, metrics={self.metrics!r})"
