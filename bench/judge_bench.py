@@ -17,8 +17,8 @@ import time
 from collections import Counter
 
 from rageval_core.judges.offline import OfflineJudge
-from rageval_core.judges.text import sentence_terms
-from rageval_core.models import JudgeInput, RetrievedChunk
+from rageval_core.judges.text import chunk_tokens, sentence_terms
+from rageval_core.models import JUDGE_METRICS, Judgement, JudgeInput, RetrievedChunk
 
 WORDS = (
     "index query vector chunk embedding rerank latency budget cluster shard replica cache "
@@ -52,7 +52,8 @@ def make_inputs(n: int, seed: int = 7) -> list[JudgeInput]:
             source[1].replace("The ", "A ", 1).rstrip(".") + ", and it is fast.",  # clauses
             sentence(rng),  # invented: unsupported, or contradicted by a number
         ]
-        inputs.append(JudgeInput(f"question {q}?", " ".join(parts), retrieved, source[0]))
+        asked = " ".join(w for w in source[0].rstrip(".").split()[1:] if not w.isdigit())
+        inputs.append(JudgeInput(f"How many {asked}?", " ".join(parts), retrieved, source[0]))
     return inputs
 
 
@@ -62,14 +63,26 @@ def main() -> None:
     parser.add_argument("--threshold", type=float, default=0.6)
     args = parser.parse_args()
     inputs = make_inputs(args.questions)
-    judge = OfflineJudge(threshold=args.threshold)
-    sentence_terms.cache_clear()  # measure from a cold chunk cache, as a fresh run would
+    rates = {}
+    for label, metrics in (("claims only", ("faithfulness",)), ("all metrics", JUDGE_METRICS)):
+        elapsed, results = timed(OfflineJudge(args.threshold, metrics), inputs)
+        rates[label] = len(inputs) / elapsed
+        print(f"{label}: {len(inputs)} questions in {elapsed:.2f} s: {rates[label]:,.0f} q/s")
+    verdicts = Counter(c.verdict for r in results for c in r.claims)
+    print(f"all metrics / claims only: {rates['all metrics'] / rates['claims only']:.2f}x")
+    print(f"claims: {sum(verdicts.values())} " + " ".join(f"{k}={v}" for k, v in verdicts.items()))
+    relevant = sum(v.relevant for r in results for v in r.chunk_verdicts or ())
+    attributed = sum(s.attributed for r in results for s in r.statements or ())
+    print(f"relevant chunks: {relevant}; attributed reference statements: {attributed}")
+
+
+def timed(judge: OfflineJudge, inputs: list[JudgeInput]) -> tuple[float, list[Judgement]]:
+    """Seconds to judge every input from cold chunk caches, as a fresh run would start."""
+    sentence_terms.cache_clear()
+    chunk_tokens.cache_clear()
     start = time.perf_counter()
     results = [judge.judge(inp) for inp in inputs]
-    elapsed = time.perf_counter() - start
-    verdicts = Counter(c.verdict for r in results for c in r.claims)
-    print(f"{len(inputs)} questions in {elapsed:.2f} s: {len(inputs) / elapsed:,.0f} questions/s")
-    print(f"claims: {sum(verdicts.values())} " + " ".join(f"{k}={v}" for k, v in verdicts.items()))
+    return time.perf_counter() - start, results
 
 
 if __name__ == "__main__":
