@@ -246,8 +246,11 @@ def test_diagnose_leaves_out_the_columns_a_questions_only_run_cannot_have(
     assert "recall_at_5" in list(full.dataframe[0].value.columns)
 
 
-def test_a_run_written_before_the_verdicts_says_so_once(app, demo_results) -> None:
-    at = open_page(app(demo_results, question="q001"), "question")
+def test_a_run_written_before_the_verdicts_says_so_once(app, scratch) -> None:
+    old = scratch / "old"
+    rows = [row(f"q{i}", retrieved=[f"c{i}-1", f"c{i}-2"], faithfulness=1.0) for i in range(3)]
+    write_run(old, "before-verdicts", rows, created_at="2025-01-01T00:00Z")
+    at = open_page(app(old, run="before-verdicts", question="q1"), "question")
     notes = [i.value for i in at.info if i.value.startswith("Not shown")]
     assert len(notes) == 1 and "no context relevance verdicts" in notes[0]
     assert "no answer relevancy" in notes[0] and "no context recall" in notes[0]
