@@ -18,7 +18,7 @@ from collections import Counter
 
 from rageval_core.judges.offline import OfflineJudge
 from rageval_core.judges.text import chunk_tokens, sentence_terms
-from rageval_core.models import JUDGE_METRICS, Judgement, JudgeInput, RetrievedChunk
+from rageval_core.models import JUDGE_METRICS, JudgeInput, Judgement, RetrievedChunk
 
 WORDS = (
     "index query vector chunk embedding rerank latency budget cluster shard replica cache "
@@ -44,7 +44,7 @@ def make_inputs(n: int, seed: int = 7) -> list[JudgeInput]:
         for i in range(2000)
     ]
     inputs = []
-    for q in range(n):
+    for _ in range(n):
         retrieved = tuple(rng.sample(corpus, 5))
         source = rng.choice(retrieved).text.split(". ")
         parts = [

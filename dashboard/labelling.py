@@ -186,9 +186,7 @@ def may_label() -> str | None:
 
 def existing(labels: Labels, key: str | None) -> None:
     """The human labels of one claim (`key`) or of the question (None), as plain text."""
-    existing_lines(
-        tuple(lab for lab in labels.get(key, ()) if lab.kind in ("claim", "question"))
-    )
+    existing_lines(tuple(lab for lab in labels.get(key, ()) if lab.kind in ("claim", "question")))
 
 
 def _mine(labels: Labels, key: str | None, reviewer: str) -> HumanLabel | None:

@@ -445,9 +445,7 @@ def answer_labels(labels: Iterable[HumanLabel], answer: str) -> tuple[HumanLabel
     """The relevancy labels of this answer's text, matched as claims are (`claim_key`):
     a label belongs to the words of an answer, so another run's same answer shares it."""
     key = claim_key(answer)
-    return tuple(
-        lab for lab in labels if lab.kind == "answer" and claim_key(lab.answer) == key
-    )
+    return tuple(lab for lab in labels if lab.kind == "answer" and claim_key(lab.answer) == key)
 
 
 def label_lines(labels: Iterable[HumanLabel]) -> list[str]:

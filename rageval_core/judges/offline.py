@@ -155,7 +155,7 @@ def chunk_verdicts(
     tokens = [chunk_tokens(c.text) for c in retrieved]
     keys = q.key & frozenset().union(*tokens)
     verdicts = []
-    for rank, (chunk, held) in enumerate(zip(retrieved, tokens), 1):
+    for rank, (chunk, held) in enumerate(zip(retrieved, tokens, strict=True), 1):
         shared, lacking = q.content & held, keys - held
         reason = f"shares {len(shared)} of {len(q.content)} question words"
         reason += f": {listed(shared)}" if shared else ""

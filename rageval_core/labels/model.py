@@ -180,8 +180,9 @@ class HumanLabel:
                 raise ConfigError("a question label (claim null) has no verdict")
 
     def _check_relevance(self) -> None:
-        name, flag = ("chunk_id", "relevant") if self.chunk_id is not None else (
-            "answer", "answer_relevant")
+        name, flag = (
+            ("chunk_id", "relevant") if self.chunk_id is not None else ("answer", "answer_relevant")
+        )
         _text(getattr(self, name), name)
         if getattr(self, flag) is None:
             raise ConfigError(f"a label with {name} needs {flag} true or false")
@@ -190,7 +191,7 @@ class HumanLabel:
 
     @property
     def kind(self) -> str:
-        """"claim", "chunk", "answer" or "question": which judgement this line holds."""
+        """ "claim", "chunk", "answer" or "question": which judgement this line holds."""
         if self.claim is not None:
             return "claim"
         if self.chunk_id is not None:

@@ -603,10 +603,10 @@ class DerivedCache:
 
 def _indexed_manifest(d: dict[str, Any], source: str) -> RunManifest:
     """The manifest `_write_index` stored (`manifest_to_dict` of one validated when its run
-    was cached), rebuilt without validating it again: that was a quarter of a 10,000-run
-    restart. Declared metrics are specs to parse (and a judge's metrics a list to make a
-tuple), so such a manifest is parsed in full; a
-    row whose keys are not the manifest's fields raises TypeError (its folder is read)."""
+        was cached), rebuilt without validating it again: that was a quarter of a 10,000-run
+        restart. Declared metrics are specs to parse (and a judge's metrics a list to make a
+    tuple), so such a manifest is parsed in full; a
+        row whose keys are not the manifest's fields raises TypeError (its folder is read)."""
     if "metrics" in d or "metrics" in d["judge"]:
         return manifest_from_dict(d, source, [])
     return RunManifest(

@@ -126,8 +126,7 @@ QUESTION_SCHEMA = question_schema()
 PINNED_COLUMNS: tuple[str, ...] = tuple(
     n
     for n in QUESTION_SCHEMA.names
-    if n not in ("retrieved_scores", "total_ms", "judge_error")
-    and n not in dict(JUDGE_FIELDS)
+    if n not in ("retrieved_scores", "total_ms", "judge_error") and n not in dict(JUDGE_FIELDS)
 )
 """The per-question columns docs/pipeline.md names as a public contract; every writer fills them."""
 

@@ -167,7 +167,12 @@ def test_a_run_into_another_results_folder_pays_no_call_again(chat, tmp_path):
             run = rageval_core.evaluate(
                 _reference_answers,
                 example_dataset_path(),
-                judge={"kind": "openai", "base_url": srv.base_url, "model": "m", "metrics": ["faithfulness"]},
+                judge={
+                    "kind": "openai",
+                    "base_url": srv.base_url,
+                    "model": "m",
+                    "metrics": ["faithfulness"],
+                },
                 results=tmp_path / folder,
                 run_id="r",
                 progress=False,

@@ -10,8 +10,8 @@ from rageval_core.errors import ConfigError
 from rageval_core.judges import make_judge
 from rageval_core.judges.offline import OfflineJudge, extract_claims
 from rageval_core.judges.text import split_clauses, split_sentences
-from rageval_core.metrics.words import stem
 from rageval_core.metrics.generation import answer_correctness
+from rageval_core.metrics.words import stem
 from rageval_core.models import VERDICTS, JudgeInput, RetrievedChunk
 
 MUSEUM = (
@@ -207,7 +207,9 @@ def test_never_crashes_and_stays_in_range(answer, chunks, reference):
 
 
 def test_typographic_quotes_and_dashes_are_the_plain_words():
-    assert answer_correctness("Python uses the “termination” model…", "the termination model") == 1.0
+    assert (
+        answer_correctness("Python uses the “termination” model…", "the termination model") == 1.0
+    )
     chunk = (RetrievedChunk("c", "Python’s handlers follow the termination model (3–5 cases)."),)
     (claim,) = judged("Python's handlers follow the “termination” model (3-5 cases).", chunk).claims
     assert claim.verdict == "supported"
@@ -216,9 +218,21 @@ def test_typographic_quotes_and_dashes_are_the_plain_words():
 @pytest.mark.parametrize(
     ("answer", "note", "rest"),
     [
-        ("New in version 3.3.  os.scandir() is faster.", "New in version 3.3.", "os.scandir() is faster."),
-        ("Changed in version 3.8: The default is now spawn.", "Changed in version 3.8:", "The default is now spawn."),
-        ("Deprecated since version 3.10, use run() instead.", "Deprecated since version 3.10", "use run() instead."),
+        (
+            "New in version 3.3.  os.scandir() is faster.",
+            "New in version 3.3.",
+            "os.scandir() is faster.",
+        ),
+        (
+            "Changed in version 3.8: The default is now spawn.",
+            "Changed in version 3.8:",
+            "The default is now spawn.",
+        ),
+        (
+            "Deprecated since version 3.10, use run() instead.",
+            "Deprecated since version 3.10",
+            "use run() instead.",
+        ),
     ],
 )
 def test_a_release_note_is_its_own_claim(answer, note, rest):

@@ -371,14 +371,20 @@ def _without(key):
 @pytest.mark.parametrize(
     ("reply", "problem"),
     [
-        ({**GOOD, "chunks": [{**GOOD["chunks"][0], "relevant": "yes"}, GOOD["chunks"][1]]},
-         "chunks[0].relevant must be true or false"),
-        ({**GOOD, "chunks": [GOOD["chunks"][0], {**GOOD["chunks"][1], "id": "made-up#3"}]},
-         "chunks[1].id 'made-up#3' is not a retrieved chunk"),
+        (
+            {**GOOD, "chunks": [{**GOOD["chunks"][0], "relevant": "yes"}, GOOD["chunks"][1]]},
+            "chunks[0].relevant must be true or false",
+        ),
+        (
+            {**GOOD, "chunks": [GOOD["chunks"][0], {**GOOD["chunks"][1], "id": "made-up#3"}]},
+            "chunks[1].id 'made-up#3' is not a retrieved chunk",
+        ),
         ({**GOOD, "chunks": GOOD["chunks"][:1]}, "no verdict for retrieved chunk(s) 'museum#2'"),
         ({**GOOD, "answer_relevancy": {"score": 7, "reason": "x"}}, "must lie between 0 and 1"),
-        ({**GOOD, "statements": [{"text": "The moon is made of cheese.", "attributed": False}]},
-         "is not in the reference answer"),
+        (
+            {**GOOD, "statements": [{"text": "The moon is made of cheese.", "attributed": False}]},
+            "is not in the reference answer",
+        ),
         (_without("chunks"), "'chunks' is missing"),
         (_without("answer_relevancy"), "'answer_relevancy' is missing"),
         (_without("statements"), "'statements' is missing"),

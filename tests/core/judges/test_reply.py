@@ -26,15 +26,36 @@ def claim(text, verdict, reason=""):
         ({"claims": {}, "refused": False, "answer_correctness": 1}, "'claims' must be a list"),
         ({"claims": [], "refused": False, "answer_correctness": 1.5}, "between 0 and 1"),
         ({"claims": [], "refused": False, "answer_correctness": True}, "must be a number"),
-        ({"claims": ["x"], "refused": False, "answer_correctness": 1}, "claims[0] must be an object"),
-        ({"claims": [{"text": "", "verdict": "supported"}], "refused": False, "answer_correctness": 1}, "non-empty"),
-        ({"claims": [{"text": "t", "verdict": None}], "refused": False, "answer_correctness": 1}, "is not one of"),
         (
-            {"claims": [{"text": "t", "verdict": "supported", "reason": 3}], "refused": False, "answer_correctness": 1},
+            {"claims": ["x"], "refused": False, "answer_correctness": 1},
+            "claims[0] must be an object",
+        ),
+        (
+            {
+                "claims": [{"text": "", "verdict": "supported"}],
+                "refused": False,
+                "answer_correctness": 1,
+            },
+            "non-empty",
+        ),
+        (
+            {"claims": [{"text": "t", "verdict": None}], "refused": False, "answer_correctness": 1},
+            "is not one of",
+        ),
+        (
+            {
+                "claims": [{"text": "t", "verdict": "supported", "reason": 3}],
+                "refused": False,
+                "answer_correctness": 1,
+            },
             "reason must be a string",
         ),
         (
-            {"claims": [{"text": "t", "verdict": "supported", "evidence": 3}], "refused": False, "answer_correctness": 1},
+            {
+                "claims": [{"text": "t", "verdict": "supported", "evidence": 3}],
+                "refused": False,
+                "answer_correctness": 1,
+            },
             "evidence must be a string or null",
         ),
     ],
@@ -128,8 +149,9 @@ def test_every_new_part_is_read_with_ranks():
 def test_a_refusal_has_no_relevancy_and_no_reference_no_statements():
     refusal = parse_reply({**FULL, "refused": True, "answer_relevancy": None}, ALL)
     assert refusal.answer_relevancy is None and refusal.chunk_verdicts is not None
-    free = parse_reply({**FULL, "statements": None, "answer_correctness": None},
-                       Asked(IDS, reference=False))
+    free = parse_reply(
+        {**FULL, "statements": None, "answer_correctness": None}, Asked(IDS, reference=False)
+    )
     assert free.statements is None and free.answer_correctness is None
 
 
@@ -141,23 +163,36 @@ def _chunks(*items):
     ("raw", "problem"),
     [
         ({k: v for k, v in FULL.items() if k != "chunks"}, "'chunks' is missing"),
-        ({k: v for k, v in FULL.items() if k != "answer_relevancy"}, "'answer_relevancy' is missing"),
+        (
+            {k: v for k, v in FULL.items() if k != "answer_relevancy"},
+            "'answer_relevancy' is missing",
+        ),
         ({k: v for k, v in FULL.items() if k != "statements"}, "'statements' is missing"),
         ({**FULL, "chunks": {}}, "'chunks' must be a list"),
         (_chunks({"id": "a#1", "relevant": True}), "no verdict for retrieved chunk(s) 'b#2'"),
-        (_chunks({"id": "a#1", "relevant": True}, {"id": "a#1", "relevant": True}),
-         "'a#1' is judged more than once"),
+        (
+            _chunks({"id": "a#1", "relevant": True}, {"id": "a#1", "relevant": True}),
+            "'a#1' is judged more than once",
+        ),
         (_chunks({"id": "z#9", "relevant": True}), "'z#9' is not a retrieved chunk"),
         (_chunks({"id": "a#1", "relevant": "yes"}), "chunks[0].relevant must be true or false"),
         (_chunks({"id": 1, "relevant": True}), "chunks[0].id must be a string"),
         ({**FULL, "answer_relevancy": {"score": 1.5}}, "answer_relevancy.score must lie between"),
-        ({**FULL, "answer_relevancy": {"score": "high"}}, "answer_relevancy.score must be a number"),
+        (
+            {**FULL, "answer_relevancy": {"score": "high"}},
+            "answer_relevancy.score must be a number",
+        ),
         ({**FULL, "answer_relevancy": None}, "must be an object: the answer is not a refusal"),
         ({**FULL, "statements": []}, "'statements' is empty"),
-        ({**FULL, "statements": [{"text": "A", "attributed": 1}]}, "attributed must be true or false"),
+        (
+            {**FULL, "statements": [{"text": "A", "attributed": 1}]},
+            "attributed must be true or false",
+        ),
         ({**FULL, "statements": [{"text": "A", "attributed": True}]}, "names no evidence_chunk_id"),
-        ({**FULL, "statements": [{"text": "A", "attributed": True, "evidence_chunk_id": "q"}]},
-         "statements[0].evidence_chunk_id 'q' is not a retrieved chunk"),
+        (
+            {**FULL, "statements": [{"text": "A", "attributed": True, "evidence_chunk_id": "q"}]},
+            "statements[0].evidence_chunk_id 'q' is not a retrieved chunk",
+        ),
     ],
 )
 def test_new_part_violations_say_where(raw, problem):
@@ -166,19 +201,28 @@ def test_new_part_violations_say_where(raw, problem):
 
 
 def test_only_selected_parts_are_required():
-    reply = parse_reply({"refused": False, "chunks": FULL["chunks"]},
-                        Asked(IDS, frozenset({"context_relevance"})))
+    reply = parse_reply(
+        {"refused": False, "chunks": FULL["chunks"]}, Asked(IDS, frozenset({"context_relevance"}))
+    )
     assert reply.claims == () and len(reply.chunk_verdicts) == 2
     assert reply.answer_relevancy is None and reply.statements is None
 
 
 def test_stricter_new_parts_need_both_readings():
-    first, second = parse_reply(FULL, ALL), parse_reply(
-        {**FULL, "chunks": [{"id": "a#1", "relevant": False, "reason": "no"},
-                            {"id": "b#2", "relevant": True}],
-         "answer_relevancy": {"score": 0.3, "reason": "vague"},
-         "statements": [{"text": "a is 1", "attributed": False, "reason": "absent"}]},
-        ALL,
+    first, second = (
+        parse_reply(FULL, ALL),
+        parse_reply(
+            {
+                **FULL,
+                "chunks": [
+                    {"id": "a#1", "relevant": False, "reason": "no"},
+                    {"id": "b#2", "relevant": True},
+                ],
+                "answer_relevancy": {"score": 0.3, "reason": "vague"},
+                "statements": [{"text": "a is 1", "attributed": False, "reason": "absent"}],
+            },
+            ALL,
+        ),
     )
     merged = stricter(first, second)
     assert [v.relevant for v in merged.chunk_verdicts] == [False, False]

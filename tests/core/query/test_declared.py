@@ -203,9 +203,7 @@ def test_missing_or_non_numeric_declared_values_are_problems_naming_the_file(res
     d = write_run(results, "p", [row("q1")], metrics={"groundedness": {}})
     # a file written by another tool: the declared column holds text
     table = pq.read_table(d / "questions.parquet").drop_columns(["groundedness"])
-    write_parquet(
-        d / "questions.parquet", table.append_column("groundedness", pa.array(["hi"]))
-    )
+    write_parquet(d / "questions.parquet", table.append_column("groundedness", pa.array(["hi"])))
     rewrite = json.loads((d / "manifest.json").read_text())
     rewrite["metrics"] = DECLARED
     (d / "manifest.json").write_text(json.dumps(rewrite))

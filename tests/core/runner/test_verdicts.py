@@ -132,7 +132,10 @@ def test_summary_check_and_compare_carry_the_new_figures(toy, fake_judge):
     gated = check_run(
         store,
         "worse",
-        thresholds=[Threshold("answer_relevancy", min=0.5), Threshold("context_relevance", min=0.9)],
+        thresholds=[
+            Threshold("answer_relevancy", min=0.5),
+            Threshold("context_relevance", min=0.9),
+        ],
     )
     by = {r.metric: r for r in gated.rows}
     assert by["answer_relevancy"].breaches and not by["context_relevance"].breaches
@@ -180,7 +183,9 @@ def test_a_questions_only_dataset_runs_with_answerability_unknown(toy, fake_judg
 def test_unavailable_metrics_say_why_once(toy, fake_judge):
     _questions_only(toy)
     _run(toy, "free")
-    why = {u.family: u.reason for u in unavailable_metrics(ResultsStore(str(toy.results)), ["free"])}
+    why = {
+        u.family: u.reason for u in unavailable_metrics(ResultsStore(str(toy.results)), ["free"])
+    }
     assert set(why) == {"retrieval", "correctness", "context_recall"}
     assert "no retrieval gold" in why["retrieval"]
     assert "no reference answers" in why["context_recall"]
