@@ -177,11 +177,12 @@ def format_report(
         f" and {len(report.runs) - 3} more" if len(report.runs) > 3 else ""
     )
     parts = [f"Judge: {report.judge.label()} ({len(report.runs)} run(s): {runs})"]
-    for title, agreement, is_claim in (
-        ("Claims", report.claims, True),
-        ("Questions (faithful)", report.questions, False),
+    for title, agreement, kind in (
+        ("Claims", report.claims, "claim"),
+        ("Questions (faithful)", report.questions, "question"),
     ):
-        mine = [lab for lab in labels.labels if (lab.claim is not None) == is_claim]
+        is_claim = kind == "claim"
+        mine = [lab for lab in labels.labels if lab.kind == kind]
         if not mine:
             continue
         missing = [lab for lab in mine if lab in unmatched]

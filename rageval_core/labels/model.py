@@ -34,7 +34,8 @@ FIELDS: tuple[str, ...] = (  # a line's keys, in the order they are written
     "judge",
 )
 NEW_FIELDS: tuple[str, ...] = ("chunk_id", "relevant", "answer", "answer_relevant")
-"""Written only when set, so a claim or question label's line is as before."""
+"""Written on a relevance label's line only (every one of them, null where unset), so a
+claim or question label's line is as before."""
 RELEVANCE: tuple[str, str] = ("irrelevant", "relevant")  # a relevance label's value, by bool
 
 
@@ -191,7 +192,7 @@ class HumanLabel:
 
     @property
     def kind(self) -> str:
-        """ "claim", "chunk", "answer" or "question": which judgement this line holds."""
+        """Which judgement this line holds: "claim", "chunk", "answer" or "question"."""
         if self.claim is not None:
             return "claim"
         if self.chunk_id is not None:
@@ -213,19 +214,26 @@ class HumanLabel:
         at: datetime  # created_at, parsed
         claim_key: str | None  # claim_key(claim)
 
+    @property
+    def subject(self) -> str | tuple[str, str | None] | None:
+        """What the label is about within its question: the claim's key, None for the
+        question itself, ("chunk", chunk id) or ("answer", its normalised text). A
+        relevance label never shares the None of a question label."""
+        kind = self.kind
+        if kind == "chunk":
+            return ("chunk", self.chunk_id)
+        if kind == "answer":
+            return ("answer", claim_key(self.answer))
+        return self.claim_key
+
     def key(self) -> tuple:
         """What a newer label of the same reviewer replaces (docs/review.md, "What is stored")."""
-        kind = self.kind
-        target: object = self.claim_key
-        if kind == "chunk":
-            target = ("chunk", self.chunk_id)
-        elif kind == "answer":
-            target = ("answer", claim_key(self.answer))
-        return (self.reviewer, self.dataset, self.dataset_sha256, self.question_id, target)
+        return (self.reviewer, self.dataset, self.dataset_sha256, self.question_id, self.subject)
 
     def to_dict(self) -> dict[str, Any]:
         d = {name: getattr(self, name) for name in FIELDS}
-        d.update({n: getattr(self, n) for n in NEW_FIELDS if getattr(self, n) is not None})
+        if self.kind in ("chunk", "answer"):
+            d.update({n: getattr(self, n) for n in NEW_FIELDS})
         return d
 
     def to_line(self) -> str:

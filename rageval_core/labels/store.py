@@ -68,6 +68,9 @@ def safe_name(text: str) -> str:
     return f"{clean}-{hashlib.sha256(text.encode()).hexdigest()[:8]}"
 
 
+Subject = str | tuple[str, str | None] | None
+"""A `HumanLabel.subject`: what a label is about within its question."""
+
 LABELS_SCHEMA = pa.schema(
     [(name, pa.string()) for name in FIELDS]
     + [("claim_key", pa.string()), ("value", pa.string()), ("idx", pa.int64())]
@@ -86,29 +89,33 @@ class LabelSet:
     `created_at` says (memo keys use it; a count or the newest time can stay the same)."""
 
     @cached_property
-    def _by_question(self) -> dict[tuple[str, str], dict[str | None, tuple[HumanLabel, ...]]]:
-        index: dict[tuple[str, str], dict[str | None, list[HumanLabel]]] = {}
+    def _by_question(self) -> dict[tuple[str, str], dict[Subject, tuple[HumanLabel, ...]]]:
+        index: dict[tuple[str, str], dict[Subject, list[HumanLabel]]] = {}
         for label in self.labels:
             q = index.setdefault((label.dataset_sha256, label.question_id), {})
-            q.setdefault(label.claim_key, []).append(label)
+            q.setdefault(label.subject, []).append(label)
         return {k: {c: tuple(v) for c, v in q.items()} for k, q in index.items()}
 
     @cached_property
     def table(self) -> pa.Table:
-        """The labels as Arrow, for joins in DuckDB: every field plus `claim_key`, `value`
-        (the verdict or the pass/fail) and `idx`, the label's place in `labels`."""
+        """The claim and question labels as Arrow, for joins in DuckDB: every field plus
+        `claim_key`, `value` (the verdict or the pass/fail) and `idx`, the label's place in
+        `labels`. Relevance labels are left out: their `claim_key` is None too, and the
+        joins read a None `claim_key` as a question label."""
         return pa.Table.from_pylist(
             [
                 {**lab.to_dict(), "claim_key": lab.claim_key, "value": lab.value, "idx": i}
                 for i, lab in enumerate(self.labels)
+                if lab.kind in ("claim", "question")
             ],
             schema=LABELS_SCHEMA,
         )
 
     def for_question(
         self, dataset_sha256: str, question_id: str
-    ) -> dict[str | None, tuple[HumanLabel, ...]]:
-        """claim_key -> its labels (every reviewer's newest); None -> question labels."""
+    ) -> dict[Subject, tuple[HumanLabel, ...]]:
+        """`HumanLabel.subject` -> its labels (every reviewer's newest): claim_key for a
+        claim, None for the question, ("chunk", id) and ("answer", text) for relevance."""
         return dict(self._by_question.get((dataset_sha256, question_id), {}))
 
     def merged(self, other: LabelSet) -> LabelSet:
@@ -118,6 +125,9 @@ class LabelSet:
         return replace(merged, version=_digest([self.version, other.version]))
 
 
+_KIND_ORDER = {"question": 0, "claim": 1, "chunk": 2, "answer": 3}
+
+
 def _order(lab: HumanLabel) -> tuple:
     """Labels in a stable order: by dataset version, question, question label first."""
     return (
@@ -125,7 +135,9 @@ def _order(lab: HumanLabel) -> tuple:
         lab.dataset_sha256,
         lab.question_id,
         lab.claim_key or "",
-        lab.claim is not None,
+        _KIND_ORDER[lab.kind],
+        lab.chunk_id or "",
+        lab.answer or "",
         lab.reviewer,
     )
 

@@ -268,14 +268,18 @@ def _judge_reports(
         claim_counts: Counter[tuple[str, str]] = Counter()
         question_counts: Counter[tuple[str, str]] = Counter()
         for p in mine:
-            target = claim_counts if p.label.claim is not None else question_counts
+            target = claim_counts if p.label.kind == "claim" else question_counts
             target[(p.label.value, p.value)] += 1
         # by identity: pairs hold the set's own label objects (hashing 50,000 labels' fields
         # cost half a second)
         matched = {id(p.label) for p in mine}
         shas = {i.manifest.dataset.sha256 for i in judged}  # type: ignore[union-attr]
         unmatched = tuple(
-            lab for lab in labels.labels if lab.dataset_sha256 in shas and id(lab) not in matched
+            lab
+            for lab in labels.labels
+            if lab.dataset_sha256 in shas
+            and id(lab) not in matched
+            and lab.kind in ("claim", "question")
         )
         disagreements = tuple(
             Disagreement(

@@ -292,7 +292,7 @@ def test_a_chunk_label_and_an_answer_label_are_saved_beside_the_judge(
     chunk = at.radio(key=f"{key}_chunk_2_choice")
     assert chunk.value == "irrelevant"  # the form starts from the judge's verdict
     chunk.set_value("relevant")
-    at.text_input(key=f"{key}_chunk_2_note").input("it names the founder's company")
+    at.text_input(key=f"{key}_chunk_2_note").input("it names the founding company")
     no_exception(button(at, "Save chunk label", 1).click().run())
     assert at.radio(key=f"{key}_choice").value == "relevant"  # answer relevancy 0.8
     at.radio(key=f"{key}_choice").set_value("irrelevant")
@@ -308,7 +308,7 @@ def test_a_chunk_label_and_an_answer_label_are_saved_beside_the_judge(
     )
     assert got[0]["claim"] is None and got[0]["question_label"] is None
     # shown at once, and each form now starts from the reviewer's own label
-    assert "Ann Reviewer: relevant (judge: irrelevant) — it names the founder's company" in (
+    assert "Ann Reviewer: relevant (judge: irrelevant) — it names the founding company" in (
         texts_of(at)
     )
     assert at.radio(key=f"{key}_chunk_2_choice").value == "relevant"
