@@ -6,6 +6,8 @@ Labels come from the labels location (docs/review.md, `labels/`) and/or an older
     labels:
       - {question_id: q001, claim: "Hybrid search mixes BM25 and vectors.", verdict: supported}
       - {question_id: q002, faithful: false}
+      - {question_id: q001, chunk_id: "company-overview#1", relevant: true}
+      - {question_id: q001, answer: "2009.", answer_relevant: true}
 
 The YAML becomes `HumanLabel`s of that run's dataset version (`faithful` -> pass/fail),
 then the figures are the Judge page's (`query.labels.judge_reports`), printed as text.
@@ -24,6 +26,7 @@ import yaml
 
 from rageval_core.errors import DatasetError, plain
 from rageval_core.labels import Agreement, HumanLabel, LabelSet, claim_key, utc_stamp
+from rageval_core.labels.model import RELEVANCE
 from rageval_core.metrics.generation import normalize_answer
 from rageval_core.models import VERDICTS
 from rageval_core.query.labels import JudgeReport
@@ -46,11 +49,33 @@ class _LabelLoader(SafeLoader):  # type: ignore[misc, valid-type]
 
 @dataclass(frozen=True)
 class Label:
-    """One human judgement: of a claim (`claim` set) or of a whole answer (`claim` None)."""
+    """One human judgement: of a claim (`claim` set), a retrieved chunk's relevance
+    (`chunk_id` set), the answer's relevancy (`answer` set) or a whole answer (none)."""
 
     question_id: str
-    verdict: str  # one of VERDICTS for a claim, one of FAITHFUL for a question
+    verdict: str  # VERDICTS for a claim, FAITHFUL for a question, else RELEVANCE
     claim: str | None = None
+    chunk_id: str | None = None
+    answer: str | None = None
+
+    @property
+    def key(self) -> tuple:
+        """What two entries of one file may not share."""
+        if self.chunk_id is not None:
+            return (self.question_id, "chunk", self.chunk_id)
+        if self.answer is not None:
+            return (self.question_id, "answer", normalize_answer(self.answer))
+        return (self.question_id, normalize_answer(self.claim) if self.claim else None)
+
+
+def _relevance(e: dict, name: str, flag: str) -> tuple[str | None, str | None]:
+    """(text, "relevant"/"irrelevant") of a chunk or answer entry, or (None, why)."""
+    text, value = e.get(name), e.get(flag)
+    if not isinstance(text, str) or not text.strip():
+        return None, f"{name} must be non-empty text"
+    if not isinstance(value, bool):
+        return None, f"{flag} must be true or false"
+    return text, RELEVANCE[value]
 
 
 def load_labels(path: str | Path) -> list[Label]:
@@ -68,7 +93,18 @@ def load_labels(path: str | Path) -> list[Label]:
             continue
         qid = str(e["question_id"])
         where = f"{where} ({plain(qid)})"
-        if "claim" in e:
+        kinds = [k for k in ("claim", "chunk_id", "answer") if k in e]
+        if len(kinds) > 1:
+            problems.append(f"{where}: one kind per entry, not both {kinds[0]} and {kinds[1]}")
+            continue
+        if kinds and kinds[0] != "claim":
+            name = kinds[0]
+            text, got = _relevance(e, name, "relevant" if name == "chunk_id" else "answer_relevant")
+            if text is None:
+                problems.append(f"{where}: {got}")
+                continue
+            label = Label(qid, str(got), **{"chunk_id" if name == "chunk_id" else "answer": text})
+        elif "claim" in e:
             claim, verdict = e.get("claim"), e.get("verdict")
             if not isinstance(claim, str) or not claim.strip():
                 problems.append(f"{where}: claim must be non-empty text")
@@ -80,9 +116,12 @@ def load_labels(path: str | Path) -> list[Label]:
         elif isinstance(e.get("faithful"), bool):
             label = Label(qid, FAITHFUL[0] if e["faithful"] else FAITHFUL[1])
         else:
-            problems.append(f"{where}: needs claim + verdict, or faithful: true|false")
+            problems.append(
+                f"{where}: needs claim + verdict, chunk_id + relevant, answer + "
+                "answer_relevant, or faithful: true|false"
+            )
             continue
-        key = (qid, normalize_answer(label.claim) if label.claim else None)
+        key = label.key
         if key in seen:
             problems.append(f"{where}: duplicate label")
             continue
@@ -109,6 +148,8 @@ def labels_from_yaml(
     out = []
     for lab in load_labels(path):
         is_claim = lab.claim is not None
+        relevance = lab.chunk_id is not None or lab.answer is not None
+        flag = lab.verdict == RELEVANCE[1] if relevance else None
         out.append(
             HumanLabel(
                 dataset=ds.name,
@@ -117,11 +158,15 @@ def labels_from_yaml(
                 claim=lab.claim,
                 verdict=lab.verdict if is_claim else None,
                 question_label=None
-                if is_claim
+                if is_claim or relevance
                 else ("pass" if lab.verdict == "faithful" else "fail"),
                 reviewer=reviewer or f"file:{path.name}"[:120],
                 created_at=made,
                 run_id=run.run_id,
+                chunk_id=lab.chunk_id,
+                relevant=flag if lab.chunk_id is not None else None,
+                answer=lab.answer,
+                answer_relevant=flag if lab.answer is not None else None,
             )
         )
     return LabelSet(tuple(out))

@@ -123,3 +123,44 @@ def test_relevance_labels_export_in_the_calibration_yaml_form() -> None:
         "answer_relevant": False,
     }
     assert not any("faithful" in e for e in out[1:])
+
+
+def test_calibration_yaml_reads_chunk_and_answer_entries(tmp_path) -> None:
+    from rageval_core.calibration import Label, load_labels
+
+    path = tmp_path / "labels.yaml"
+    path.write_text(
+        "labels:\n"
+        '  - {question_id: 001, chunk_id: "company-overview#1", relevant: true}\n'
+        '  - {question_id: 001, answer: "2009.", answer_relevant: false}\n'
+        "  - {question_id: 001, faithful: true}\n"
+    )
+    assert load_labels(path) == [
+        Label("001", "relevant", chunk_id="company-overview#1"),
+        Label("001", "irrelevant", answer="2009."),
+        Label("001", "faithful"),
+    ]
+
+
+def test_calibration_yaml_names_a_wrong_relevance_entry(tmp_path) -> None:
+    import pytest
+
+    from rageval_core.calibration import load_labels
+    from rageval_core.errors import DatasetError
+
+    path = tmp_path / "labels.yaml"
+    path.write_text(
+        "labels:\n"
+        '  - {question_id: q1, chunk_id: "d#1", relevant: "yes"}\n'
+        '  - {question_id: q1, answer: "", answer_relevant: true}\n'
+        '  - {question_id: q1, chunk_id: "d#1", answer: "x", relevant: true}\n'
+        '  - {question_id: q2, answer: "2009.", answer_relevant: true}\n'
+        '  - {question_id: q2, answer: "2009", answer_relevant: false}\n'
+    )
+    with pytest.raises(DatasetError) as err:
+        load_labels(path)
+    text = "\n".join(err.value.problems)
+    assert "labels[0] (q1): relevant must be true or false" in text
+    assert "labels[1] (q1): answer must be non-empty text" in text
+    assert "labels[2] (q1): one kind per entry" in text
+    assert "labels[4] (q2): duplicate label" in text
