@@ -50,7 +50,7 @@ def test_load_labels_lists_every_problem(tmp_path):
     text = str(err.value)
     assert "labels[1] (q1): duplicate label" in text
     assert "labels[2] (q2): verdict must be one of" in text
-    assert "labels[3] (q3): needs claim + verdict, or faithful" in text
+    assert "labels[3] (q3): needs claim + verdict, chunk_id + relevant, answer + " in text
     assert "labels[4]: needs a question_id" in text
 
 

@@ -152,7 +152,7 @@ def test_bundled_labels_are_the_example_labels_of_the_bundled_results(tmp_path):
     assert len(bundled) == 1
     want = "".join(lab.to_line() + "\n" for lab in example_labels(REPO / "results"))
     assert bundled[0].read_text() == want
-    assert len(want.splitlines()) == 98
+    assert len(want.splitlines()) == 98 + 285 + 86  # claims and questions, chunks, answers
 
 
 def test_demo_writes_the_example_labels_only_when_absent(tmp_path):
