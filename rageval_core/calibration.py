@@ -211,11 +211,14 @@ def format_report(
     report: JudgeReport,
     labels: LabelSet,
     reasons: Mapping[tuple[str, str, str | None], str] | None = None,
+    relevance: Mapping[str, Agreement] | None = None,
 ) -> str:
     """`rageval calibrate`'s text: per kind of label, how many were labelled and matched,
     the figures, every disagreement (with its run, reviewer and the judge's reason from
-    `reasons`, see `query.labels.judge_reasons`) and every unmatched label. `labels` are
-    those on the dataset versions of the report's runs."""
+    `reasons`, see `query.labels.judge_reasons`) and every unmatched label; then chunk
+    relevance and answer relevancy from `relevance` (`query.labels.relevance_agreement`,
+    in the order of its `RELEVANCE_METRICS`). `labels` are those on the dataset versions
+    of the report's runs."""
     reasons = reasons or {}
     unmatched = set(report.unmatched)
     runs = ", ".join(report.runs[:3]) + (
@@ -253,6 +256,18 @@ def format_report(
             parts += [
                 f"    {_where(lab.question_id, lab.claim)}: no run of this judge has it"
                 for lab in missing
+            ]
+    for (title, kind), agreement in zip(
+        (("Chunk relevance", "chunk"), ("Answer relevancy", "answer")),
+        (relevance or {}).values(),
+        strict=False,
+    ):
+        n = sum(lab.kind == kind for lab in labels.labels)
+        if n:
+            parts += [
+                "",
+                f"{title}: {n} labelled, {agreement.n} matched, {n - agreement.n} unmatched",
+                *format_agreement(agreement),
             ]
     if len(parts) == 1:
         parts.append("no labels")

@@ -51,7 +51,12 @@ def run(args: argparse.Namespace) -> int:
     # imported here: `rageval --help` should not pay for DuckDB and pandas (0.5 s)
     from rageval_core.calibration import format_report, labels_from_yaml
     from rageval_core.labels import LabelSet, LabelStore, labels_location
-    from rageval_core.query.labels import judge_of, judge_reasons, judge_reports
+    from rageval_core.query.labels import (
+        judge_of,
+        judge_reasons,
+        judge_reports,
+        relevance_agreement,
+    )
     from rageval_core.query.store import ResultsStore, require_readable
     from rageval_core.runs.reading import inspect_run
 
@@ -83,5 +88,6 @@ def run(args: argparse.Namespace) -> int:
         labels = LabelSet(tuple(lab for lab in labels.labels if lab.dataset_sha256 in shas))
         (report,) = judge_reports(store, labels, scope, faithful_min=args.faithful_min)
         reasons = judge_reasons(store, report.disagreements)
-    print(format_report(report, labels, reasons))
+        relevance = relevance_agreement(store, labels, scope)
+    print(format_report(report, labels, reasons, relevance))
     return 0

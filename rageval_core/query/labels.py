@@ -25,6 +25,7 @@ import pyarrow as pa
 from rageval_core.errors import ConfigError, ResultsError
 from rageval_core.labels import QUESTION_LABELS, VERDICTS, HumanLabel, LabelSet, claim_key
 from rageval_core.labels.agreement import Agreement, agreement_from_counts, kappas
+from rageval_core.labels.model import RELEVANCE
 from rageval_core.labels.verdict import FAITHFUL_MIN, check_faithful_min
 from rageval_core.query import sql
 from rageval_core.query.claims_cache import CLAIMS_SCHEMA, ClaimsCache, registered
@@ -490,3 +491,53 @@ __all__ = [
     "reviewer_agreement",
     "run_coverage",
 ]
+
+
+RELEVANCE_METRICS: tuple[str, str] = ("chunk relevance", "answer relevancy")
+ANSWER_RELEVANT_MIN = 0.5  # the label contract: answer_relevancy >= 0.5 reads as "relevant"
+
+
+def relevance_agreement(
+    store: ResultsStore,
+    labels: LabelSet,
+    runs: Sequence[str | RunInfo],
+    *,
+    n_boot: int = 1000,
+) -> dict[str, Agreement]:
+    """Per metric of `RELEVANCE_METRICS`, people's relevance labels against the judge of
+    `runs` (one judge's runs): a chunk label meets the row's `chunk_verdicts[].relevant`
+    of that chunk id, an answer label the row's `answer_relevancy >= 0.5` when the answer
+    is its text (matched as claims are). Each label counts once, from the first run of
+    `runs` that judged it; a run without the verdict columns gives no pairs."""
+    counts: dict[str, Counter[tuple[str, str]]] = {m: Counter() for m in RELEVANCE_METRICS}
+    todo = {id(lab): lab for lab in labels.labels if lab.kind in ("chunk", "answer")}
+    for info in _known(store, runs):
+        sha = info.manifest.dataset.sha256  # type: ignore[union-attr]
+        mine = [lab for lab in todo.values() if lab.dataset_sha256 == sha]
+        if not mine:
+            continue
+        try:
+            with store.cursor() as cur, store.run_source(cur, info) as src:
+                q = sql.RELEVANCE_ROWS.format(src=src.sql)
+                params = {**src.params, "question_ids": sorted({lab.question_id for lab in mine})}
+                with reading_results(info.run_id):
+                    rows = cur.execute(q, bind(q, params)).fetchall()
+        except (ResultsError, duckdb.Error):
+            continue
+        judged: dict[tuple, str] = {}
+        for question_id, answer, chunks, relevancy in rows:
+            for c in chunks or ():
+                if isinstance(c, Mapping) and isinstance(c.get("relevant"), bool):
+                    judged[(question_id, ("chunk", c.get("chunk_id")))] = RELEVANCE[c["relevant"]]
+            if relevancy is not None and answer:
+                subject = ("answer", claim_key(answer))
+                judged[(question_id, subject)] = RELEVANCE[relevancy >= ANSWER_RELEVANT_MIN]
+        for lab in mine:
+            value = judged.get((lab.question_id, lab.subject))
+            if value is not None:
+                metric = RELEVANCE_METRICS[lab.kind == "answer"]
+                counts[metric][(lab.value, value)] += 1
+                del todo[id(lab)]
+    return {
+        m: agreement_from_counts(counts[m], RELEVANCE, n_boot=n_boot) for m in RELEVANCE_METRICS
+    }

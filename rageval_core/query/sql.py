@@ -504,3 +504,8 @@ LEFT JOIN dis d ON d.question_id = w.question_id
 WHERE w.question_id NOT IN (SELECT question_id FROM {done})
 ORDER BY md5(w.question_id || ':' || $seed::VARCHAR), w.question_id
 """
+
+RELEVANCE_ROWS = """
+SELECT question_id, answer, chunk_verdicts, answer_relevancy FROM {src}
+WHERE list_contains($question_ids, question_id)
+"""

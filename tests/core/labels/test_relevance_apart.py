@@ -164,3 +164,39 @@ def test_calibration_yaml_names_a_wrong_relevance_entry(tmp_path) -> None:
     assert "labels[1] (q1): answer must be non-empty text" in text
     assert "labels[2] (q1): one kind per entry" in text
     assert "labels[4] (q2): duplicate label" in text
+
+
+def test_relevance_agreement_meets_the_run_verdicts(tmp_path) -> None:
+    from rageval_core.query.labels import relevance_agreement
+
+    root = tmp_path / "results"
+    verdicts = [
+        {"chunk_id": "d#1", "rank": 1, "relevant": True, "reason": "names it"},
+        {"chunk_id": "d#2", "rank": 2, "relevant": False, "reason": "off topic"},
+    ]
+    rows = [
+        judged_row(
+            "q1",
+            [("Paris.", "supported")],
+            answer="answer q1",
+            chunk_verdicts=verdicts,
+            answer_relevancy=0.8,
+        ),
+        judged_row("q2", [("Rome.", "supported")], answer="answer q2", answer_relevancy=0.2),
+    ]
+    write_run(root, RUN, rows)
+    labels = LabelSet(
+        (
+            _chunk("q1", "d#1", True, "ann"),  # agrees
+            _chunk("q1", "d#2", True, "ann"),  # disagrees
+            _chunk("q1", "d#9", True, "ann"),  # no such chunk: unmatched
+            _answer("q1", True, "ann"),  # 0.8 >= 0.5: agrees
+            _answer("q2", True, "ann"),  # 0.2: disagrees
+            label("q1", None, "pass"),  # not a relevance label
+        )
+    )
+    with ResultsStore(str(root), cache_dir=tmp_path / "cache") as store:
+        got = relevance_agreement(store, labels, [RUN], n_boot=0)
+    chunk, answer = got["chunk relevance"], got["answer relevancy"]
+    assert (chunk.n, chunk.raw, answer.n, answer.raw) == (2, 0.5, 2, 0.5)
+    assert [list(r) for r in chunk.confusion] == [[0, 0], [1, 1]]  # rows human, columns judge
