@@ -41,6 +41,7 @@ from rageval_core.query.answer_diff import answer_diff as _answer_diff
 from rageval_core.query.flaky import run_flaky as _run_flaky
 from rageval_core.query.labels import QueueItem
 from rageval_core.query.labels import judge_reports as _judge_reports
+from rageval_core.query.labels import relevance_agreement as _relevance_agreement
 from rageval_core.query.labels import review_queue as _review_queue
 from rageval_core.query.labels import reviewer_agreement as _reviewer_agreement
 from rageval_core.query.labels import run_coverage as _run_coverage
@@ -400,7 +401,13 @@ def _queue(store: ResultsStore, run: str, size: int) -> list[QueueItem]:
     return _review_queue(store, run, LabelSet(), size)
 
 
+def _relevance(store: ResultsStore, labels: LabelSet, runs: tuple[str, ...]) -> dict:
+    """Chunk relevance and answer relevancy agreement over one judge's `runs`."""
+    return _relevance_agreement(store, labels, list(runs))
+
+
 judge_reports = _with_labels(_judge_reports, "Comparing every judge with the human labels…")
+relevance_agreement = _with_labels(_relevance, "Comparing relevance labels with the judge…")
 run_coverage = _with_labels(_run_coverage, "Counting the claims people checked…")
 reviewer_agreement = _with_labels(_reviewers, "Comparing the reviewers…")
 review_queue = _cached(_queue, "Choosing the questions worth a human look…")

@@ -536,6 +536,11 @@ def too_few_note(a: Agreement, min_n: int = TOO_FEW) -> str | None:
     return None
 
 
+def labelled_agreements(agreements: Mapping[str, Agreement]) -> dict[str, Agreement]:
+    """The agreements some label stands behind: a metric nobody labelled is no figure."""
+    return {title: a for title, a in agreements.items() if a.n}
+
+
 def disagreement_rows(disagreements: Sequence[Disagreement]) -> pd.DataFrame:
     """One row per disagreement (run, question, claim, human, judge, reviewer, note)."""
     return pd.DataFrame(

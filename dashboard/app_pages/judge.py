@@ -6,7 +6,12 @@ agree with each other (the ceiling a judge can be held to)."""
 import streamlit as st
 
 from dashboard import data, ui
-from dashboard.shaping import agreement_table, disagreement_rows, too_few_note
+from dashboard.shaping import (
+    agreement_table,
+    disagreement_rows,
+    labelled_agreements,
+    too_few_note,
+)
 from rageval_core import charts
 from rageval_core.labels.agreement import Agreement
 from rageval_core.links import escape_word
@@ -58,6 +63,10 @@ for i, report in enumerate(reports):
     more = f" and {len(report.runs) - RUNS_NAMED:,} more" if len(report.runs) > RUNS_NAMED else ""
     st.caption(f"Verdicts from {len(report.runs):,} run(s): {named}{more}")
     show({"claims": report.claims, "whole answers (pass / fail)": report.questions}, f"judge_{i}")
+    relevance = labelled_agreements(data.relevance_agreement(report.runs))
+    if relevance:
+        st.subheader("Relevance: retrieved chunks and answers")
+        show(relevance, f"judge_{i}_relevance")
     st.subheader(f"Disagreements ({len(report.disagreements)})")
     if report.disagreements:
         if len(report.disagreements) > MAX_DISAGREEMENTS:  # shaped only as far as shown

@@ -321,3 +321,17 @@ def test_a_refusal_is_not_labelled_for_relevancy(app, scratch, labels) -> None:
     at = sign(open_page(app(out, run="refusal", question="q1"), "question"))
     assert "A refusal (or an empty answer) is not labelled for relevancy." in texts_of(at)
     assert not [b for b in at.button if b.label == "Save answer label"]
+
+
+def test_the_judge_page_shows_chunk_relevance_agreement(app, verdict_results, labels) -> None:
+    at = sign(open_page(app(verdict_results, run=RUN, question="q1"), "question"))
+    key = f"question_label_{RUN}_q1"
+    at.radio(key=f"{key}_chunk_2_choice").set_value("relevant")  # the judge: irrelevant
+    no_exception(button(at, "Save chunk label", 1).click().run())
+    judge = no_exception(open_page(app(verdict_results), "judge"))
+    assert "Relevance: retrieved chunks and answers" in texts_of(judge)
+    tables = [t.value for t in judge.table]
+    relevance = next(t for t in tables if "chunk relevance" in t.columns)
+    assert "answer relevancy" not in relevance.columns  # nobody labelled an answer
+    assert relevance.loc["labels behind these figures", "chunk relevance"] == "1"
+    assert relevance.loc["raw agreement", "chunk relevance"] == "0.0%"
