@@ -23,7 +23,7 @@ from dashboard.shaping import (
     human_summary,
     label_lines,
 )
-from rageval_core.errors import ConfigError, RagevalError, one_line
+from rageval_core.errors import ConfigError, RagevalError, shown
 from rageval_core.labels import VERDICTS, HumanLabel, claim_key, utc_stamp
 from rageval_core.labels.verdict import question_verdict
 from rageval_core.links import escape_word
@@ -174,6 +174,6 @@ def label_form(
             try:
                 data.save_labels([label])
             except (RagevalError, OSError) as exc:  # the location changed since the probe
-                st.error(f"The label was not saved: {escape_word(one_line(str(exc), 300))}")
+                st.error(f"The label was not saved: {escape_word(shown(str(exc), 300, bare=True))}")
                 return
             st.rerun()  # drawn again with the new label beside the judge's

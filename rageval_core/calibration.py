@@ -22,7 +22,7 @@ from pathlib import Path
 
 import yaml
 
-from rageval_core.errors import DatasetError, plain
+from rageval_core.errors import DatasetError, shown
 from rageval_core.labels import Agreement, HumanLabel, LabelSet, claim_key, utc_stamp
 from rageval_core.metrics.generation import normalize_answer
 from rageval_core.models import VERDICTS
@@ -67,7 +67,7 @@ def load_labels(path: str | Path) -> list[Label]:
             problems.append(f"{where}: needs a question_id")
             continue
         qid = str(e["question_id"])
-        where = f"{where} ({plain(qid)})"
+        where = f"{where} ({shown(qid, bare=True)})"
         if "claim" in e:
             claim, verdict = e.get("claim"), e.get("verdict")
             if not isinstance(claim, str) or not claim.strip():

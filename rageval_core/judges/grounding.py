@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from rageval_core.errors import one_line
+from rageval_core.errors import shown
 from rageval_core.judges.text import content_words
 from rageval_core.models import Claim
 
@@ -34,7 +34,7 @@ def ungrounded(claims: Iterable[Claim], answer: str, question: str = "") -> str 
         share = overlap(claim.text, source)
         if share < MIN_OVERLAP:
             return (
-                f"claims[{i}].text {one_line(claim.text, 60)!r} is not in the answer (only "
+                f"claims[{i}].text {shown(claim.text, 60)} is not in the answer (only "
                 f"{share:.0%} of its words are; a claim restates what the answer says)"
             )
     return None
