@@ -30,7 +30,7 @@ from dashboard.shaping import (
     label_value,
 )
 from dashboard.verdicts import QuestionVerdicts, chunk_word, relevancy_word
-from rageval_core.errors import ConfigError, RagevalError, one_line
+from rageval_core.errors import ConfigError, RagevalError, shown
 from rageval_core.labels import VERDICTS, HumanLabel, claim_key, utc_stamp
 from rageval_core.labels.verdict import question_verdict
 from rageval_core.links import escape_word
@@ -307,6 +307,6 @@ def _save(label: HumanLabel) -> None:
     try:
         data.save_labels([label])
     except (RagevalError, OSError) as exc:  # the location changed since the probe
-        st.error(f"The label was not saved: {escape_word(one_line(str(exc), 300))}")
+        st.error(f"The label was not saved: {escape_word(shown(str(exc), 300, bare=True))}")
         return
     st.rerun()  # drawn again with the new label beside the judge's

@@ -19,7 +19,7 @@ import pandas as pd
 
 from rageval_core import numbers
 from rageval_core.catalogue import Catalogue, failure_label
-from rageval_core.errors import one_line
+from rageval_core.errors import shown
 from rageval_core.labels import QUESTION_LABELS, VERDICTS, HumanLabel, claim_key
 from rageval_core.labels.agreement import Agreement
 from rageval_core.links import ViewState, md_escape, relative_url
@@ -98,8 +98,12 @@ def problems_markdown(broken: Mapping[str, Sequence[str]], limit: int = 600) -> 
     escaped: a damaged file must not draw a link or an image in the dashboard."""
     lines = []
     for run_id, messages in broken.items():
-        who = f"`{run_id}`" if RUN_ID_RE.fullmatch(run_id) else md_escape(one_line(run_id, 100))
-        lines.append(f"- {who}: {md_escape(one_line('; '.join(messages), limit))}")
+        who = (
+            f"`{run_id}`"
+            if RUN_ID_RE.fullmatch(run_id)
+            else md_escape(shown(run_id, 100, bare=True))
+        )
+        lines.append(f"- {who}: {md_escape(shown('; '.join(messages), limit, bare=True))}")
     return "\n".join(lines)
 
 

@@ -28,7 +28,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import IO, Any
 
-from rageval_core.errors import one_line
+from rageval_core.errors import shown
 
 
 @dataclass(frozen=True)
@@ -54,7 +54,7 @@ class BadJSON(ValueError):
     known (the file's line for JSONL), `why` the reason alone."""
 
     def __init__(self, why: str, line: int | None = None):
-        self.why, self.line = one_line(why, 200), line
+        self.why, self.line = shown(why, 200, bare=True), line
         super().__init__(self.why if line is None else f"line {line}: {self.why}")
 
     def at(self, source: str) -> str:

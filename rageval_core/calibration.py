@@ -24,7 +24,7 @@ from pathlib import Path
 
 import yaml
 
-from rageval_core.errors import DatasetError, plain
+from rageval_core.errors import DatasetError, shown
 from rageval_core.labels import Agreement, HumanLabel, LabelSet, claim_key, utc_stamp
 from rageval_core.labels.model import RELEVANCE
 from rageval_core.metrics.generation import normalize_answer
@@ -92,7 +92,7 @@ def load_labels(path: str | Path) -> list[Label]:
             problems.append(f"{where}: needs a question_id")
             continue
         qid = str(e["question_id"])
-        where = f"{where} ({plain(qid)})"
+        where = f"{where} ({shown(qid, bare=True)})"
         kinds = [k for k in ("claim", "chunk_id", "answer") if k in e]
         if len(kinds) > 1:
             problems.append(f"{where}: one kind per entry, not both {kinds[0]} and {kinds[1]}")

@@ -17,7 +17,7 @@ import sys
 from collections.abc import Sequence
 
 from rageval_core import __version__, commands
-from rageval_core.errors import RagevalError, one_line
+from rageval_core.errors import RagevalError, shown
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -60,7 +60,7 @@ def os_error(exc: OSError) -> str:
     destination (the path the user named), not our temporary file."""
     reason = exc.strerror or str(exc) or type(exc).__name__
     path = exc.filename2 if exc.filename2 is not None else exc.filename
-    return one_line(f"{path}: {reason}" if path is not None else reason)
+    return shown(f"{path}: {reason}" if path is not None else reason, 600, bare=True)
 
 
 if __name__ == "__main__":

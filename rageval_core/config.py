@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from rageval_core.catalogue import DEFAULT_KS, parse_declared
-from rageval_core.errors import ConfigError, plain, shown
+from rageval_core.errors import ConfigError, shown
 from rageval_core.metrics.failure import FailureThresholds
 from rageval_core.models import DeclaredMetric
 from rageval_core.redact import env_names, secret_values
@@ -170,7 +170,9 @@ class _Reader:
             params = {}
         for k in p:
             if k not in ("factory", "params"):
-                self.problems.append(f"unknown key pipeline.{plain(k)} (expected factory, params)")
+                self.problems.append(
+                    f"unknown key pipeline.{shown(k, bare=True)} (expected factory, params)"
+                )
         return PipelineSpec(factory, dict(params))
 
     def prices(self) -> Prices:
@@ -179,7 +181,7 @@ class _Reader:
         for k, v in p.items():
             if k not in PRICE_KEYS:
                 self.problems.append(
-                    f"unknown key prices.{plain(k)} (expected {', '.join(PRICE_KEYS)})"
+                    f"unknown key prices.{shown(k, bare=True)} (expected {', '.join(PRICE_KEYS)})"
                 )
             elif not _is_number(v) or v < 0:
                 self.problems.append(f"prices.{k} must be a number >= 0, got {shown(v)}")

@@ -22,7 +22,7 @@ from typing import Any
 
 import yaml
 
-from rageval_core.errors import ConfigError, DatasetError, plain, shown
+from rageval_core.errors import ConfigError, DatasetError, shown
 from rageval_core.models import (
     Answerability,
     Chunk,
@@ -250,7 +250,7 @@ def _subject_id(record: Any, fallback: str, kind: str, pattern: re.Pattern | Non
         return fallback
     if pattern is not None and not pattern.fullmatch(raw):
         return fallback
-    return f"{kind} {plain(raw)}"
+    return f"{kind} {shown(raw, bare=True)}"
 
 
 def _unique(

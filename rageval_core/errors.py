@@ -16,9 +16,10 @@ ResultsError, SourceError) is 2, everywhere; 1 is a `check` breach, another writ
 holding the run, or a failure of the pipeline, the judge or a remote API.
 
 Validation raises these, never `assert`. The CLI and the dashboard show them as one
-bounded line (`one_line()`); `problems` carries every individual finding so a user fixes
-them all in one pass. A message quotes a user's value with `shown()` (a bounded repr) or
-`plain()` (a short printable name as written), never with a bare `repr`.
+bounded line (`RagevalError.one_line()`); `problems` carries every individual finding so
+a user fixes them all in one pass. Every message, log line and page quotes a value, an
+exception or another message's text through the one `shown()` (bounded, one line,
+control characters escaped), never with a bare `repr` or `str`.
 """
 
 from __future__ import annotations
@@ -46,9 +47,7 @@ class RagevalError(Exception):
     def one_line(self, limit: int = 600) -> str:
         """The message and its problems on one line, cut to `limit` characters: what a
         terminal or a page shows, however long a value the error quotes."""
-        return one_line(
-            "; ".join([self.message, *self.problems]) if self.problems else self.message, limit
-        )
+        return shown("; ".join([self.message, *self.problems]), limit, bare=True)
 
     def _render(self) -> str:
         if not self.problems:
@@ -56,27 +55,6 @@ class RagevalError(Exception):
         lines = [f"{self.message} ({len(self.problems)} problem(s)):"]
         lines += [f"  - {p}" for p in self.problems]
         return "\n".join(lines)
-
-
-def one_line(text: object, limit: int = 600) -> str:
-    """`text` with line breaks as spaces, cut to `limit` characters with a visible mark:
-    messages and problems never echo an unbounded value (they are printed, logged and shown
-    on every page)."""
-    flat = " ".join(str(text).split())
-    return flat if len(flat) <= limit else f"{flat[: limit - 1]}…"
-
-
-def describe(exc: BaseException) -> str:
-    """`Type: message` of an exception, on one bounded line."""
-    return one_line(f"{type(exc).__name__}: {exc}", 160)
-
-
-def display_name(name: str) -> str:
-    """A folder or id that failed validation, safe to show anywhere: its repr (newlines and
-    control characters escaped), backticks escaped so it cannot end a Markdown code span,
-    cut to 80 characters."""
-    shown = repr(name).replace("`", "\\x60")
-    return shown if len(shown) <= 80 else shown[:79] + "…"
 
 
 class _BoundedRepr(reprlib.Repr):
@@ -96,17 +74,40 @@ _REPR.maxlevel, _REPR.maxstring, _REPR.maxother, _REPR.maxlong = 3, SHOWN_CHARS,
 _REPR.maxtuple = _REPR.maxlist = _REPR.maxdict = _REPR.maxset = _REPR.maxfrozenset = 4
 
 
-def shown(value: Any, limit: int = SHOWN_CHARS) -> str:
-    """`value` as a message quotes it: a repr of at most `limit` characters, one line."""
-    text = _REPR.repr(value)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+def shown(value: Any, limit: int | None = None, *, bare: bool = False) -> str:
+    """`value` as a message, a log line or a page quotes it: one line of at most `limit`
+    characters (a cut ends in "…"), no raw line break or control character (escaped as a
+    repr escapes them), whatever the value and however large.
+
+    - By default a bounded repr, with backticks as `\\x60`: quotes show where a value
+      starts and ends (an id with a trailing space, an empty string), and a page can put
+      the repr in a Markdown code span that it cannot end.
+    - `bare=True` shows a string as text: a short printable id or key as written, a
+      message with its line breaks flattened to spaces. Bare text is not Markdown-safe
+      (a message's `code` is kept); a page escapes it (`links.md_escape`) like any text.
+      Any other value is still its bounded repr.
+    - An exception is `Type: message`, as text: the type says what failed, the message
+      why. `limit` defaults to `SHOWN_CHARS`, twice that for an exception.
+    """
+    if isinstance(value, BaseException):
+        message = str(value)
+        text = _flat(f"{type(value).__name__}: {message}" if message else type(value).__name__)
+        limit = 2 * SHOWN_CHARS if limit is None else limit
+    elif bare and isinstance(value, str):
+        text = _flat(value)
+    else:
+        text = _flat(_REPR.repr(value)).replace("`", "\\x60")
+    limit = SHOWN_CHARS if limit is None else limit
+    return text if len(text) <= limit else f"{text[: limit - 1]}…"
 
 
-def plain(value: Any) -> str:
-    """A key or id as written when it is a short printable string, else `shown(value)`."""
-    if isinstance(value, str) and len(value) <= SHOWN_CHARS and value.isprintable():
-        return value
-    return shown(value)
+def _flat(text: str) -> str:
+    """`text` on one line: as written when printable, else whitespace runs as one space
+    and any other unprintable character as its repr escape (a terminal never gets a raw
+    escape sequence, a log line never splits)."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in " ".join(text.split()))
 
 
 class DatasetError(RagevalError):

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from rageval_core.errors import one_line
+from rageval_core.errors import shown
 
 OriginKind = Literal["writer", "import", "rescore"]
 NATIVE = "rageval run"
@@ -53,10 +53,10 @@ class RunOrigin:
         """One short line for a table cell: `imported from ragas (scores.csv)`."""
         if self.kind == "import":
             where = f" ({self.file})" if self.file else ""
-            return one_line(f"imported from {self.tool}{where}", 120)
+            return shown(f"imported from {self.tool}{where}", 120, bare=True)
         if self.kind == "rescore":
-            return one_line(f"rescore of {self.source_run or '?'} by {self.tool}", 120)
-        return one_line(f"written by {self.tool} (writer)", 120)
+            return shown(f"rescore of {self.source_run or '?'} by {self.tool}", 120, bare=True)
+        return shown(f"written by {self.tool} (writer)", 120, bare=True)
 
 
 def origin_label(config_json: object) -> str:

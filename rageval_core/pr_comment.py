@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rageval_core.bounded_json import BadJSON, load_file, loads
-from rageval_core.errors import ConfigError, RagevalError, one_line
+from rageval_core.errors import ConfigError, RagevalError, shown
 
 MARKER = "<!-- rageval -->"
 MAX_BODY = 65_000  # GitHub refuses comment bodies over 65,536 characters
@@ -128,11 +128,13 @@ class _Api:
                 else ""
             )
             raise RagevalError(
-                one_line(f"GitHub API {method} {path}: HTTP {exc.code} {detail}{hint}")
+                shown(f"GitHub API {method} {path}: HTTP {exc.code} {detail}{hint}", 600, bare=True)
             ) from None
         except (urllib.error.URLError, TimeoutError, ValueError) as exc:
             reason = getattr(exc, "reason", exc)
-            raise RagevalError(one_line(f"GitHub API {method} {path}: {reason}")) from None
+            raise RagevalError(
+                shown(f"GitHub API {method} {path}: {reason}", 600, bare=True)
+            ) from None
 
 
 def post_or_update(

@@ -27,7 +27,7 @@ from typing import Any
 
 from rageval_core.catalogue import DEFAULT_KS
 from rageval_core.config import DEFAULT_CONCURRENCY, PipelineSpec, RunConfig
-from rageval_core.errors import ConfigError, ResultsError, one_line
+from rageval_core.errors import ConfigError, ResultsError, shown
 from rageval_core.judges import Judge, make_judge
 from rageval_core.metrics.failure import FailureThresholds
 from rageval_core.models import JudgeInput, RetrievedChunk, RunManifest
@@ -95,7 +95,7 @@ def read_source(location: str, run_id: str) -> Source:
     for qid, row in rows.items():
         if why := _unjudgeable(row):
             raise ConfigError(
-                f"run {run_id} cannot be rescored: question {one_line(qid, 80)!r} {why}; "
+                f"run {run_id} cannot be rescored: question {shown(qid, 80)} {why}; "
                 "rescore needs the questions, answers and retrieved chunks' texts a run kept"
             )
     ks = tuple(sorted(set(DEFAULT_KS) | extra_ks(table.column_names)))

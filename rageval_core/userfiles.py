@@ -21,7 +21,7 @@ from typing import Any
 
 import yaml
 
-from rageval_core.errors import RagevalError, one_line, shown
+from rageval_core.errors import RagevalError, shown
 
 # Deeper than any dataset, config or label file needs, shallow enough for the recursive
 # YAML constructors and for every later walk of the value.
@@ -132,13 +132,13 @@ def parse_yaml(
         mark = exc.problem_mark or exc.context_mark
         where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark else str(path)
         detail = " ".join(str(p) for p in (exc.context, exc.problem) if p)
-        raise error(f"{where}: {what} is not valid YAML: {one_line(detail, 160)}") from None
+        raise error(f"{where}: {what} is not valid YAML: {shown(detail, 160, bare=True)}") from None
     except yaml.YAMLError as exc:
-        raise error(f"{path}: {what} is not valid YAML: {one_line(exc, 160)}") from None
+        raise error(f"{path}: {what} is not valid YAML: {shown(exc, 160, bare=True)}") from None
     except RecursionError:
         raise error(f"{path}: {what}: nested too deep to read") from None
     except ValueError as exc:  # a scalar no constructor can build, e.g. a 5,000-digit int
-        raise error(f"{path}: {what}: unreadable value: {one_line(exc, 160)}") from None
+        raise error(f"{path}: {what}: unreadable value: {shown(exc, 160, bare=True)}") from None
     finally:
         parser.dispose()
 

@@ -33,7 +33,7 @@ from typing import Any
 
 from rageval_core.catalogue import DEFAULT_KS, parse_declared
 from rageval_core.dataset import load_dataset
-from rageval_core.errors import ConfigError, ResultsError, SourceError, one_line
+from rageval_core.errors import ConfigError, ResultsError, SourceError, shown
 from rageval_core.metrics.failure import DEFAULT_THRESHOLDS, FailureThresholds, classify_failure
 from rageval_core.metrics.retrieval import gold_ranks, retrieval_metrics
 from rageval_core.models import (
@@ -112,7 +112,7 @@ def _number(value: Any, name: str, qid: str, kind: type = float) -> Any:
         return None
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise SourceError(
-            f"question {one_line(qid, 80)!r}: {name} must be a number, got {type(value).__name__}"
+            f"question {shown(qid, 80)}: {name} must be a number, got {type(value).__name__}"
         )
     if kind is int and float(value).is_integer():
         return int(value)
@@ -122,7 +122,7 @@ def _number(value: Any, name: str, qid: str, kind: type = float) -> Any:
 def _claim(raw: Any, qid: str, i: int) -> Claim:
     if isinstance(raw, Claim):
         return raw
-    where = f"question {one_line(qid, 80)!r}: claims[{i}]"
+    where = f"question {shown(qid, 80)}: claims[{i}]"
     if not isinstance(raw, Mapping) or not isinstance(raw.get("text"), str):
         raise SourceError(f"{where} needs a text")
     if raw.get("verdict") not in VERDICTS:
@@ -268,7 +268,7 @@ class RunWriter:
         try:
             record = QuestionRecord(question_id, **fields)
         except TypeError as exc:
-            raise SourceError(f"question {one_line(question_id, 80)!r}: {exc}") from None
+            raise SourceError(f"question {shown(question_id, 80)}: {exc}") from None
         row = self.redactor.row(self.row(record))
         try:
             row = conform_row(row, {d.name for d in self.declared})
@@ -300,9 +300,7 @@ class RunWriter:
             raise SourceError(f"a question id must be non-empty text, got {qid!r:.80}")
         q: GoldenQuestion | None = self._questions.get(qid)
         if self.dataset is not None and q is None:
-            raise SourceError(
-                f"question {one_line(qid, 80)!r} is not in dataset {self.dataset.name!r}"
-            )
+            raise SourceError(f"question {shown(qid, 80)} is not in dataset {self.dataset.name!r}")
         gold = (
             list(r.gold_ids) if r.gold_ids is not None else (list(q.gold_chunk_ids) if q else None)
         )
@@ -334,7 +332,7 @@ class RunWriter:
             nums["total_ms"] = nums["retrieval_ms"] + nums["generation_ms"]
         refused = r.refused
         if refused is not None and not isinstance(refused, bool):
-            raise SourceError(f"question {one_line(qid, 80)!r}: refused must be true or false")
+            raise SourceError(f"question {shown(qid, 80)}: refused must be true or false")
         return {
             "run_id": self.run_id,
             "question_id": qid,
@@ -369,7 +367,7 @@ class RunWriter:
         if r.retrieved is None:
             return None, [], []
         if isinstance(r.retrieved, str | bytes | Mapping):
-            raise SourceError(f"question {one_line(r.question_id, 80)!r}: retrieved must be a list")
+            raise SourceError(f"question {shown(r.question_id, 80)}: retrieved must be a list")
         ids: list[str | None] = []
         texts: list[str] = []
         scores: list[Any] = []
@@ -378,7 +376,7 @@ class RunWriter:
                 item = {"id": item}
             if not isinstance(item, Mapping):
                 raise SourceError(
-                    f"question {one_line(r.question_id, 80)!r}: retrieved[{i}] must be an id "
+                    f"question {shown(r.question_id, 80)}: retrieved[{i}] must be an id "
                     "or a mapping with id and/or text"
                 )
             text = item.get("text")
@@ -396,7 +394,7 @@ class RunWriter:
         unknown = [k for k in r.scores if k not in names]
         if unknown:
             raise SourceError(
-                f"question {one_line(r.question_id, 80)!r}: score {one_line(unknown[0], 64)!r} "
+                f"question {shown(r.question_id, 80)}: score {shown(unknown[0], 64)} "
                 "is not declared; declare it in `metrics=`"
             )
         return {n: _number(r.scores.get(n), n, r.question_id) for n in names}

@@ -16,7 +16,7 @@ from typing import Any
 
 from rageval_core.bounded_json import BadJSON, load_file, loads
 from rageval_core.catalogue import BUILTIN
-from rageval_core.errors import SourceError, one_line
+from rageval_core.errors import SourceError, shown
 from rageval_core.models import GoldenDataset, JudgeRef
 
 
@@ -89,7 +89,7 @@ class Fields:
 
 def bad(source: str, where: str, expected: str, got: Any) -> SourceError:
     what = "null" if got is None else type(got).__name__
-    return SourceError(f"{source}: {one_line(where, 120)} must be {expected}, got {what}")
+    return SourceError(f"{source}: {shown(where, 120, bare=True)} must be {expected}, got {what}")
 
 
 def number(value: Any, source: str, where: str) -> float | None:
@@ -101,7 +101,9 @@ def number(value: Any, source: str, where: str) -> float | None:
     try:
         value = float(value)
     except OverflowError:  # an integer beyond a double, from a reader without bounds
-        raise SourceError(f"{source}: {one_line(where, 120)} is too large a number") from None
+        raise SourceError(
+            f"{source}: {shown(where, 120, bare=True)} is too large a number"
+        ) from None
     return value if math.isfinite(value) else None
 
 
@@ -175,10 +177,9 @@ def resolve_ids(
         if dataset is not None and qid not in ids and text is not None:
             qid = by_text.get(" ".join(text.split()), qid)
         if dataset is not None and qid not in ids:
-            shown = one_line(qid or text, 80)
             raise SourceError(
-                f"{source}: row {n}: question {shown!r} is not in dataset {dataset.name!r} "
-                "(matched by id, then by exact question text)"
+                f"{source}: row {n}: question {shown(qid or text, 80)} is not in dataset "
+                f"{dataset.name!r} (matched by id, then by exact question text)"
             )
         if qid is None:
             if text is None:
@@ -186,7 +187,7 @@ def resolve_ids(
             qid = text_id(text)
         if qid in seen:
             raise SourceError(
-                f"{source}: row {n}: question {one_line(qid, 80)!r} appears twice; a run "
+                f"{source}: row {n}: question {shown(qid, 80)} appears twice; a run "
                 "holds each question once (import one model or prompt at a time)"
             )
         seen.add(qid)

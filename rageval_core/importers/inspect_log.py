@@ -23,7 +23,7 @@ from typing import IO, Any
 
 import pyarrow as pa
 
-from rageval_core.errors import SourceError, one_line
+from rageval_core.errors import SourceError, shown
 from rageval_core.importers.common import (
     Fields,
     Imported,
@@ -97,7 +97,9 @@ def _member(z: zipfile.ZipFile, name: str, source: str, budget: _Budget) -> Any:
     try:
         raw = _inflate(z, z.getinfo(name), budget, source)
     except (zipfile.BadZipFile, NotImplementedError, OSError, EOFError, pa.ArrowException) as exc:
-        raise SourceError(f"{source}: {name} cannot be read ({one_line(exc, 120)})") from None
+        raise SourceError(
+            f"{source}: {name} cannot be read ({shown(exc, 120, bare=True)})"
+        ) from None
     return json_value(raw, f"{source}: {name}")
 
 
@@ -165,7 +167,7 @@ def _score_values(name: str, value: Any, source: str, where: str) -> dict[str, f
         out: dict[str, float | None] = {}
         for k, v in value.items():
             key = metric_name(f"{name} {k}", "inspect")  # keys are the scorer's free text
-            out.update(_score_values(key, v, source, f"{where}.{one_line(k, 40)}"))
+            out.update(_score_values(key, v, source, f"{where}.{shown(k, 40, bare=True)}"))
         return out
     if isinstance(value, bool):
         return {name: float(value)}

@@ -33,7 +33,7 @@ from typing import Any
 
 from rageval_core.adapters.common import Tally, first_present
 from rageval_core.bounded_json import BadJSON, Limits, loads, read_lines
-from rageval_core.errors import SourceError, one_line
+from rageval_core.errors import SourceError, shown
 from rageval_core.importers.common import Imported
 from rageval_core.models import GoldenDataset
 
@@ -69,7 +69,7 @@ class Span:
     @property
     def where(self) -> str:
         """`FILE:LINE: span NAME`, the start of every problem about it."""
-        return f"{self.source}: span {one_line(self.name, 80)!r}"
+        return f"{self.source}: span {shown(self.name, 80)}"
 
     @property
     def kind(self) -> str | None:
@@ -147,7 +147,7 @@ def _int(raw: Any, what: str) -> int:
         return int(raw)
     if type(raw) is int and 0 <= raw < 1 << 64:
         return raw
-    raise _Bad(f"{what}: must be an unsigned 64-bit integer, got {one_line(raw, 40)!r}")
+    raise _Bad(f"{what}: must be an unsigned 64-bit integer, got {shown(raw, 40)}")
 
 
 def _text(raw: Any, what: str) -> str:
@@ -181,7 +181,7 @@ def _span(raw: Any, source: str, n: int) -> Span:
                 try:
                     attrs[key] = _value(a.get("value"))
                 except _Bad as exc:
-                    raise _Bad(f"attribute {one_line(key, 80)!r}: {exc}") from None
+                    raise _Bad(f"attribute {shown(key, 80)}: {exc}") from None
         start = _int(raw.get("startTimeUnixNano"), "startTimeUnixNano")
         end = _int(raw.get("endTimeUnixNano"), "endTimeUnixNano")
         if end < start:
@@ -202,8 +202,8 @@ def _span(raw: Any, source: str, n: int) -> Span:
             error=(str(status.get("message") or "span status ERROR")[:2000] if failed else None),
         )
     except _Bad as exc:
-        shown = f"span {one_line(name, 80)!r}" if type(name) is str else "a span"
-        raise SourceError(f"{source}:{n}: {shown}: {exc}") from None
+        quoted = f"span {shown(name, 80)}" if type(name) is str else "a span"
+        raise SourceError(f"{source}:{n}: {quoted}: {exc}") from None
 
 
 def read_spans(path: Path) -> list[Span]:
@@ -322,7 +322,7 @@ def _document(d: Mapping[str, Any], span: Span, i: int) -> dict[str, Any]:
             score = float(score)
         except ValueError:
             raise SourceError(
-                f"{span.where}: document {i} score {one_line(score, 40)!r} is not a number"
+                f"{span.where}: document {i} score {shown(score, 40)} is not a number"
             ) from None
     out: dict[str, Any] = {
         **({} if cid in (None, "") else {"id": str(cid)}),
@@ -462,11 +462,11 @@ def read(path: Path, dataset: GoldenDataset | None = None) -> Imported:
             if _key(r["question"]) in ids
         ]
         if unmatched:
-            shown = "; ".join(repr(one_line(t, 60)) for t in unmatched[:10])
+            quoted = "; ".join(shown(t, 60) for t in unmatched[:10])
             more = f" and {len(unmatched) - 10} more" if len(unmatched) > 10 else ""
             notes.append(
                 f"{len(unmatched)} traced question(s) not in dataset {dataset.name!r} "
-                f"(matched by exact text), not imported: {shown}{more}"
+                f"(matched by exact text), not imported: {quoted}{more}"
             )
         if not records:
             raise SourceError(

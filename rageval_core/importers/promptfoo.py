@@ -17,7 +17,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from rageval_core.errors import SourceError, one_line
+from rageval_core.errors import SourceError, shown
 from rageval_core.importers.common import Fields, Imported, declare, load_json, metric_name
 from rageval_core.models import JudgeRef
 
@@ -60,14 +60,14 @@ def read(path: Path, provider: str | None = None) -> Imported:
         Fields(raw, source, f"results.results[{i}]") for i, raw in enumerate(block.items("results"))
     ]
     ids = sorted({p for p in map(_provider, rows) if p})
-    shown = ", ".join(one_line(p, 40) for p in ids[:5]) + (" …" if len(ids) > 5 else "")
+    quoted = ", ".join(shown(p, 40, bare=True) for p in ids[:5]) + (" …" if len(ids) > 5 else "")
     if provider is not None:
         rows = [r for r in rows if _provider(r) == provider]
         if not rows:
-            raise SourceError(f"{source}: no results of provider {provider!r} (it holds: {shown})")
+            raise SourceError(f"{source}: no results of provider {provider!r} (it holds: {quoted})")
     elif len(ids) > 1:
         raise SourceError(
-            f"{source}: holds the results of {len(ids)} providers ({shown}); a run is one "
+            f"{source}: holds the results of {len(ids)} providers ({quoted}); a run is one "
             "pipeline: import one with --provider ID"
         )
     records, scores, labels = [], [], {}

@@ -25,7 +25,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from rageval_core.bounded_json import BadJSON, read_lines
-from rageval_core.errors import SourceError, one_line
+from rageval_core.errors import SourceError, shown
 from rageval_core.importers.common import Imported, metric_name
 from rageval_core.models import JudgeRef
 
@@ -80,7 +80,7 @@ def _parquet_rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
                 n += 1
                 yield n, row
     except (pa.ArrowException, OSError) as exc:
-        raise SourceError(f"{path}: unreadable Parquet ({one_line(exc, 120)})") from None
+        raise SourceError(f"{path}: unreadable Parquet ({shown(exc, 120, bare=True)})") from None
 
 
 def _csv_rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
@@ -133,7 +133,7 @@ def _list(v: Any, where: str) -> list[str] | None:
         try:
             v = ast.literal_eval(v)
         except (ValueError, SyntaxError, MemoryError, RecursionError):
-            raise SourceError(f"{where} must be a list of text, got {one_line(v, 60)!r}") from None
+            raise SourceError(f"{where} must be a list of text, got {shown(v, 60)}") from None
     if not isinstance(v, list | tuple) or not all(isinstance(x, str) for x in v):
         raise SourceError(f"{where} must be a list of text")
     return list(v)
@@ -183,7 +183,7 @@ def _survey(path: Path) -> tuple[list[str], dict[str, _Column]]:
             if _column(row, "question")[0] is None:
                 raise SourceError(
                     f"{source}: column user_input (or question) is missing: not a RAGAS "
-                    f"result (columns: {one_line(', '.join(columns), 200)})"
+                    f"result (columns: {shown(', '.join(columns), 200, bare=True)})"
                 )
             stats = {c: _Column() for c in columns if c not in known}
         for col, st in stats.items():
@@ -204,8 +204,7 @@ def read(path: Path) -> Imported:
         if st.first_text is not None:
             n, value = st.first_text
             raise SourceError(
-                f"{source}:{n}: column {one_line(col, 60)!r} must be a number, "
-                f"got {one_line(value, 60)!r}"
+                f"{source}:{n}: column {shown(col, 60)} must be a number, got {shown(value, 60)}"
             )
         metric_columns.append(col)
     labels = {metric_name(c, "ragas"): c for c in metric_columns if c not in PINNED}

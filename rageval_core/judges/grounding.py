@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from rageval_core.errors import one_line
+from rageval_core.errors import shown
 from rageval_core.judges.text import content_words
 from rageval_core.models import Claim, Statement
 
@@ -35,7 +35,7 @@ def _first_ungrounded(texts: Iterable[str], source: str, question: str, where: s
         share = overlap(text, words)
         if share < MIN_OVERLAP:
             return (
-                f"{where}[{i}].text {one_line(text, 60)!r} is not in the {_SOURCES[where]} "
+                f"{where}[{i}].text {shown(text, 60)} is not in the {_SOURCES[where]} "
                 f"(only {share:.0%} of its words are; {_RULES[where]})"
             )
     return None

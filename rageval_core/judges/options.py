@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from rageval_core.errors import ConfigError, plain, shown
+from rageval_core.errors import ConfigError, shown
 from rageval_core.models import JUDGE_METRICS
 
 _MISSING = object()
@@ -77,7 +77,7 @@ class Options:
 
     def finish(self) -> None:
         """Raise one ConfigError listing every problem, unknown keys included."""
-        unknown = sorted(plain(k) for k in self._config if k not in self._seen)
+        unknown = sorted(shown(k, bare=True) for k in self._config if k not in self._seen)
         problems = self.problems + [
             f"judge.{k} is not a setting of kind {self.kind!r}" for k in unknown
         ]

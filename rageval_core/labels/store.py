@@ -25,7 +25,7 @@ from pathlib import Path
 import pyarrow as pa
 
 from rageval_core.bounded_json import BadJSON, loads
-from rageval_core.errors import ConfigError, RagevalError, one_line
+from rageval_core.errors import ConfigError, RagevalError, shown
 from rageval_core.labels.model import FIELDS, HumanLabel, utc_stamp
 from rageval_core.redact import scrub_value
 from rageval_core.runs.layout import filesystem, is_remote, results_location
@@ -175,9 +175,9 @@ def parse_lines(text: str, where: str) -> tuple[list[tuple[HumanLabel, int]], li
         try:
             labels.append((HumanLabel.from_dict(loads(line)), n))
         except BadJSON as exc:
-            problems.append(one_line(f"{where}:{n}: not JSON ({exc.why})", 300))
+            problems.append(shown(f"{where}:{n}: not JSON ({exc.why})", 300, bare=True))
         except RagevalError as exc:
-            problems.append(one_line(f"{where}:{n}: {exc.message}", 300))
+            problems.append(shown(f"{where}:{n}: {exc.message}", 300, bare=True))
     return labels, problems
 
 
@@ -230,14 +230,16 @@ class LabelStore:
                 with tempfile.TemporaryFile(dir=path, prefix=".write-check-"):
                     pass
             except OSError as exc:
-                return False, one_line(f"{self.location} is not writable ({exc.strerror})", 300)
+                return False, shown(
+                    f"{self.location} is not writable ({exc.strerror})", 300, bare=True
+                )
             return True, ""
         probe = f"{self.root}/.write-check-{secrets.token_hex(8)}"
         try:
             self.fs.pipe_file(probe, b"")
             self.fs.rm_file(probe)
         except OSError as exc:
-            return False, one_line(f"cannot write to {self.location}: {exc}", 300)
+            return False, shown(f"cannot write to {self.location}: {exc}", 300, bare=True)
         return True, ""
 
     def save(self, labels: Sequence[HumanLabel]) -> str:

@@ -20,7 +20,7 @@ from typing import Any
 
 from rageval_core import numbers
 from rageval_core.catalogue import BUILTIN, Catalogue
-from rageval_core.errors import ConfigError, ResultsError, one_line, shown
+from rageval_core.errors import ConfigError, ResultsError, shown
 from rageval_core.mismatch import mismatch_warnings
 from rageval_core.query.previous import previous_run, series_of
 from rageval_core.query.store import ResultsStore, require_readable, run_catalogue
@@ -361,7 +361,7 @@ def md_cell(text: object) -> str:
     """`text` as inert Markdown on one table cell: HTML escaped, `|` and link brackets
     escaped, line breaks flattened (a declared metric's label is the user's free text and
     the table is posted as a pull-request comment)."""
-    flat = html.escape(one_line(text, 300), quote=False)
+    flat = html.escape(shown(text, 300, bare=True), quote=False)
     for c in ("\\", "|", "[", "]"):
         flat = flat.replace(c, "\\" + c)
     return flat

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from rageval_core.errors import plain
+from rageval_core.errors import shown
 from rageval_core.models import RunManifest
 from rageval_core.query.store import ResultsStore
 from rageval_core.runs.reading import RunInfo
@@ -30,10 +30,11 @@ class Series:
     version: str
 
     def describe(self) -> str:
-        """`config bm25 on dataset qa v2`, as `rageval check` explains its baseline (a
-        name that is long or not printable quoted on one line: it is the user's text)."""
-        config = plain(self.config) if self.config else "(unnamed)"
-        return f"config {config} on dataset {plain(self.dataset)} v{plain(self.version)}"
+        """`config bm25 on dataset qa v2`, as `rageval check` explains its baseline (each
+        name as written, on one bounded line: it is the user's text)."""
+        config, dataset = shown(self.config, bare=True), shown(self.dataset, bare=True)
+        version = shown(self.version, bare=True)
+        return f"config {config if self.config else '(unnamed)'} on dataset {dataset} v{version}"
 
 
 def series_of(info: RunInfo) -> Series | None:

@@ -21,7 +21,7 @@ import fsspec
 import pyarrow as pa
 
 from rageval_core.catalogue import DEFAULT_KS
-from rageval_core.errors import ResultsError, describe
+from rageval_core.errors import ResultsError, shown
 from rageval_core.runs.reading import RunInfo, journal_tables, usable_files
 from rageval_core.runs.rows import question_schema
 
@@ -89,7 +89,7 @@ def reading_results(run_id: str | None = None) -> Iterator[None]:
         raise
     except duckdb.Error as exc:
         run = f"run {run_id!r}: " if run_id else ""
-        raise ResultsError(f"{run}unreadable results file ({describe(exc)})") from exc
+        raise ResultsError(f"{run}unreadable results file ({shown(exc)})") from exc
 
 
 def bind(sql: str, params: Mapping[str, Any]) -> dict[str, Any]:

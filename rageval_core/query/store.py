@@ -62,7 +62,7 @@ from rageval_core.runs.reading import RunInfo, inspect_run
 @dataclass(frozen=True)
 class RunProblem:
     """Something wrong with one run. `run_id` is the run's id; for a folder that is not a
-    run, its display-safe name (`errors.display_name`); empty for the results location
+    run, its display-safe name (`errors.shown`); empty for the results location
     or the cache as a whole."""
 
     run_id: str

@@ -10,7 +10,7 @@ from typing import IO, Any
 
 import fsspec
 
-from rageval_core.errors import describe
+from rageval_core.errors import shown
 from rageval_core.models import DeclaredMetric
 from rageval_core.runs.rows import (
     conform_row,
@@ -75,9 +75,7 @@ def iter_journal_text(
             row = json.loads(line)
         except (ValueError, RecursionError) as exc:
             torn = n == len(lines) and not text.endswith("\n")
-            what = (
-                "truncated last line (interrupted write)" if torn else f"bad line ({describe(exc)})"
-            )
+            what = "truncated last line (interrupted write)" if torn else f"bad line ({shown(exc)})"
             yield None, f"{source}:{n}: {what}"
             continue
         if not isinstance(row, dict) or "question_id" not in row:
@@ -105,7 +103,7 @@ def read_journal(
         with fs.open(path, "rb") as fh:
             text = fh.read().decode("utf-8", errors="replace")
     except OSError as exc:
-        return [], [f"{path}: unreadable journal ({describe(exc)})"]
+        return [], [f"{path}: unreadable journal ({shown(exc)})"]
     rows: dict[str, dict[str, Any]] = {}
     problems = []
     for row, problem in iter_journal_text(text, path, declared_names(declared)):

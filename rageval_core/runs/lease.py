@@ -43,7 +43,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol
 
-from rageval_core.errors import one_line
+from rageval_core.errors import shown
 from rageval_core.runs.layout import (
     filesystem,
     iso,
@@ -97,7 +97,11 @@ class Owner:
         """`host pid N since T` from a lease's bytes; they may be torn or hostile."""
         try:
             d = json.loads(data.decode("utf-8"))
-            host, pid, since = one_line(d["host"], 80), d["pid"], one_line(d["since"], 40)
+            host, pid, since = (
+                shown(d["host"], 80, bare=True),
+                d["pid"],
+                shown(d["since"], 40, bare=True),
+            )
         except (ValueError, KeyError, TypeError):
             return "another process"
         if type(pid) is not int or not 0 < pid < 2**32:

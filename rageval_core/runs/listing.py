@@ -11,7 +11,7 @@ from typing import Any
 
 import fsspec
 
-from rageval_core.errors import ResultsError, describe, display_name
+from rageval_core.errors import ResultsError, shown
 from rageval_core.runs.layout import (
     filesystem,
     folder_kind,
@@ -65,7 +65,7 @@ def _classify(names: Iterable[str]) -> tuple[list[str], list[IgnoredFolder]]:
     """Run folder names, sorted, and the folders that are not runs (dot folders: silent)."""
     kinds = {name: folder_kind(name) for name in names}
     runs = sorted(n for n, k in kinds.items() if k == "run")
-    ignored = [IgnoredFolder(display_name(n)) for n, k in kinds.items() if k == "invalid"]
+    ignored = [IgnoredFolder(shown(n)) for n, k in kinds.items() if k == "invalid"]
     return runs, sorted(ignored, key=lambda f: f.name)
 
 
@@ -77,7 +77,7 @@ def _local_folders(location: str) -> list[str]:
     except (FileNotFoundError, NotADirectoryError):
         return []
     except OSError as exc:
-        raise ResultsError(f"{root}: unreadable results location ({describe(exc)})") from exc
+        raise ResultsError(f"{root}: unreadable results location ({shown(exc)})") from exc
 
 
 def _is_dir(entry: os.DirEntry) -> bool:
@@ -94,7 +94,7 @@ def _remote_parts(fs: fsspec.AbstractFileSystem, root: str) -> dict[str, list[st
     except FileNotFoundError:
         return {}
     except OSError as exc:
-        raise ResultsError(f"{root}: unreadable results location ({describe(exc)})") from exc
+        raise ResultsError(f"{root}: unreadable results location ({shown(exc)})") from exc
     parts: dict[str, list[str]] = {}
     prefix = root.rstrip("/") + "/"
     for path, e in entries.items():

@@ -7,7 +7,7 @@ from dataclasses import asdict
 from typing import Any
 
 from rageval_core.catalogue import declared_to_spec, parse_declared
-from rageval_core.errors import ConfigError, ResultsError, describe, one_line
+from rageval_core.errors import ConfigError, ResultsError, shown
 from rageval_core.models import DatasetRef, JudgeRef, RunManifest
 from rageval_core.runs.layout import (
     MAX_SHARDS,
@@ -78,7 +78,7 @@ def manifest_from_dict(
         jd = d.get("judge") or {}
         status = d["status"]
         if status not in ("running", "complete", "failed"):
-            raise ValueError(f"status {one_line(repr(status), 40)}")
+            raise ValueError(f"status {shown(status, 40)}")
         shards = int(d.get("shards", 1))
         if not 1 <= shards <= MAX_SHARDS:
             raise ValueError(f"shards {shards} not in 1..{MAX_SHARDS}")
@@ -113,4 +113,4 @@ def manifest_from_dict(
     except ResultsError:
         raise
     except (KeyError, TypeError, ValueError, AttributeError, OverflowError) as exc:
-        raise ResultsError(f"{source}: invalid manifest ({describe(exc)})") from exc
+        raise ResultsError(f"{source}: invalid manifest ({shown(exc)})") from exc

@@ -21,7 +21,7 @@ import fsspec
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from rageval_core.errors import ResultsError, describe, one_line
+from rageval_core.errors import ResultsError, shown
 from rageval_core.models import RunManifest
 from rageval_core.runs.journal import read_journal
 from rageval_core.runs.layout import (
@@ -104,11 +104,11 @@ def read_shard_status(fs: fsspec.AbstractFileSystem, path: str) -> ShardStatus:
     except FileNotFoundError:
         return ShardStatus("running", found=False)
     except (OSError, ValueError, RecursionError) as exc:
-        return ShardStatus("running", problem=f"{path}: unreadable shard status ({describe(exc)})")
+        return ShardStatus("running", problem=f"{path}: unreadable shard status ({shown(exc)})")
     status = data.get("status") if isinstance(data, dict) else None
     if status not in ("running", "complete", "failed"):
-        shown = one_line(repr(status), 40)
-        return ShardStatus("running", problem=f"{path}: unreadable shard status (status {shown})")
+        quoted = shown(status, 40)
+        return ShardStatus("running", problem=f"{path}: unreadable shard status (status {quoted})")
     totals = data.get("totals")
     return ShardStatus(status, dict(totals) if isinstance(totals, Mapping) else {})
 
@@ -154,7 +154,7 @@ def inspect_run(location: str, run_id: str) -> RunInfo:
         info.problems.append(f"{path}: no such run")
         return info
     except OSError as exc:
-        info.problems.append(f"{path}: unreadable run folder ({describe(exc)})")
+        info.problems.append(f"{path}: unreadable run folder ({shown(exc)})")
         return info
     info.parquet_files = sorted(f"{path}/{n}" for n in names if is_parquet_name(n))
     info.journal_files = sorted(f"{path}/{n}" for n in names if is_journal_name(n))
@@ -167,7 +167,7 @@ def inspect_run(location: str, run_id: str) -> RunInfo:
         with fs.open(f"{path}/{MANIFEST}", "rb") as fh:
             data = fh.read()
     except OSError as exc:
-        info.problems.append(f"{path}/{MANIFEST}: unreadable manifest ({describe(exc)})")
+        info.problems.append(f"{path}/{MANIFEST}: unreadable manifest ({shown(exc)})")
         return info
     try:
         info.manifest = manifest_from_dict(json.loads(data), f"{path}/{MANIFEST}", info.problems)
@@ -175,7 +175,7 @@ def inspect_run(location: str, run_id: str) -> RunInfo:
         info.problems.append(f"{path}/{MANIFEST}: not valid JSON (nested too deeply)")
         return info
     except ValueError as exc:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
-        info.problems.append(f"{path}/{MANIFEST}: not valid JSON ({describe(exc)})")
+        info.problems.append(f"{path}/{MANIFEST}: not valid JSON ({shown(exc)})")
         return info
     except ResultsError as exc:
         info.problems.append(str(exc))
@@ -269,7 +269,7 @@ def usable_files(info: RunInfo, fs: fsspec.AbstractFileSystem) -> RowFiles:
                 schema = pf.schema_arrow
                 strays = stray_run_ids(parquet_run_ids(pf), info.run_id, p)
         except Exception as exc:  # pyarrow raises several types for a damaged footer
-            problems.append(f"{p}: unreadable Parquet ({describe(exc)})")
+            problems.append(f"{p}: unreadable Parquet ({shown(exc)})")
             continue
         usable, column_problems = check_columns(schema, p, declared)
         good.append(p)
@@ -317,7 +317,7 @@ def read_run_rows(
                 t = pf.read(columns=[n for n in pf.schema_arrow.names if n in files.columns])
             tables.append(rows_to_table(t.to_pylist(), declared=declared))
         except Exception as exc:  # pyarrow raises several types for a corrupt data page
-            problems.append(f"{p}: unreadable Parquet ({describe(exc)})")
+            problems.append(f"{p}: unreadable Parquet ({shown(exc)})")
     journal_rows, journal_problems = journal_tables(info, files.journals, fs)
     tables += journal_rows
     problems += journal_problems

@@ -12,7 +12,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from rageval_core.catalogue import DEFAULT_KS, retrieval_columns, span_columns
-from rageval_core.errors import display_name, one_line
+from rageval_core.errors import shown
 from rageval_core.models import DeclaredMetric
 
 CLAIM_TYPE = pa.struct(
@@ -154,7 +154,7 @@ def declared_names(declared: Iterable[DeclaredMetric]) -> frozenset[str]:
 def _wrong_type(name: str, have: str, want: str, declared: Collection[str]) -> str:
     """How a column of the wrong type is named in a problem (`where` inside it appended)."""
     if name in declared:
-        return f"declared metric {one_line(name, 60)!r} is {have}, not numeric"
+        return f"declared metric {shown(name, 60)} is {have}, not numeric"
     return f"column {name} is {have}, expected {want}"
 
 
@@ -288,8 +288,8 @@ def conform_row(row: Mapping[str, Any], declared: Collection[str] = ()) -> dict[
                 raise _WrongType("null", "string")
             out[name] = _conform(row.get(name), spec)
         except _WrongType as exc:
-            who = "" if name == "question_id" else f"question {display_name(qid)}: "
-            column = f"{name}{one_line(exc.where, 40)}"
+            who = "" if name == "question_id" else f"question {shown(qid)}: "
+            column = f"{name}{shown(exc.where, 40, bare=True)}"
             raise ValueError(
                 f"{who}{_wrong_type(column, exc.what, exc.expected, declared)}"
             ) from None
@@ -355,7 +355,7 @@ def check_columns(
         if want is None or _compatible(f.type, want):
             usable.add(f.name)
         else:
-            have, name = one_line(_type_label(f.type), 60), one_line(f.name, 60)
+            have, name = shown(_type_label(f.type), 60, bare=True), shown(f.name, 60, bare=True)
             problems.append(
                 f"{source}: {_wrong_type(name, have, _type_label(want), names)}: values ignored"
             )
@@ -376,7 +376,7 @@ def stray_run_ids(found: Iterable[object], run_id: str, source: str) -> list[str
     other = sorted({str(v) for v in found if v is not None and v != run_id})
     if not other:
         return []
-    names = ", ".join(display_name(v) for v in other[:3]) + (" …" if len(other) > 3 else "")
+    names = ", ".join(shown(v) for v in other[:3]) + (" …" if len(other) > 3 else "")
     return [f"{source}: rows name run(s) {names}, not {run_id}: shown under {run_id}"]
 
 

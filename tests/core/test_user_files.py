@@ -4,19 +4,16 @@ end in one error naming the file, never a traceback, a 2 GB manifest or a 20 GB 
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from rageval_core.calibration import load_labels
 from rageval_core.cli import main
 from rageval_core.config import load_config
-from rageval_core.errors import ConfigError, DatasetError, shown
+from rageval_core.errors import ConfigError, DatasetError
 from rageval_core.query import load_thresholds
 from tests.core.dataset.test_hostile import _limit_memory, billion_laughs, cli
 
@@ -162,31 +159,6 @@ def test_label_files_are_read_through_the_same_guards(tmp_path):
     deep = write(tmp_path, "l3.yaml", "labels: " + "[" * 500 + "]" * 500 + "\n")
     with pytest.raises(DatasetError, match="nested more than 64 levels deep"):
         load_labels(deep)
-
-
-# ---------------------------------------------------------------------------- shown()
-
-
-@settings(max_examples=80, deadline=None)
-@given(
-    st.recursive(
-        st.none() | st.booleans() | st.integers() | st.floats() | st.text(),
-        lambda inner: st.lists(inner) | st.dictionaries(st.text(), inner) | st.tuples(inner),
-        max_leaves=40,
-    )
-)
-def test_shown_is_one_short_line(value):
-    text = shown(value)
-    assert len(text) <= 80 and "\n" not in text
-
-
-def test_shown_is_bounded_work_on_shared_structures():
-    # 10^9 leaves through shared references: a plain repr would never finish.
-    value: list = ["lol"] * 10
-    for _ in range(8):
-        value = [value] * 10
-    assert len(shown(value)) <= 80
-    assert len(shown(json.loads(json.dumps({"k": "v" * 10**6})))) <= 80
 
 
 def test_yaml_subprocess_guard_really_limits_memory():

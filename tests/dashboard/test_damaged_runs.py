@@ -10,7 +10,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from rageval_core.errors import display_name
+from rageval_core.errors import shown
 from rageval_core.links import md_escape
 from rageval_core.runs.layout import MANIFEST
 from tests.dashboard.conftest import LATEST, RUN_IDS, make_running
@@ -75,5 +75,5 @@ def test_a_folder_that_is_not_a_run_is_named_safely_and_ignored(app, results):
     (results / name).mkdir()
     at = no_exception(app(results).run())
     warnings = " ".join(texts(at.warning))
-    assert f"{md_escape(display_name(name))}: folder name is not a valid run id" in warnings
+    assert f"{md_escape(shown(name))}: folder name is not a valid run id" in warnings
     assert list(at.dataframe[0].value["run_id"]) == RUN_IDS[::-1]

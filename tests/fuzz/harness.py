@@ -18,7 +18,7 @@ from streamlit.testing.v1 import AppTest
 
 from dashboard.pages import PAGES
 from rageval_core.cli import main
-from rageval_core.errors import display_name
+from rageval_core.errors import shown
 from rageval_core.links import md_escape
 from rageval_core.runs.layout import RESULTS_ENV
 from tests.fuzz.damage import KNOWN_OPEN, Harm, apply_all, fresh_copy, healthy
@@ -69,9 +69,9 @@ def _texts(elements) -> list[str]:
 
 
 def _shows(text: str, name: str) -> bool:
-    # how a name that is not a run id is displayed: escaped (`display_name`: its repr,
+    # how a name that is not a run id is displayed: escaped (`errors.shown`: its repr,
     # backticks as \x60), then Markdown-escaped in a banner
-    forms = (name, repr(name)[1:-1], display_name(name)[1:-1])
+    forms = (name, repr(name)[1:-1], shown(name)[1:-1])
     return any(n in text for f in forms for n in (f, md_escape(f)))
 
 

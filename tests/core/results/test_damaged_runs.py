@@ -15,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from rageval_core.errors import display_name
+from rageval_core.errors import shown
 from rageval_core.runs.journal import read_journal
 from rageval_core.runs.layout import MANIFEST, journal_name, parquet_name
 from rageval_core.runs.reading import inspect_run, list_runs, read_run_rows, scan_runs
@@ -93,9 +93,9 @@ def test_folders_not_named_like_a_run_are_reported_hidden_ones_are_not(tmp_path)
     (tmp_path / "notes.txt").write_text("a file is not a run folder")
     runs, ignored = scan_runs(str(tmp_path))
     assert [r.run_id for r in runs] == [RUN]
-    shown = {f.name: f.message for f in ignored}
-    assert set(shown) == {repr("my run"), repr("a..b"), display_name(hostile)}
-    for name, message in shown.items():
+    quoted = {f.name: f.message for f in ignored}
+    assert set(quoted) == {repr("my run"), repr("a..b"), shown(hostile)}
+    for name, message in quoted.items():
         assert "\n" not in name and "`" not in name and len(name) <= 80
         assert message == "folder name is not a valid run id (letters, digits, . _ -): ignored"
     assert list_runs(str(tmp_path)) == runs
