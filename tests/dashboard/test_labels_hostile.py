@@ -16,7 +16,6 @@ from tests.dashboard.conftest import LATEST
 from tests.dashboard.test_review_pages import (  # noqa: F401
     QUESTION,
     human,
-    labels,
     no_exception,
     open_page,
     store,
