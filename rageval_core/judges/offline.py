@@ -20,8 +20,10 @@ How it decides (docs/judges.md has the long version and where it is fooled):
    of the question (number, name) that some retrieved chunk holds, and at least half of
    the question's content words.
 6. Answer relevancy: the share of the question's content words the answer mentions,
-   raised to `KEY_FLOOR` when the answer names all of the question's key terms; None for
-   a refusal.
+   raised to `KEY_FLOOR` when the answer names all of the question's key terms, and to
+   `DIRECT_SCORE` when its first sentence is a short reply of the kind a wh-question asks
+   for (a quantity for "how many", "when"...; a name or number for "who", "which"...);
+   None for a refusal.
 7. Statements (context recall): the reference answer's clauses, split as claims are, each
    attributed when `check_claim` would call it supported by the retrieved chunks.
 
@@ -31,6 +33,7 @@ It must never do I/O and never depend on anything but its inputs.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -40,6 +43,7 @@ from rageval_core.judges.text import (
     chunk_tokens,
     is_refusal,
     listed,
+    raw_tokens,
     sentence_terms,
     split_clauses,
     split_notes,
@@ -65,6 +69,17 @@ DEFAULT_THRESHOLD = 0.6
 # Answer relevancy of an answer that names every key term of the question: a short answer
 # such as "Northwind opened in 1998." repeats few question words yet plainly addresses it.
 KEY_FLOOR = 0.5
+# A direct reply ("ColdSan 40.", "Within 21 days.") rarely repeats the question's words,
+# so word overlap alone calls it irrelevant; a short first sentence of the asked-for kind
+# counts as addressing the question.
+DIRECT_SCORE = 0.75
+DIRECT_WORDS = 15
+_WH = re.compile(r"\b(?:who|whom|whose|which|what|where|when|how)\b", re.IGNORECASE)
+_WANTS_QUANTITY = re.compile(
+    r"\b(?:how\s+(?:many|much|long|often|far|old|soon|large|high|low|cold|warm)"
+    r"|when\b|within\s+how|(?:what|which)\s+(?:year|time|date|days?|temperature|share))",
+    re.IGNORECASE,
+)
 
 
 def clauses(sentences: list[str]) -> list[tuple[str, Terms]]:
@@ -185,7 +200,27 @@ def answer_relevancy(question: str, answer: str) -> tuple[float | None, str | No
     if q.key and q.key <= said and score < KEY_FLOOR:
         score = KEY_FLOOR
         reason += f"; names every key term ({listed(q.key)}), so at least {KEY_FLOOR:g}"
+    direct = _direct_reply(question, answer)
+    if direct and score < DIRECT_SCORE:
+        score = DIRECT_SCORE
+        reason += f"; {direct}, so {DIRECT_SCORE:g}"
     return score, reason
+
+
+def _direct_reply(question: str, answer: str) -> str | None:
+    """What makes the answer's first sentence a short reply of the kind the wh-question
+    asks for, or None: a quantity for "how many", "when"...; a name or a number for "who",
+    "which", "what"... (names as `terms` finds them, not the sentence's first word)."""
+    sentences = split_sentences(answer)
+    if not sentences or not _WH.search(question):
+        return None
+    first = sentences[0]
+    if not 0 < len(raw_tokens(first)) <= DIRECT_WORDS:
+        return None
+    t = terms(first)
+    if _WANTS_QUANTITY.search(question):
+        return "a short reply giving a quantity, as the question asks" if t.numbers else None
+    return "a short reply naming what the question asks" if t.names or t.numbers else None
 
 
 def statements(

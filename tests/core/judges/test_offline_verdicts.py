@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from rageval_core.errors import ConfigError
 from rageval_core.judges import make_judge
-from rageval_core.judges.offline import KEY_FLOOR, OfflineJudge
+from rageval_core.judges.offline import DIRECT_SCORE, KEY_FLOOR, OfflineJudge
 from rageval_core.models import JUDGE_METRICS, JudgeInput, RetrievedChunk
 
 QUESTION = "When did the Northwind office open in Berlin?"
@@ -64,11 +64,44 @@ def test_answer_relevancy_is_the_share_of_question_words_mentioned():
 
 
 def test_naming_every_key_term_lifts_relevancy_to_the_floor():
-    question = "Which year did the Northwind office open its doors in Berlin?"
+    # not a wh-question, so no reply is "direct": the key terms alone lift the score
+    question = "Tell me the year the Northwind office opened its doors in Berlin."
     j = judged("Northwind chose Berlin in 1998.", question=question)
     assert j.answer_relevancy == KEY_FLOOR
     assert "names every key term (berlin, northwind)" in j.answer_relevancy_reason
-    assert judged("Northwind did it in 1998.", question=question).answer_relevancy == 1 / 6
+    assert judged("Northwind did it in 1998.", question=question).answer_relevancy == 1 / 7
+
+
+@pytest.mark.parametrize(
+    ("question", "answer"),
+    [
+        ("Which cleaning agent is approved for food-contact surfaces?", "ColdSan 40."),
+        ("Within how many days can a customer dispute an invoice line?", "Within 21 days."),
+        ("Which days is the whole company closed?", "1 January, 25 December and 26 December."),
+        ("Who is Northwind's Chief Technology Officer?", "Felipe Arriaga."),
+    ],
+)
+def test_a_short_direct_reply_addresses_its_question(question, answer):
+    j = judged(answer, question=question)
+    assert j.answer_relevancy == DIRECT_SCORE
+    assert "short reply" in j.answer_relevancy_reason
+
+
+@pytest.mark.parametrize(
+    ("question", "answer"),
+    [
+        # a long sentence about something else keeps its word-overlap score
+        (
+            "Which days is the whole company closed?",
+            "It reviews all severity 1 and severity 2 incidents of the previous month and "
+            "tracks corrective actions until they are closed.",
+        ),
+        # a quantity question answered without one
+        ("How many pallet positions does RTM-1 have?", "Bananas are yellow."),
+    ],
+)
+def test_a_long_or_wrong_kind_reply_is_not_a_direct_reply(question, answer):
+    assert judged(answer, question=question).answer_relevancy < DIRECT_SCORE
 
 
 def test_a_refusal_has_no_answer_relevancy():
