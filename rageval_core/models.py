@@ -7,7 +7,7 @@ library passes these typed values. This module must not do I/O.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any, Literal, get_args
 
 from rageval_core.errors import PipelineError
@@ -282,13 +282,7 @@ class Claim:
     reason: str = ""
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "text": self.text,
-            "verdict": self.verdict,
-            "evidence_chunk_id": self.evidence_chunk_id,
-            "evidence": self.evidence,
-            "reason": self.reason,
-        }
+        return asdict(self)  # the field order is the row's struct order
 
 
 JUDGE_METRICS: tuple[str, ...] = (
@@ -312,12 +306,7 @@ class ChunkVerdict:
     reason: str = ""
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "chunk_id": self.chunk_id,
-            "rank": self.rank,
-            "relevant": self.relevant,
-            "reason": self.reason,
-        }
+        return asdict(self)  # the field order is the row's struct order
 
 
 @dataclass(frozen=True)
@@ -332,13 +321,7 @@ class Statement:
     reason: str = ""
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "text": self.text,
-            "attributed": self.attributed,
-            "evidence_chunk_id": self.evidence_chunk_id,
-            "evidence": self.evidence,
-            "reason": self.reason,
-        }
+        return asdict(self)  # the field order is the row's struct order
 
 
 @dataclass(frozen=True)
