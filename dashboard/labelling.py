@@ -216,32 +216,24 @@ def label_form(
         choices, save = QUESTION_CHOICES, "Save question label"
         title = f"The answer as a whole (the judge: {judged or 'no verdict'})"
         current = mine.question_label if mine else judged or choices[0]
-    with st.form(key):
-        choice = st.radio(
-            title, choices, index=choices.index(current), horizontal=True, key=f"{key}_choice"
+    submitted = _choice_form(key, title, choices, current, mine.note if mine else "", save)
+    if submitted:
+        choice, note = submitted
+        value = chosen_verdict(choice, judged) if claim else choice
+        label = HumanLabel(
+            dataset=dataset.name,
+            dataset_sha256=dataset.sha256,
+            question_id=detail.question_id,
+            claim=claim.text if claim else None,
+            verdict=value if claim else None,
+            question_label=None if claim else value,
+            reviewer=reviewer,
+            created_at=utc_stamp(),
+            note=note.strip(),
+            run_id=detail.run_id,
+            judge=judged,
         )
-        note = st.text_input(
-            "Note (optional)",
-            value=mine.note if mine else "",
-            max_chars=MAX_NOTE,
-            key=f"{key}_note",
-        )
-        if st.form_submit_button(save):
-            value = chosen_verdict(choice, judged) if claim else choice
-            label = HumanLabel(
-                dataset=dataset.name,
-                dataset_sha256=dataset.sha256,
-                question_id=detail.question_id,
-                claim=claim.text if claim else None,
-                verdict=value if claim else None,
-                question_label=None if claim else value,
-                reviewer=reviewer,
-                created_at=utc_stamp(),
-                note=note.strip(),
-                run_id=detail.run_id,
-                judge=judged,
-            )
-            _save(label)
+        _save(label)
 
 
 def relevance_form(
@@ -265,41 +257,32 @@ def relevance_form(
         title, save_text = "Does the answer address the question?", "Save answer label"
     own = next((lab for lab in mine if lab.reviewer == reviewer), None)
     current = label_value(own) if own else judged or RELEVANCE_CHOICES[0]
-    with st.form(key):
-        choice = st.radio(
-            f"{title} (the judge: {judged or 'no verdict'})",
-            RELEVANCE_CHOICES,
-            index=RELEVANCE_CHOICES.index(current),
-            horizontal=True,
-            key=f"{key}_choice",
-        )
-        note = st.text_input(
-            "Note (optional)",
-            value=own.note if own else "",
-            max_chars=MAX_NOTE,
-            key=f"{key}_note",
-        )
-        if st.form_submit_button(save_text):
-            relevant = choice == RELEVANCE_CHOICES[0]
-            _save(
-                HumanLabel(
-                    dataset=dataset.name,
-                    dataset_sha256=dataset.sha256,
-                    question_id=detail.question_id,
-                    claim=None,
-                    verdict=None,
-                    question_label=None,
-                    reviewer=reviewer,
-                    created_at=utc_stamp(),
-                    note=note.strip(),
-                    run_id=detail.run_id,
-                    judge=judged,
-                    chunk_id=chunk_id,
-                    relevant=relevant if chunk_id is not None else None,
-                    answer=answer if chunk_id is None else None,
-                    answer_relevant=relevant if chunk_id is None else None,
-                )
+    title = f"{title} (the judge: {judged or 'no verdict'})"
+    submitted = _choice_form(
+        key, title, RELEVANCE_CHOICES, current, own.note if own else "", save_text
+    )
+    if submitted:
+        choice, note = submitted
+        relevant = choice == RELEVANCE_CHOICES[0]
+        _save(
+            HumanLabel(
+                dataset=dataset.name,
+                dataset_sha256=dataset.sha256,
+                question_id=detail.question_id,
+                claim=None,
+                verdict=None,
+                question_label=None,
+                reviewer=reviewer,
+                created_at=utc_stamp(),
+                note=note.strip(),
+                run_id=detail.run_id,
+                judge=judged,
+                chunk_id=chunk_id,
+                relevant=relevant if chunk_id is not None else None,
+                answer=answer if chunk_id is None else None,
+                answer_relevant=relevant if chunk_id is None else None,
             )
+        )
 
 
 def _save(label: HumanLabel) -> None:
@@ -310,3 +293,18 @@ def _save(label: HumanLabel) -> None:
         st.error(f"The label was not saved: {escape_word(shown(str(exc), 300, bare=True))}")
         return
     st.rerun()  # drawn again with the new label beside the judge's
+
+
+def _choice_form(
+    key: str, title: str, choices: tuple[str, ...], current: str, note: str, save: str
+) -> tuple[str, str] | None:
+    """One labelling form: a choice among `choices` (starting at `current`), an optional
+    note and a save button; (choice, note) when saved, else None."""
+    with st.form(key):
+        choice = st.radio(
+            title, choices, index=choices.index(current), horizontal=True, key=f"{key}_choice"
+        )
+        typed = st.text_input("Note (optional)", value=note, max_chars=MAX_NOTE, key=f"{key}_note")
+        if st.form_submit_button(save):
+            return choice, typed
+    return None
