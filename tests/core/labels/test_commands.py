@@ -6,21 +6,23 @@ from __future__ import annotations
 import csv
 import io
 import shutil
+from collections import Counter
 from pathlib import Path
 
 import pytest
 
 from rageval_core import cli
 from rageval_core.calibration import Label, load_labels
-from rageval_core.labels import LabelStore
+from rageval_core.labels import LabelSet, LabelStore
 from rageval_core.labels.example import EXAMPLE_RUN, example_labels, write_example_labels
-from rageval_core.query.labels import judge_reports
+from rageval_core.query.labels import judge_reports, relevance_agreement
 from rageval_core.query.store import ResultsStore
 from tests.core.labels.helpers import LLM, judged_row, label, write_run
 
 REPO = Path(__file__).resolve().parents[3]
 R1, R2, R3 = "20260101-000000-a", "20260102-000000-b", "20260103-000000-c"
 TOWERS_WHY = "no retrieved sentence says how many towers"
+NEVER_REFUSE = "20261119-090000-never-refuse"
 
 
 @pytest.fixture
@@ -152,7 +154,43 @@ def test_bundled_labels_are_the_example_labels_of_the_bundled_results(tmp_path):
     assert len(bundled) == 1
     want = "".join(lab.to_line() + "\n" for lab in example_labels(REPO / "results"))
     assert bundled[0].read_text() == want
-    assert len(want.splitlines()) == 98 + 285 + 86  # claims and questions, chunks, answers
+    # claims and questions, chunks, answers of the memorising run; answers of never-refuse
+    assert len(want.splitlines()) == 98 + 285 + 86 + 98
+
+
+def test_each_example_file_labels_its_own_run_and_no_file_repeats_another():
+    labels = example_labels(REPO / "results")
+    runs = Counter((lab.run_id, lab.kind) for lab in labels)
+    assert runs == {
+        (EXAMPLE_RUN, "claim"): 92,
+        (EXAMPLE_RUN, "question"): 6,
+        (EXAMPLE_RUN, "chunk"): 285,
+        (EXAMPLE_RUN, "answer"): 86,
+        (NEVER_REFUSE, "answer"): 98,
+    }
+    # the location keeps the newest label per key: a repeated key would drop one silently
+    assert len({lab.key() for lab in labels}) == len(labels)
+
+
+def test_example_answer_labels_have_both_classes_so_kappa_is_defined(tmp_path):
+    results = tmp_path / "results"
+    for run in (EXAMPLE_RUN, NEVER_REFUSE):
+        shutil.copytree(REPO / "results" / run, results / run)
+    labels = LabelSet(example_labels(results))
+    answers = Counter(lab.value for lab in labels.labels if lab.kind == "answer")
+    assert answers == {"relevant": 86 + 71, "irrelevant": 27}
+    with ResultsStore(str(results)) as store:
+        got = relevance_agreement(store, labels, [EXAMPLE_RUN, NEVER_REFUSE], n_boot=200)
+    a = got["answer relevancy"]
+    assert a.n == 184 and a.kappa is not None and a.kappa > 0 and a.kappa_low is not None
+
+
+def test_an_example_file_whose_run_is_absent_gives_no_labels(tmp_path):
+    results = tmp_path / "results"
+    shutil.copytree(REPO / "results" / NEVER_REFUSE, results / NEVER_REFUSE)
+    labels = example_labels(results)
+    assert len(labels) == 98
+    assert {(lab.run_id, lab.kind) for lab in labels} == {(NEVER_REFUSE, "answer")}
 
 
 def test_demo_writes_the_example_labels_only_when_absent(tmp_path):
