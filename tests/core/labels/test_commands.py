@@ -154,8 +154,8 @@ def test_bundled_labels_are_the_example_labels_of_the_bundled_results(tmp_path):
     assert len(bundled) == 1
     want = "".join(lab.to_line() + "\n" for lab in example_labels(REPO / "results"))
     assert bundled[0].read_text() == want
-    # claims and questions, chunks, answers of the memorising run; answers of never-refuse
-    assert len(want.splitlines()) == 98 + 285 + 86 + 98
+    # claims and questions, chunks, answers of the memorising run; answers, chunks of never-refuse
+    assert len(want.splitlines()) == 98 + 285 + 86 + 98 + 271
 
 
 def test_each_example_file_labels_its_own_run_and_no_file_repeats_another():
@@ -167,6 +167,7 @@ def test_each_example_file_labels_its_own_run_and_no_file_repeats_another():
         (EXAMPLE_RUN, "chunk"): 285,
         (EXAMPLE_RUN, "answer"): 86,
         (NEVER_REFUSE, "answer"): 98,
+        (NEVER_REFUSE, "chunk"): 271,
     }
     # the location keeps the newest label per key: a repeated key would drop one silently
     assert len({lab.key() for lab in labels}) == len(labels)
@@ -189,8 +190,8 @@ def test_an_example_file_whose_run_is_absent_gives_no_labels(tmp_path):
     results = tmp_path / "results"
     shutil.copytree(REPO / "results" / NEVER_REFUSE, results / NEVER_REFUSE)
     labels = example_labels(results)
-    assert len(labels) == 98
-    assert {(lab.run_id, lab.kind) for lab in labels} == {(NEVER_REFUSE, "answer")}
+    assert len(labels) == 98 + 271
+    assert {lab.run_id for lab in labels} == {NEVER_REFUSE}
 
 
 def test_demo_writes_the_example_labels_only_when_absent(tmp_path):
