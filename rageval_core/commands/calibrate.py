@@ -16,7 +16,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
         "calibrate",
         help="compare a run's judge with human labels (agreement, Cohen's kappa)",
-        description="Compare a judge's verdicts with human labels: Cohen's kappa with a 95%% "
+        description="Compare a judge's verdicts with human labels: Cohen's kappa with a 95% "
         "interval, agreement, confusion matrix, precision/recall of 'unsupported' and every "
         "disagreement, the figures of the dashboard's Judge page. Reads the labels location "
         "and every run of RUN's judge; given only an older LABELS.yaml, that file against "

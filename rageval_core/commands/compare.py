@@ -13,7 +13,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "compare",
         help="compare runs against the first (baseline)",
         description="Compare two or more runs question by question: config diff, metric "
-        "means with paired deltas and bootstrap 95%% intervals, then one line per question "
+        "means with paired deltas and bootstrap 95% intervals, then one line per question "
         "that changed (regressed, improved or mixed), worst first: its failure-type change "
         "and the metrics that moved beyond the tolerance. The first run is the baseline.",
     )

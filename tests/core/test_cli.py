@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import subprocess
 import sys
 
@@ -19,6 +20,23 @@ def test_every_subcommand_has_help(capsys):
             main([name, "--help"])
         assert exc.value.code == 0
     assert "usage: rageval" in capsys.readouterr().out
+
+
+def _all_parsers(parser):
+    """`parser` and every sub-command's parser below it, nested ones (`labels export`) too."""
+    yield parser
+    for action in parser._actions:  # noqa: SLF001
+        if isinstance(action, argparse._SubParsersAction):  # noqa: SLF001
+            for sub in action.choices.values():
+                yield from _all_parsers(sub)
+
+
+def test_no_help_text_shows_an_escaped_percent():
+    """argparse formats `help=` texts but prints a `description=` as written, so `95%%` in a
+    description reaches the user doubled."""
+    shown = {p.prog: p.format_help() for p in _all_parsers(build_parser())}
+    assert len(shown) > 15
+    assert [prog for prog, text in shown.items() if "%%" in text] == []
 
 
 def test_no_command_prints_help_and_exits_2(capsys):
