@@ -1,0 +1,301 @@
+"""`rageval labels to-gold`: a new dataset version whose gold comes from the chunks people
+marked relevant (docs/review.md, "From review to gold").
+
+The rules, each written once here: which label of a chunk is current (each reviewer's
+newest; reviewers who disagree apply nothing), which chunks can become gold (a chunk of
+this version's corpus, not of a superseded document version, placed in the documents by
+`placement.Placer` when the dataset scores spans), and what a labelled question's gold
+becomes (extended by default, replaced on request). Unanswerable questions never gain
+gold. This module plans and writes; it never reads the labels location or prints.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from rageval_core.dataset import DATASET_FILE, dataset_sha256, write_dataset
+from rageval_core.errors import ConfigError
+from rageval_core.labels.model import HumanLabel
+from rageval_core.models import Chunk, GoldenDataset, GoldenQuestion, GoldSpan, RetrievedChunk
+from rageval_core.placement import Placer
+
+_DIGITS = re.compile(r"(\d+)")
+
+
+@dataclass(frozen=True)
+class Skipped:
+    """A chunk label that did not change gold, and why."""
+
+    chunk_id: str
+    why: str
+
+
+@dataclass(frozen=True)
+class QuestionChange:
+    """What to-gold did to one labelled question; gold items as the row's `gold_ids` name
+    them (chunk ids, `doc:start-end` spans)."""
+
+    question_id: str
+    added: tuple[str, ...] = ()
+    removed: tuple[str, ...] = ()
+    kept: tuple[str, ...] = ()  # labelled relevant and already gold
+    skipped: tuple[Skipped, ...] = ()
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.added or self.removed)
+
+
+@dataclass(frozen=True)
+class GoldPlan:
+    """The new dataset version, before it is written, and what changed."""
+
+    source: GoldenDataset
+    version: str
+    questions: tuple[GoldenQuestion, ...]
+    changes: tuple[QuestionChange, ...]
+    unknown_questions: tuple[str, ...]  # labelled question ids this version does not have
+    sha256: str  # of the new version
+    replace_gold: bool = False  # labelled questions' gold replaced, not extended
+
+    @property
+    def changed(self) -> int:
+        return sum(c.changed for c in self.changes)
+
+
+@dataclass(frozen=True)
+class _Target:
+    """Where a relevant chunk lands as gold: its id (for id gold) and its place."""
+
+    chunk_id: str
+    span: GoldSpan | None
+
+
+def next_version(version: str) -> str:
+    """`3` -> `4`, `2.1` -> `2.2`, `v7` -> `v8`; text without a trailing number gets `-gold`."""
+    parts = _DIGITS.split(version)
+    if len(parts) > 1 and parts[-1] == "":
+        return "".join(parts[:-2]) + str(int(parts[-2]) + 1)
+    return f"{version}-gold"
+
+
+def _version_key(version: str) -> tuple:
+    return tuple(int(p) if p.isdigit() else p for p in _DIGITS.split(version))
+
+
+def superseded(corpus: Sequence[Chunk]) -> dict[str, str]:
+    """Chunk id -> the newer version of its document, for chunks of an old version (a
+    document present in several versions: only the newest states current facts)."""
+    newest: dict[str, str] = {}
+    for c in corpus:
+        if c.version is not None:
+            held = newest.get(c.doc_id)
+            if held is None or _version_key(c.version) > _version_key(held):
+                newest[c.doc_id] = c.version
+    return {
+        c.id: newest[c.doc_id]
+        for c in corpus
+        if c.version is not None and c.version != newest[c.doc_id]
+    }
+
+
+def current_chunk_labels(
+    labels: Iterable[HumanLabel], dataset: str
+) -> dict[tuple[str, str], list[HumanLabel]]:
+    """(question id, chunk id) -> each reviewer's current label of that chunk: the newest
+    (the store's rule, here across every version of the dataset, since a chunk id means
+    the same chunk in each version that has it)."""
+    newest: dict[tuple[str, str, str], HumanLabel] = {}
+    for lab in labels:
+        if lab.dataset != dataset or lab.kind != "chunk":
+            continue
+        k = (lab.question_id, lab.chunk_id or "", lab.reviewer)
+        held = newest.get(k)
+        if held is None or lab.at >= held.at:
+            newest[k] = lab
+    out: dict[tuple[str, str], list[HumanLabel]] = {}
+    for (qid, cid, _), lab in sorted(newest.items()):
+        out.setdefault((qid, cid), []).append(lab)
+    return out
+
+
+class _Resolver:
+    """Turns a labelled chunk id into a gold target of this dataset version, or a reason."""
+
+    def __init__(self, ds: GoldenDataset):
+        self.chunks = ds.chunk_map()
+        self.old = superseded(ds.corpus)
+        self.placer = Placer(ds.documents, ds.corpus) if ds.documents else None
+
+    def resolve(self, chunk_id: str) -> _Target | str:
+        chunk = self.chunks.get(chunk_id)
+        if chunk is None:
+            return "not in this dataset version's corpus"
+        if chunk_id in self.old:
+            return f"superseded: {chunk.doc_id} has a newer version ({self.old[chunk_id]})"
+        if self.placer is None:
+            return _Target(chunk_id, None)
+        placed = self.placer.place(RetrievedChunk(chunk.id, chunk.text))
+        if placed is None:
+            return "cannot be placed in the dataset's documents (its text is not found)"
+        return _Target(chunk_id, GoldSpan(placed.doc_id, placed.start, placed.end))
+
+
+def _inside(span: GoldSpan, spans: Iterable[GoldSpan]) -> bool:
+    return any(
+        s.doc_id == span.doc_id and s.start <= span.start and span.end <= s.end for s in spans
+    )
+
+
+def _overlaps(span: GoldSpan, spans: Iterable[GoldSpan]) -> bool:
+    return any(s.doc_id == span.doc_id and s.start < span.end and span.start < s.end for s in spans)
+
+
+def _unique(items: Iterable) -> tuple:
+    return tuple(dict.fromkeys(items))
+
+
+def _plan_question(
+    q: GoldenQuestion,
+    labelled: dict[str, list[HumanLabel]],
+    resolver: _Resolver,
+    *,
+    use_spans: bool,
+    replace_gold: bool,
+) -> tuple[GoldenQuestion, QuestionChange]:
+    use_ids = not use_spans or bool(q.gold_chunk_ids)
+    skipped: list[Skipped] = []
+    relevant: list[_Target] = []
+    disputed: list[_Target] = []
+    irrelevant: list[_Target] = []
+    for cid, labs in labelled.items():
+        values = {lab.relevant for lab in labs}
+        if q.answerability == "unanswerable":
+            if True in values:
+                skipped.append(Skipped(cid, "the question is unanswerable: labels do not add gold"))
+            continue
+        target = resolver.resolve(cid)
+        if isinstance(target, str):
+            if True in values:
+                skipped.append(Skipped(cid, target))
+            continue
+        if len(values) > 1:
+            said = ", ".join(f"{lab.reviewer}: {lab.value}" for lab in labs)
+            skipped.append(Skipped(cid, f"reviewers disagree ({said})"))
+            disputed.append(target)
+        elif values == {True}:
+            relevant.append(target)
+        else:
+            irrelevant.append(target)
+
+    ids, spans = list(q.gold_chunk_ids), list(q.gold_spans)
+    kept: list[str] = []
+    if replace_gold and relevant:
+        held = {t.chunk_id for t in disputed}
+        ids = [g for g in ids if g in held] if use_ids else ids
+        dspans = [t.span for t in disputed if t.span is not None]
+        spans = [s for s in spans if _overlaps(s, dspans)] if use_spans else spans
+
+    def has(t: _Target, ids: Sequence[str], spans: Sequence[GoldSpan]) -> bool:
+        return (not use_ids or t.chunk_id in ids) and (
+            not use_spans or (t.span is not None and _inside(t.span, spans))
+        )
+
+    for t in relevant:
+        if not has(t, ids, spans):
+            if use_ids and t.chunk_id not in ids:
+                ids.append(t.chunk_id)
+            if use_spans and t.span is not None and not _inside(t.span, spans):
+                spans.append(t.span)
+        if has(t, q.gold_chunk_ids, q.gold_spans):
+            kept.append(t.span.label if use_spans and t.span is not None else t.chunk_id)
+    if not replace_gold:
+        for t in irrelevant:
+            if (use_ids and t.chunk_id in q.gold_chunk_ids) or (
+                use_spans and t.span in q.gold_spans
+            ):
+                skipped.append(
+                    Skipped(t.chunk_id, "labelled irrelevant but gold: kept (--replace drops it)")
+                )
+    new = q
+    if (tuple(ids), tuple(spans)) != (q.gold_chunk_ids, q.gold_spans):
+        new = replace(
+            q, gold_chunk_ids=tuple(ids), gold_spans=tuple(spans), answerability="answerable"
+        )
+    before, after = set(q.gold_labels), set(new.gold_labels)
+    if use_ids and use_spans:  # both forms kept in step: report both
+        before |= set(q.gold_chunk_ids)
+        after |= set(new.gold_chunk_ids)
+    change = QuestionChange(
+        q.id,
+        added=tuple(
+            g for g in _unique((*new.gold_chunk_ids, *new.gold_labels)) if g in after - before
+        ),
+        removed=tuple(
+            g for g in _unique((*q.gold_chunk_ids, *q.gold_labels)) if g in before - after
+        ),
+        kept=_unique(kept),
+        skipped=tuple(skipped),
+    )
+    return new, change
+
+
+def plan_gold(
+    ds: GoldenDataset,
+    labels: Iterable[HumanLabel],
+    *,
+    replace_gold: bool = False,
+    version: str | None = None,
+) -> GoldPlan:
+    """The new version of `ds` with gold from its chunk-relevance labels (see the module
+    docstring). Questions without chunk labels are kept as they are."""
+    by_question: dict[str, dict[str, list[HumanLabel]]] = {}
+    for (qid, cid), labs in current_chunk_labels(labels, ds.name).items():
+        by_question.setdefault(qid, {})[cid] = labs
+    resolver = _Resolver(ds)
+    questions, changes = [], []
+    for q in ds.questions:
+        labelled = by_question.pop(q.id, None)
+        if labelled is None:
+            questions.append(q)
+            continue
+        new, change = _plan_question(
+            q, labelled, resolver, use_spans=bool(ds.documents), replace_gold=replace_gold
+        )
+        questions.append(new)
+        changes.append(change)
+    new_version = version or next_version(ds.version)
+    if new_version == ds.version:
+        raise ConfigError(f"the new version must differ from the dataset's ({ds.version})")
+    qs = tuple(questions)
+    return GoldPlan(
+        source=ds,
+        version=new_version,
+        questions=qs,
+        changes=tuple(changes),
+        unknown_questions=tuple(sorted(by_question)),
+        sha256=dataset_sha256(ds.name, new_version, qs, ds.corpus, ds.documents),
+        replace_gold=replace_gold,
+    )
+
+
+def write_gold(plan: GoldPlan, out_dir: str | Path) -> Path:
+    """Write the planned version into `out_dir` (its dataset file, corpus and documents).
+    Refused when that would replace the input or any existing dataset file: the input
+    is curated by hand, and the point is a new version beside it."""
+    out = Path(out_dir)
+    source = Path(plan.source.path).resolve()
+    if out.resolve() == source.parent or (out / DATASET_FILE).resolve() == source:
+        raise ConfigError(
+            f"--out {out_dir} is the folder of the input {plan.source.path}: "
+            "to-gold writes a new version, never over the input; pick another folder"
+        )
+    if (out / DATASET_FILE).exists():
+        raise ConfigError(f"{out / DATASET_FILE} already exists: pick an empty folder")
+    ds = plan.source
+    return write_dataset(
+        out, ds.name, plan.version, plan.questions, ds.corpus, documents=ds.documents
+    )
