@@ -94,13 +94,19 @@ def to_gold(args: argparse.Namespace) -> int:
 def summary(plan: GoldPlan, path: Path) -> str:
     """Per labelled question what changed and what was skipped, then the new version."""
     lines = []
+    quiet = 0
     for c in plan.changes:
+        if not c.changed and not c.skipped:
+            quiet += 1  # labelled, nothing to say: counted, not listed
+            continue
         parts = [f"+{g}" for g in c.added] + [f"-{g}" for g in c.removed]
         head = " ".join(parts) if parts else "gold unchanged"
         if c.kept:
             head += f" ({len(c.kept)} relevant already gold)"
         lines.append(f"{c.question_id}: {head}")
         lines += [f"  skipped {s.chunk_id}: {s.why}" for s in c.skipped]
+    if quiet:
+        lines.append(f"{quiet} other labelled question(s): gold unchanged, nothing skipped")
     lines += [
         f"labels on question {q}: not in this dataset, ignored" for q in plan.unknown_questions
     ]
