@@ -13,8 +13,9 @@ from rageval_core.dataset import load_dataset
 from rageval_core.errors import ConfigError
 from rageval_core.labels import LabelStore, labels_location
 from rageval_core.labels.export import to_csv, to_yaml
-from rageval_core.labels.gold import GoldPlan, plan_gold, write_gold
+from rageval_core.labels.gold import GoldPlan, chunks_from_runs, plan_gold, write_gold
 from rageval_core.runs.atomic import atomic_write_bytes
+from rageval_core.runs.layout import results_location
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -82,7 +83,10 @@ def to_gold(args: argparse.Namespace) -> int:
         raise ConfigError(f"labels in {location} cannot all be read", list(found.problems))
     if not any(lab.kind == "chunk" for lab in found.labels):
         raise ConfigError(f"{location} holds no chunk labels of dataset {ds.name}")
-    plan = plan_gold(ds, found.labels, replace_gold=args.replace, version=args.version)
+    retrieved = chunks_from_runs(results_location(args.results), found.labels, ds)
+    plan = plan_gold(
+        ds, found.labels, replace_gold=args.replace, version=args.version, retrieved=retrieved
+    )
     path = write_gold(plan, args.out)
     written = load_dataset(path)  # what was written must validate, and be what was planned
     if written.sha256 != plan.sha256:

@@ -6,7 +6,8 @@ newest; reviewers who disagree apply nothing), which chunks can become gold (a c
 this version's corpus, not of a superseded document version, placed in the documents by
 `placement.Placer` when the dataset scores spans), and what a labelled question's gold
 becomes (extended by default, replaced on request). Unanswerable questions never gain
-gold. This module plans and writes; it never reads the labels location or prints.
+gold. This module plans, writes, and reads the runs that labels name (for the text of a
+chunk outside the corpus); it never reads the labels location or prints.
 """
 
 from __future__ import annotations
@@ -17,10 +18,12 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from rageval_core.dataset import DATASET_FILE, dataset_sha256, write_dataset
-from rageval_core.errors import ConfigError
+from rageval_core.errors import ConfigError, RagevalError
 from rageval_core.labels.model import HumanLabel
 from rageval_core.models import Chunk, GoldenDataset, GoldenQuestion, GoldSpan, RetrievedChunk
 from rageval_core.placement import Placer
+from rageval_core.runs.layout import filesystem
+from rageval_core.runs.reading import inspect_run, read_run_rows
 
 _DIGITS = re.compile(r"(\d+)")
 
@@ -122,23 +125,74 @@ def current_chunk_labels(
     return out
 
 
+RunChunks = dict[tuple[str, str], RetrievedChunk | str]
+"""(question id, chunk id) -> the chunk as its run retrieved it, or why it was not found."""
+
+
+def chunks_from_runs(location: str, labels: Iterable[HumanLabel], ds: GoldenDataset) -> RunChunks:
+    """The text of each labelled chunk outside the corpus of a dataset with documents, read
+    from the run its label names: a pipeline that chunks the documents its own way
+    retrieves ids no corpus has, and its chunks become spans by their text. Reads only
+    the runs such labels name."""
+    if not ds.documents:
+        return {}
+    known = ds.chunk_map()
+    wanted: dict[str, set[tuple[str, str]]] = {}
+    out: RunChunks = {}
+    for lab in labels:
+        if lab.dataset != ds.name or lab.kind != "chunk" or lab.chunk_id in known:
+            continue
+        k = (lab.question_id, lab.chunk_id or "")
+        if lab.run_id is None:
+            out.setdefault(k, "not in the corpus, and its label names no run to read it from")
+        else:
+            wanted.setdefault(lab.run_id, set()).add(k)
+    fs = filesystem(location)[0]
+    for run_id, keys in sorted(wanted.items()):
+        table, why = None, f"not in the corpus, and its run {run_id} is not in {location}"
+        try:
+            info = inspect_run(location, run_id)
+            if info.status != "missing":
+                table = read_run_rows(info, fs)[0]
+                why = f"not in the corpus, nor among what run {run_id} retrieved"
+        except RagevalError as exc:
+            why = f"not in the corpus; its run {run_id}: {exc.message}"
+        rows = (
+            table.select(["question_id", "retrieved_ids", "retrieved_texts"]).to_pylist()
+            if table
+            else []
+        )
+        for row in rows:
+            for cid, text in zip(
+                row["retrieved_ids"] or (), row["retrieved_texts"] or (), strict=False
+            ):
+                k = (row["question_id"], cid)
+                if k in keys and not isinstance(out.get(k), RetrievedChunk):
+                    out[k] = RetrievedChunk(cid, text or "")
+        for k in keys:
+            out.setdefault(k, why)
+    return out
+
+
 class _Resolver:
     """Turns a labelled chunk id into a gold target of this dataset version, or a reason."""
 
-    def __init__(self, ds: GoldenDataset):
+    def __init__(self, ds: GoldenDataset, retrieved: RunChunks):
         self.chunks = ds.chunk_map()
         self.old = superseded(ds.corpus)
         self.placer = Placer(ds.documents, ds.corpus) if ds.documents else None
+        self.retrieved = retrieved
 
-    def resolve(self, chunk_id: str) -> _Target | str:
+    def resolve(self, question_id: str, chunk_id: str) -> _Target | str:
         chunk = self.chunks.get(chunk_id)
-        if chunk is None:
-            return "not in this dataset version's corpus"
+        found = self.retrieved.get((question_id, chunk_id))
+        if chunk is None and (self.placer is None or not isinstance(found, RetrievedChunk)):
+            return found if isinstance(found, str) else "not in this dataset version's corpus"
         if chunk_id in self.old:
-            return f"superseded: {chunk.doc_id} has a newer version ({self.old[chunk_id]})"
+            return f"superseded: {chunk.doc_id} has a newer version ({self.old[chunk_id]})"  # type: ignore[union-attr]
         if self.placer is None:
             return _Target(chunk_id, None)
-        placed = self.placer.place(RetrievedChunk(chunk.id, chunk.text))
+        placed = self.placer.place(found if chunk is None else RetrievedChunk(chunk.id, chunk.text))  # type: ignore[arg-type]
         if placed is None:
             return "cannot be placed in the dataset's documents (its text is not found)"
         return _Target(chunk_id, GoldSpan(placed.doc_id, placed.start, placed.end))
@@ -177,7 +231,7 @@ def _plan_question(
             if True in values:
                 skipped.append(Skipped(cid, "the question is unanswerable: labels do not add gold"))
             continue
-        target = resolver.resolve(cid)
+        target = resolver.resolve(q.id, cid)
         if isinstance(target, str):
             if True in values:
                 skipped.append(Skipped(cid, target))
@@ -249,13 +303,15 @@ def plan_gold(
     *,
     replace_gold: bool = False,
     version: str | None = None,
+    retrieved: RunChunks | None = None,
 ) -> GoldPlan:
     """The new version of `ds` with gold from its chunk-relevance labels (see the module
-    docstring). Questions without chunk labels are kept as they are."""
+    docstring). Questions without chunk labels are kept as they are; `retrieved`
+    (`chunks_from_runs`) gives the text of labelled chunks outside the corpus."""
     by_question: dict[str, dict[str, list[HumanLabel]]] = {}
     for (qid, cid), labs in current_chunk_labels(labels, ds.name).items():
         by_question.setdefault(qid, {})[cid] = labs
-    resolver = _Resolver(ds)
+    resolver = _Resolver(ds, retrieved or {})
     questions, changes = [], []
     for q in ds.questions:
         labelled = by_question.pop(q.id, None)

@@ -17,7 +17,8 @@ from rageval_core import cli
 from rageval_core.dataset import load_dataset
 from rageval_core.errors import ConfigError
 from rageval_core.labels import HumanLabel, LabelStore
-from rageval_core.labels.gold import next_version, plan_gold, write_gold
+from rageval_core.labels.gold import chunks_from_runs, next_version, plan_gold, write_gold
+from tests.core.query.conftest import row, write_run
 
 REPO = Path(__file__).resolve().parents[3]
 EXAMPLE = REPO / "rageval_core" / "example" / "dataset.yaml"
@@ -203,6 +204,35 @@ def test_span_dataset_places_chunks_and_reports_unplaceable(tmp_path):
     assert gold(plan)["q4"].gold_spans[0].doc_id == "p@v2"
     written = load_dataset(write_gold(plan, tmp_path / "v2"))
     assert written.sha256 == plan.sha256 and len(written.documents) == 3
+
+
+def test_span_dataset_takes_a_chunk_outside_the_corpus_from_its_run(tmp_path):
+    """A pipeline with its own chunking: the labelled id is in no corpus, its text in the
+    run the label names, and the span comes from placing that text."""
+    ds = load_dataset(span_dataset(tmp_path / "ds"))
+    own = "Freezers hold goods at minus twenty-five"  # a piece of A2
+    retrieved = ["mine-7", "mine-8"]
+    r = row("q4", retrieved=retrieved, gold=["mine-7"])
+    r["retrieved_texts"] = [own, "short"]
+    write_run(tmp_path / "results", "20260101-000000-own", [r])
+    labels = [
+        chunk_label("q4", "mine-7", True, run_id="20260101-000000-own"),
+        chunk_label("q4", "mine-8", True, run_id="20260101-000000-own"),  # too short to place
+        chunk_label("q4", "mine-9", True, run_id="20260101-000000-own"),  # not in the run
+        chunk_label("q4", "mine-5", True, run_id="20260101-000000-gone"),
+        chunk_label("q4", "mine-6", True),  # no run named
+    ]
+    found = chunks_from_runs(str(tmp_path / "results"), labels, ds)
+    plan = plan_gold(ds, labels, retrieved=found)
+    start = len(A1) + 2
+    assert [(s.doc_id, s.start, s.end) for s in gold(plan)["q4"].gold_spans] == [
+        ("a", start, start + len(own))
+    ]
+    why = {s.chunk_id: s.why for s in by_id(plan)["q4"].skipped}
+    assert "cannot be placed" in why["mine-8"]
+    assert "nor among what run 20260101-000000-own retrieved" in why["mine-9"]
+    assert "20260101-000000-gone is not in" in why["mine-5"]
+    assert "names no run" in why["mine-6"]
 
 
 def test_bundled_labels_on_the_bundled_dataset(tmp_path):
