@@ -185,14 +185,18 @@ class _Resolver:
 
     def resolve(self, question_id: str, chunk_id: str) -> _Target | str:
         chunk = self.chunks.get(chunk_id)
-        found = self.retrieved.get((question_id, chunk_id))
-        if chunk is None and (self.placer is None or not isinstance(found, RetrievedChunk)):
-            return found if isinstance(found, str) else "not in this dataset version's corpus"
-        if chunk_id in self.old:
-            return f"superseded: {chunk.doc_id} has a newer version ({self.old[chunk_id]})"  # type: ignore[union-attr]
-        if self.placer is None:
-            return _Target(chunk_id, None)
-        placed = self.placer.place(found if chunk is None else RetrievedChunk(chunk.id, chunk.text))  # type: ignore[arg-type]
+        if chunk is not None and chunk_id in self.old:
+            return f"superseded: {chunk.doc_id} has a newer version ({self.old[chunk_id]})"
+        if self.placer is None:  # id gold: the corpus decides
+            return (
+                "not in this dataset version's corpus" if chunk is None else _Target(chunk_id, None)
+            )
+        piece = self.retrieved.get((question_id, chunk_id))
+        if chunk is not None:
+            piece = RetrievedChunk(chunk.id, chunk.text)
+        elif not isinstance(piece, RetrievedChunk):
+            return piece or "not in this dataset version's corpus"
+        placed = self.placer.place(piece)
         if placed is None:
             return "cannot be placed in the dataset's documents (its text is not found)"
         return _Target(chunk_id, GoldSpan(placed.doc_id, placed.start, placed.end))
