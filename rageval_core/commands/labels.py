@@ -10,7 +10,7 @@ from pathlib import Path
 from rageval_core.commands import add_labels_option, add_results_option
 from rageval_core.commands.calibrate import warn_all
 from rageval_core.dataset import load_dataset
-from rageval_core.errors import ConfigError
+from rageval_core.errors import ConfigError, shown
 from rageval_core.labels import LabelStore, labels_location
 from rageval_core.labels.export import to_csv, to_yaml
 from rageval_core.labels.gold import GoldPlan, chunks_from_runs, plan_gold, write_gold
@@ -108,11 +108,12 @@ def summary(plan: GoldPlan, path: Path) -> str:
         if c.kept:
             head += f" ({len(c.kept)} relevant already gold)"
         lines.append(f"{c.question_id}: {head}")
-        lines += [f"  skipped {s.chunk_id}: {s.why}" for s in c.skipped]
+        lines += [f"  skipped {shown(s.chunk_id, 120, bare=True)}: {s.why}" for s in c.skipped]
     if quiet:
         lines.append(f"{quiet} other labelled question(s): gold unchanged, nothing skipped")
     lines += [
-        f"labels on question {q}: not in this dataset, ignored" for q in plan.unknown_questions
+        f"labels on question {shown(q, 120, bare=True)}: not in this dataset, ignored"
+        for q in plan.unknown_questions
     ]
     mode = "replaced" if plan.replace_gold else "extended"
     ds = plan.source

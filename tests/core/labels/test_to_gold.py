@@ -316,7 +316,15 @@ def run_cli(capsys, *argv: str) -> tuple[int, str, str]:
 def test_cli_writes_a_version_that_validates(tmp_path, capsys):
     src = id_dataset(tmp_path / "ds")
     store = LabelStore(str(tmp_path / "labels"))
-    store.save([chunk_label("q1", "a#2", True), chunk_label("q4", "p@v1#1", True)])
+    hostile = "x\x1b[2J\nq2: +forged"  # label text printed: one line, no escape codes
+    store.save(
+        [
+            chunk_label("q1", "a#2", True),
+            chunk_label("q4", "p@v1#1", True),
+            chunk_label("q4", hostile, True),
+            chunk_label("q\x1b[31m", "a#1", True),
+        ]
+    )
     out_dir = tmp_path / "v2"
     code, out, err = run_cli(
         capsys,
@@ -332,6 +340,7 @@ def test_cli_writes_a_version_that_validates(tmp_path, capsys):
     assert code == 0, err
     assert "q1: +a#2" in out
     assert "skipped p@v1#1: superseded: p has a newer version (v2)" in out
+    assert "\x1b" not in out and "\nq2: +forged" not in out
     new = load_dataset(out_dir / "dataset.yaml")
     assert f"sha256 {new.sha256}" in out and "version 2 (from 1)" in out and "extended" in out
     assert run_cli(capsys, "validate", str(out_dir / "dataset.yaml"))[0] == 0
