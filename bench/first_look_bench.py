@@ -9,6 +9,14 @@ builds it before the server starts. It times each library's import in turn, then
 Runs page's first run (Streamlit AppTest) with the inclusive time of every `data.*`,
 `charts.*` and drawing call. `--tree` times another checkout (a before/after pair on
 one machine: the box is shared, so compare ratios from one invocation, not across).
+
+    python bench/first_look_bench.py --first-start --runs 1000 --questions 1000 \
+        --tree /work/main --tree .
+
+`--first-start`: `rageval dashboard` over a location without a derived cache (a new
+`XDG_CACHE_HOME` per sample), then Debian's chromium (Playwright) on the Runs page:
+seconds until the server is healthy, until the Runs page first settled (its heading
+drawn, the script run finished) and until it shows the figures (no build progress left).
 """
 
 from __future__ import annotations
@@ -104,6 +112,71 @@ def _ensure(results: Path, runs: int, questions: int) -> None:
         pass
 
 
+FIGURES_JS = """() => !document.querySelector('[data-testid="stProgress"]')
+  && [...document.querySelectorAll('[data-testid="stMetricValue"]')].some(
+       e => /[0-9]/.test(e.textContent))"""
+
+
+def first_start(tree: Path, results: str, scratch: Path) -> dict:
+    """One first start of `tree`'s dashboard over `results` (no cache): seconds to each
+    step, measured from the command's start."""
+    import asyncio
+    import tempfile
+
+    from sessions_bench import CHROMIUM, settle, start_server
+
+    xdg = tempfile.mkdtemp(prefix="xdg-", dir=scratch)
+    env = {**os.environ, "XDG_CACHE_HOME": xdg, "PYTHONPATH": str(tree)}
+    t0 = time.perf_counter()
+    proc, url = start_server(results, env, Path(xdg) / "server.log", cwd=tree)
+    healthy = time.perf_counter() - t0
+
+    async def browse() -> tuple[float, float]:
+        from playwright.async_api import async_playwright
+
+        from tests.conftest import CHROMIUM_ARGS
+
+        async with async_playwright() as p:
+            browser = await p.chromium.launch(
+                executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS
+            )
+            page = await browser.new_page(viewport={"width": 1400, "height": 1000})
+            await settle(page, url, "Runs")
+            first = time.perf_counter() - t0
+            while not await page.evaluate(FIGURES_JS):
+                await asyncio.sleep(0.1)
+            figures = time.perf_counter() - t0
+            await browser.close()
+        return first, figures
+
+    try:
+        first, figures = asyncio.run(browse())
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+    return {"healthy_s": healthy, "first_page_s": first, "figures_s": figures}
+
+
+def main_first_start(trees: list[Path], results: str, reps: int) -> None:
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="rageval-first-start-") as d:
+        samples: dict[Path, list[dict]] = {t: [] for t in trees}
+        for _ in range(reps):  # interleaved, as above
+            for t in trees:
+                samples[t].append(first_start(t, results, Path(d)))
+                print(f"{t}: {samples[t][-1]}", file=sys.stderr)
+    for t, got in samples.items():
+        med = {k: statistics.median(s[k] for s in got) for k in got[0]}
+        spread = {k: f"{min(s[k] for s in got):.1f}–{max(s[k] for s in got):.1f}" for k in med}
+        print(
+            f"\n{t}: first start (median of {reps}): healthy {med['healthy_s']:.1f} s "
+            f"({spread['healthy_s']}), Runs page {med['first_page_s']:.1f} s "
+            f"({spread['first_page_s']}), its figures {med['figures_s']:.1f} s "
+            f"({spread['figures_s']})"
+        )
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--runs", type=int, default=14)
@@ -111,6 +184,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--results", help="results to open (default /tmp/rageval-first-RxQ)")
     p.add_argument("--tree", action="append", help="checkout(s) to time (default: this one)")
     p.add_argument("--reps", type=int, default=3, help="fresh processes per tree (median)")
+    p.add_argument("--first-start", action="store_true", help="time a first start (see above)")
     p.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     a = p.parse_args(argv)
     trees = [Path(t).resolve() for t in a.tree or [str(ROOT)]]
@@ -118,6 +192,10 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(child(trees[0])))
         return 0
     results = Path(a.results or f"/tmp/rageval-first-{a.runs}x{a.questions}")
+    if a.first_start:
+        sys.path.insert(0, str(ROOT))  # tests/conftest.py: the browser flags
+        main_first_start(trees, str(results), a.reps)
+        return 0
     _ensure(results, a.runs, a.questions)
     totals = {}
     # interleaved, so a burst of load on the shared box hits every tree alike

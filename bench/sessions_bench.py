@@ -85,12 +85,14 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def start_server(results: str, env: dict[str, str], log: Path) -> tuple[subprocess.Popen, str]:
+def start_server(
+    results: str, env: dict[str, str], log: Path, cwd: Path = ROOT
+) -> tuple[subprocess.Popen, str]:
     port = _free_port()
     cmd = [sys.executable, "-m", "rageval_core.cli", "dashboard", "--results", results]
     cmd += ["--port", str(port)]
     with log.open("wb") as out:
-        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, cwd=ROOT, env=env)
+        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, cwd=cwd, env=env)
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 1800  # the command builds a missing cache first
     while True:

@@ -38,6 +38,7 @@ from rageval_core.labels.agreement import Agreement
 from rageval_core.models import DatasetRef
 from rageval_core.query import ResultsStore, RunProblem, spans
 from rageval_core.query.answer_diff import answer_diff as _answer_diff
+from rageval_core.query.cache import BACKGROUND_BUILD_RUNS, SUMMARISING
 from rageval_core.query.flaky import run_flaky as _run_flaky
 from rageval_core.query.labels import QueueItem
 from rageval_core.query.labels import judge_reports as _judge_reports
@@ -96,8 +97,9 @@ def _first_refresh(s: ResultsStore) -> None:
     """The first look at a location. Over a runs index (a restarted server: the cache
     was built before) the first page shows what it holds and the location is listed in
     the background, its news shown from the next rerun on, as any refresh's are.
-    Otherwise with a progress bar: over 1,000 runs of 1,000 questions building the cache
-    takes seconds, which must not be a blank page."""
+    Otherwise the run folders are read with a progress bar, then the cache is built:
+    at once when small, else on a thread (`_list_later`, 12 s over 1,000 runs of 1,000
+    questions) while the pages show the runs without their figures and how far it is."""
     if s.open_indexed():
         listing = threading.Timer(LISTING_DELAY_S, _list_later, (s,))
         listing.daemon = True
@@ -111,9 +113,44 @@ def _first_refresh(s: ResultsStore) -> None:
             share = done / total if total else 1.0
             bar.progress(min(share, 1.0), text=f"{what.capitalize()}: {done:,} of {total:,}")
 
-        s.refresh(report)
+        pending = s.open_listed(report)
+        if pending is not None and pending < BACKGROUND_BUILD_RUNS:
+            s.refresh(report)
+        elif pending:  # started once this page is drawn (`start_build`)
+            _builds[s.location] = BuildProgress(total=pending)
         status.update(label=f"Opened {len(s.runs()):,} runs", state="complete")
     slot.empty()
+
+
+@dataclass
+class BuildProgress:
+    """How far the first build on its thread is (`_list_later`), for the page to show."""
+
+    total: int
+    done: int = 0
+    started: bool = False
+    finished: bool = False
+
+
+_builds: dict[str, BuildProgress] = {}  # per location, the first build's (one per server)
+_builds_lock = threading.Lock()
+
+
+def start_build() -> None:
+    """Start the build `_first_refresh` left to a thread, after the page that opened on
+    the manifests was drawn: started before, it took half of that page's CPU (the GIL)."""
+    build = build_progress()
+    with _builds_lock:
+        if build is None or build.started:
+            return
+        build.started = True
+    threading.Thread(target=_list_later, args=(store(), build), daemon=True).start()
+
+
+def build_progress() -> BuildProgress | None:
+    """The current location's first build while it runs on its thread, else None."""
+    progress = _builds.get(location())
+    return progress if progress and not progress.finished else None
 
 
 def list_for_link(run_ids: Iterable[str]) -> None:
@@ -129,14 +166,23 @@ def list_for_link(run_ids: Iterable[str]) -> None:
             s.maybe_refresh(LINK_REFRESH_S)
 
 
-def _list_later(s: ResultsStore) -> None:
-    """The listing after a restart's first page. A failure is logged, not raised: no page
-    would show it from this thread, and the next rerun's refresh (REFRESH_S) lists again
-    and shows what fails on its page."""
+def _list_later(s: ResultsStore, build: BuildProgress | None = None) -> None:
+    """The listing after a restart's first page, or the first build a large location's
+    first look left to a thread (`build`: how far it is, for the page). A failure is
+    logged, not raised: no page would show it from this thread, and the next rerun's
+    refresh (REFRESH_S) lists (and builds) again and shows what fails on its page."""
+
+    def report(what: str, done: int, total: int) -> None:
+        if build and what == SUMMARISING:
+            build.done = done
+
     try:
-        s.refresh()
+        s.refresh(report)
     except Exception:  # noqa: BLE001 - a thread's last resort, see above
         _log.exception("listing %s after the first page failed", s.location)
+    finally:
+        if build:
+            build.finished = True
 
 
 def runs() -> list[RunInfo]:

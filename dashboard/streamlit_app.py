@@ -20,20 +20,20 @@ from dashboard.ui import link, read_url, view_state
 from rageval_core.errors import RagevalError
 from rageval_core.links import DEFAULT_PAGE, md_escape
 
+OPENS_WHILE_BUILDING = "runs"  # the run list, from the manifests (`data.build_progress`)
+
 st.set_page_config(page_title="rageval", page_icon=":material/troubleshoot:", layout="wide")
 
 # Navigation before the gate: it resolves the page the browser asked for (/question), so a
 # deep link's page and query parameters survive the sign-in form instead of falling back
 # to the default page. The gate still stops before any page or data is drawn.
-current = st.navigation(
-    [
-        st.Page(
-            p.path, title=p.title, url_path=p.url_path, icon=p.icon, default=p.key == DEFAULT_PAGE
-        )
-        for p in PAGES.values()
-    ],
-    position="hidden",
-)
+app_pages = {
+    p.key: st.Page(
+        p.path, title=p.title, url_path=p.url_path, icon=p.icon, default=p.key == DEFAULT_PAGE
+    )
+    for p in PAGES.values()
+}
+current = st.navigation(list(app_pages.values()), position="hidden")
 require_access()
 read_url()
 
@@ -62,14 +62,40 @@ if broken:
         icon=":material/warning:",
     )
 
+
+@st.fragment(run_every=1.0)
+def build_bar() -> None:
+    """How far the first build is, redrawn each second; the whole app again once it is
+    done, so the page that showed the runs without figures shows them with."""
+    build = data.build_progress()
+    if build is None:
+        st.rerun()
+    st.progress(
+        build.done / build.total,
+        text=f"Summarising {build.total:,} runs into the cache: {build.done:,} done. "
+        "The run list and each run's own pages work meanwhile; figures over all runs "
+        "appear when it is done.",
+    )
+
+
+building = data.build_progress() is not None
+if building:
+    build_bar()
+
 try:
-    current.run()
+    if building and current.url_path != app_pages[OPENS_WHILE_BUILDING].url_path:
+        # the other pages read figures over every run or the per-question rows
+        st.title(current.title)
+        st.info("This page opens when the figures are summarised (above).")
+    else:
+        current.run()
 except RagevalError as exc:
     # A file that became unreadable after the listing (a run deleted, rewritten or damaged
     # where only this view reads it): one line naming it, the navigation and other pages
     # stay. Anything else is a bug and keeps Streamlit's exception box.
     st.error(f"This view cannot be shown: {md_escape(exc.one_line())}", icon=":material/error:")
 finally:  # also after st.stop() in a page, so the empty state still has navigation
+    data.start_build()
     shared = view_state().shared()
     with nav:
         for page in PAGES.values():

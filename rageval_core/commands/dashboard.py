@@ -18,6 +18,7 @@ from rageval_core.commands import add_results_option, terminal_progress
 from rageval_core.errors import ConfigError, RagevalError
 from rageval_core.labels import LABELS_ENV, READ_ONLY_ENV, labels_location, read_only_env
 from rageval_core.runs.layout import RESULTS_ENV, is_remote, results_location
+from rageval_core.runs.listing import scan_folders
 
 
 def app_path() -> Path:
@@ -110,16 +111,28 @@ def _build_cache(location: str, labels: str) -> None:
     the same cache folder) then only checks it. When there are labels, the claims cache
     the label views join on too (25 s at 1,000 runs, else the Judge page's first view;
     a bucket of labels is not listed here, its claims are built).
+    A first start over BACKGROUND_BUILD_RUNS runs or more (no runs index yet) is left to
+    the app, which opens on the runs' manifests and builds on a thread (12 s over 1,000
+    runs of 1,000 questions, which a visitor would otherwise wait out before the page).
     A bucket is left to the app, which shows its own progress: listing one can take long
     and needs the server's credentials."""
     from rageval_core.labels import LabelStore
     from rageval_core.query import ResultsStore
+    from rageval_core.query.cache import BACKGROUND_BUILD_RUNS
     from rageval_core.query.claims_cache import ClaimsCache
 
     if is_remote(location) or not os.path.isdir(location):
         return
+    store = ResultsStore(location, read_only=True, refresh=False)
+    if not store.cache.index_file().exists() and _run_folders(location) >= BACKGROUND_BUILD_RUNS:
+        print(
+            "rageval dashboard: first start: the runs open at once, their figures are "
+            "summarised in the background (progress on the page)",
+            file=sys.stderr,
+        )
+        return
     with (
-        ResultsStore(location, read_only=True, refresh=False) as store,
+        store,
         terminal_progress() as report,
     ):
         store.refresh(report)
@@ -127,6 +140,14 @@ def _build_cache(location: str, labels: str) -> None:
         if is_remote(labels) or LabelStore(labels, read_only=True).has_labels():
             n = ClaimsCache(store).build(report)
             print(f"rageval dashboard: claims of {n:,} runs ready for labels", file=sys.stderr)
+
+
+def _run_folders(location: str) -> int:
+    """How many run folders a local location holds (names only, no manifest read)."""
+    try:
+        return len(scan_folders(location)[0])
+    except RagevalError:
+        return 0
 
 
 def _absolute(location: str) -> str:

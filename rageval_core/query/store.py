@@ -39,6 +39,7 @@ from rageval_core.query.cache import (
     declared_of,
     empty_metrics,
     empty_summary,
+    manifest_row,
 )
 from rageval_core.query.source import RunSource, open_run
 from rageval_core.runs.atomic import write_parquet
@@ -89,6 +90,7 @@ class _State:
     catalogue: Catalogue = BUILTIN
     by_id: dict[str, RunInfo] = field(default_factory=dict)
     listed: bool = True  # False while the state is the runs index only (`open_indexed`)
+    pending: int = 0  # finished runs shown without figures (`open_listed`): the build to do
 
 
 def run_catalogue(*infos: RunInfo) -> tuple[Catalogue, tuple[str, ...]]:
@@ -265,10 +267,17 @@ class ResultsStore:
             pass  # a memo is an optimisation; an unwritable cache only costs time
 
     def maybe_refresh(self, max_age_s: float = 10.0) -> bool:
-        """Refresh when the last refresh is older than `max_age_s`; True if it ran."""
+        """Refresh when the last refresh is older than `max_age_s`; True if it ran. A
+        refresh already under way (another session's, the first build on its thread) is
+        not waited for: its caller gets the state it finds, the news with a later call."""
         if time.time() - self._state.refreshed_at < max_age_s:
             return False
-        self.refresh()
+        if not self._lock.acquire(blocking=False):
+            return False
+        try:
+            self._state = self._refresh()
+        finally:
+            self._lock.release()
         return True
 
     # ------------------------------------------------------------------ cache
@@ -309,6 +318,24 @@ class ResultsStore:
                 state = self._refresh(listing=(scan, []), known=known)
                 self._state = replace(state, listed=False)
             return True
+
+    def open_listed(self, progress: Progress | None = None) -> int | None:
+        """List the location and take its runs as the state, their figures not yet
+        summarised: every run's manifest fields, with NULL figures and no per-question
+        rows. What a first start over a large location shows while `refresh()` builds
+        the cache (12 s at 1,000 runs of 1,000 questions): the run list, each run's own
+        views (they read its folder) and how far the build is. The number of finished
+        runs the build has to summarise; None (nothing done) when already refreshed."""
+        with self._lock:
+            if self._state.refreshed_at:
+                return None
+            self._state = self._refresh(progress, summarise=False)
+            return self._state.pending
+
+    @property
+    def pending(self) -> int:
+        """Finished runs whose figures the state lacks (`open_listed`); 0 once built."""
+        return self._state.pending
 
     @property
     def listed(self) -> bool:
@@ -354,9 +381,12 @@ class ResultsStore:
         progress: Progress | None = None,
         listing: tuple[Scan, list[IgnoredFolder]] | None = None,
         known: dict[str, tuple[str, RunInfo]] | None = None,
+        *,
+        summarise: bool = True,
     ) -> _State:
         """The store's next state: list the location (or take `listing`), and when any
-        folder or the cache changed, inspect what changed, summarise and index."""
+        folder or the cache changed, inspect what changed, summarise and index (or, not
+        `summarise`, give every run its manifest fields only: `open_listed`)."""
         prev = self._state
         scan, ignored, problems = self._list(listing)
         if (
@@ -379,7 +409,14 @@ class ResultsStore:
         fingerprint = _state_fingerprint(
             finished, {i.run_id: fps[i.run_id] for i in running}, problems
         )
-        summary, live_rows, live_tables = self._summarise(finished, running, progress)
+        pending = 0
+        if summarise:
+            summary, live_rows, live_tables = self._summarise(finished, running, progress)
+        else:
+            summary, live_tables = empty_summary(), []
+            live_rows = [_unsummarised(i) for i in [*(v[0] for v in finished.values()), *running]]
+            pending = self.cache.to_summarise(self.cache.load(), finished)
+            fingerprint += "-unsummarised"  # not the key of the built state's results
         problems = _with_new(problems, summary.select(["run_id", "problems"]).to_pylist())
         problems = _with_new(problems, live_rows)
         segs = sorted({s for s in summary.column("segment").to_pylist() if s})
@@ -396,9 +433,11 @@ class ResultsStore:
             scan=scan,
             ignored=tuple(ignored),
             infos={r.run_id: (fps[r.run_id], r) for r in runs},
-            cache_stamp=self.cache.stamp(),
+            # never the cache's own stamp while unsummarised: the next refresh summarises
+            cache_stamp=self.cache.stamp() if summarise else (-1, -1, -1),
             catalogue=catalogue,
             by_id={r.run_id: r for r in runs},
+            pending=pending,
         )
 
     def _list(
@@ -522,6 +561,11 @@ def _state_fingerprint(
         h.update(f"{rid}:{fp};".encode())
     h.update(";".join(sorted(p.run_id + p.message for p in problems)).encode())
     return h.hexdigest()[:16]
+
+
+def _unsummarised(info: RunInfo) -> dict[str, Any]:
+    """A summary row of `info`'s manifest fields only: its figures NULL until summarised."""
+    return {**manifest_row(info), "problems": [], "fingerprint": "", "segment": ""}
 
 
 def _with_new(problems: list[RunProblem], rows: list[dict[str, Any]]) -> list[RunProblem]:

@@ -1,0 +1,103 @@
+"""A first start over a large location: the pages open on the runs' manifests while the
+derived cache builds on a thread, say how far it is, and show the figures once built."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from dashboard import data
+from rageval_core.query import ResultsStore
+from tests.dashboard.conftest import LATEST, RUN_IDS
+from tests.dashboard.test_app import no_exception, open_page
+
+
+@pytest.fixture
+def held_build(monkeypatch) -> threading.Event:
+    """Every location counts as large, and the first build waits for the event."""
+    monkeypatch.setattr(data, "BACKGROUND_BUILD_RUNS", 1)
+    release = threading.Event()
+    real = ResultsStore.refresh
+
+    def refresh(self, progress=None):
+        if threading.current_thread() is not threading.main_thread() and self.pending:
+            assert release.wait(30), "the test never released the build"
+        real(self, progress)
+
+    monkeypatch.setattr(ResultsStore, "refresh", refresh)
+    return release
+
+
+def _progress_text(at) -> list[str]:
+    return [p.proto.text for p in at.get("progress")]
+
+
+def _runs_figures(at):
+    frame = at.dataframe[0].value
+    return frame.set_index("run_id")[["faithfulness", "recall@5"]]
+
+
+def test_pages_open_on_the_manifests_then_show_the_figures(app, results, held_build):
+    at = no_exception(app(results).run())
+    assert [t.value for t in at.title] == ["Runs"]
+    shown = _progress_text(at)
+    assert len(shown) == 1 and f"Summarising {len(RUN_IDS)} runs into the cache" in shown[0]
+    table = at.dataframe[0].value
+    assert set(table["run_id"]) == set(RUN_IDS)  # every run listed, from its manifest
+    assert _runs_figures(at).isna().all().all()  # figures not summarised yet
+    # the other pages say they open once it is built
+    diagnose = open_page(app(results, run=LATEST), "diagnose")
+    assert _progress_text(diagnose) and "opens when the figures" in diagnose.info[0].value
+    held_build.set()
+    for _ in range(300):
+        if data.build_progress() is None:
+            break
+        threading.Event().wait(0.1)
+    assert data.build_progress() is None, "the build did not finish"
+    at = no_exception(at.run())
+    assert _progress_text(at) == []
+    figures = _runs_figures(at)
+    assert figures.notna().all().all()
+    # the same figures as a store that summarised the runs before its first page
+    built = ResultsStore(str(results), read_only=True)
+    from rageval_core import query
+
+    expected = query.runs_overview(built).set_index("run_id")["faithfulness"]
+    assert figures["faithfulness"].to_dict() == pytest.approx(expected.to_dict())
+
+
+def test_the_command_leaves_a_large_first_build_to_the_app(results, scratch, monkeypatch, capsys):
+    import os
+
+    import rageval_core.query.cache as cache_mod
+    from rageval_core.cli import main
+
+    execs: list[tuple] = []
+    monkeypatch.setattr(os, "execve", lambda *a: execs.append(a))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(scratch / "xdg"))
+    monkeypatch.setattr(cache_mod, "BACKGROUND_BUILD_RUNS", len(RUN_IDS))
+    assert main(["dashboard", "--results", str(results)]) == 0
+    assert len(execs) == 1 and "summarised in the background" in capsys.readouterr().err
+    store = ResultsStore(str(results), read_only=True, refresh=False)
+    assert not store.cache.summary_file().exists()  # nothing built before the server
+    store.refresh()  # the app's build, then a restart: the command brings it up to date
+    assert main(["dashboard", "--results", str(results)]) == 0
+    assert f"{len(RUN_IDS):,} runs ready" in capsys.readouterr().err
+
+
+def test_open_listed_then_refresh_gives_the_serial_build(results, scratch):
+    """The figures after a first look on the manifests are those of a build without one."""
+    from rageval_core import query
+
+    first = ResultsStore(str(results), cache_dir=scratch / "a", read_only=True, refresh=False)
+    assert first.open_listed() == len(RUN_IDS) and first.pending == len(RUN_IDS)
+    assert first.open_listed() is None  # once
+    assert query.runs_overview(first)["n_questions"].isna().all()
+    before = first.fingerprint()
+    first.refresh()
+    assert first.pending == 0 and first.fingerprint() != before
+    serial = ResultsStore(str(results), cache_dir=scratch / "b", read_only=True)
+    assert first.fingerprint() == serial.fingerprint()
+    got, want = query.runs_overview(first), query.runs_overview(serial)
+    assert got.equals(want)
