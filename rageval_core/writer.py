@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from rageval_core.catalogue import DEFAULT_KS, parse_declared
-from rageval_core.dataset import load_dataset
+from rageval_core.dataset import answerability, load_dataset
 from rageval_core.errors import ConfigError, ResultsError, SourceError, shown
 from rageval_core.metrics.failure import DEFAULT_THRESHOLDS, FailureThresholds, classify_failure
 from rageval_core.metrics.retrieval import gold_ranks, retrieval_metrics
@@ -79,8 +79,10 @@ class QuestionRecord:
     unknown, and so do the question's retrieval metrics). `gold_ids`, `question`,
     `reference` and `tags` default to the dataset's. `claims` are `Claim`s or mappings
     with `text`, `verdict` and optionally `evidence_chunk_id`, `evidence`, `reason`;
-    without `faithfulness` it is computed from them. `scores` holds the run's declared
-    metrics.
+    without `faithfulness` it is computed from them. `context_relevance`,
+    `context_precision`, `answer_relevancy` (with its reason) and `context_recall` are the
+    reference-free verdicts' figures (docs/metrics.md): only the scores, so the per-chunk
+    and per-statement verdict lists stay NULL. `scores` holds the run's declared metrics.
     """
 
     question_id: str
@@ -93,6 +95,11 @@ class QuestionRecord:
     scores: Mapping[str, float | None] = field(default_factory=dict)
     faithfulness: float | None = None
     answer_correctness: float | None = None
+    context_relevance: float | None = None
+    context_precision: float | None = None
+    answer_relevancy: float | None = None
+    answer_relevancy_reason: str | None = None
+    context_recall: float | None = None
     refused: bool | None = None
     claims: Sequence[Any] = ()
     retrieval_ms: float | None = None
@@ -135,6 +142,30 @@ def _claim(raw: Any, qid: str, i: int) -> Claim:
         **{k: None if v is None else str(v) for k, v in opt.items()},
         reason=str(raw.get("reason") or ""),
     )
+
+
+def _text(value: Any, qid: str) -> str | None:
+    if value is not None and not isinstance(value, str):
+        raise SourceError(f"question {shown(qid, 80)}: answer_relevancy_reason must be text")
+    return value
+
+
+def _answerable(r: QuestionRecord, q: GoldenQuestion | None, reference: str | None) -> bool | None:
+    """The row's `answerable` by the one rule (`dataset.answerability`): the dataset
+    question's, unless the harness gives the gold ids; NULL for a reference-free question
+    (no gold key, no reference), whose answerability nobody stated."""
+    if q is not None and r.gold_ids is None:
+        kind = q.answerability
+    else:
+        kind, problem = answerability(
+            gold_chunk_ids=r.gold_ids,
+            gold_spans=None,
+            answerable=None,
+            reference_answer=reference,
+        )
+        if problem:
+            raise SourceError(f"question {shown(r.question_id, 80)}: {problem}")
+    return None if kind == "reference_free" else kind != "unanswerable"
 
 
 def _ids_by_text(dataset: GoldenDataset | None) -> dict[str, str | None]:
@@ -304,8 +335,9 @@ class RunWriter:
         gold = (
             list(r.gold_ids) if r.gold_ids is not None else (list(q.gold_chunk_ids) if q else None)
         )
+        reference = r.reference if r.reference is not None else (q.reference_answer if q else None)
         ids, texts, chunk_scores = self._retrieved(r)
-        known = gold is not None and ids is not None
+        known = bool(gold) and ids is not None  # no gold: no retrieval figure, never a miss
         retrieval = retrieval_metrics(ids or [], gold or [], self.ks)
         if not known:
             retrieval = dict.fromkeys(retrieval)  # unknown, not a miss
@@ -314,12 +346,16 @@ class RunWriter:
         faithfulness = _number(r.faithfulness, "faithfulness", qid)
         if faithfulness is None and claims:
             faithfulness = sum(c.verdict == "supported" for c in claims) / len(claims)
-        answerable = None if gold is None else bool(gold)
+        answerable = _answerable(r, q, reference)
         scores = self._scores(r)
         nums = {
             k: _number(getattr(r, k), k, qid)
             for k in (
                 "answer_correctness",
+                "context_relevance",
+                "context_precision",
+                "answer_relevancy",
+                "context_recall",
                 "retrieval_ms",
                 "generation_ms",
                 "ttft_ms",
@@ -337,9 +373,7 @@ class RunWriter:
             "run_id": self.run_id,
             "question_id": qid,
             "question": r.question if r.question is not None else (q.question if q else None),
-            "reference_answer": r.reference
-            if r.reference is not None
-            else (q.reference_answer if q else None),
+            "reference_answer": reference,
             "answerable": answerable,
             "tags": list(r.tags if r.tags is not None else (q.tags if q else ())),
             "answer": r.answer,
@@ -358,6 +392,7 @@ class RunWriter:
             "output_tokens": _number(r.output_tokens, "output_tokens", qid, int),
             "error": r.error,
             "judge_error": r.judge_error,
+            "answer_relevancy_reason": _text(r.answer_relevancy_reason, qid),
             "failure_type": self._failure(r, answerable, ranks, faithfulness, nums),
             **scores,
         }
@@ -407,18 +442,19 @@ class RunWriter:
         faithfulness: float | None,
         nums: Mapping[str, Any],
     ) -> str | None:
-        """The failure type (docs/metrics.md) from what is known. Without gold or retrieved ids the
-        retrieval steps cannot be judged and are passed over (ranks as if found); a
-        question of unknown answerability is taken as one that expects an answer. An
-        unanswerable question whose refusal is unknown (no tool reports one) has none:
-        missed refusal and ok cannot be told apart."""
+        """The failure type (docs/metrics.md) from what is known, as `runner.judge_columns`
+        decides it. Without gold or retrieved ids the retrieval steps cannot be judged and
+        are passed over; a reference-free question (answerability unknown) is taken as one
+        that expects an answer, and declining it sets no type. An unanswerable question
+        whose refusal is unknown (no tool reports one) has none: missed refusal and ok
+        cannot be told apart."""
         if answerable is False and r.refused is None and not r.error:
             return None
         return classify_failure(
             error=r.error,
             answerable=answerable is not False,
-            refused=bool(r.refused),
-            gold_ranks=ranks if ranks is not None else [1],
+            refused=bool(r.refused) and answerable is not None,
+            gold_ranks=ranks,
             faithfulness=faithfulness,
             answer_correctness=nums["answer_correctness"],
             thresholds=self.thresholds,

@@ -167,7 +167,8 @@ def resolve_ids(
     """Give every record a question id: its own, else (with a dataset) the dataset question
     with the same text, else one made from the text. A question the dataset does not hold,
     or a question twice, is a SourceError naming the file and the row. With a dataset the
-    gold ids are the dataset's (docs/import.md): a file's own are dropped. Lazy: records are
+    gold ids and the reference answer are the dataset's (docs/import.md): a file's own are
+    dropped, so the question's answerability is the dataset's too. Lazy: records are
     resolved as they are taken (a streamed file is never held whole here)."""
     by_text = {" ".join(q.question.split()): q.id for q in dataset.questions} if dataset else {}
     ids = {q.id for q in dataset.questions} if dataset else set()
@@ -194,4 +195,5 @@ def resolve_ids(
         rec = {**rec, "question_id": str(qid)}
         if dataset is not None:
             rec.pop("gold_ids", None)
+            rec.pop("reference", None)
         yield rec

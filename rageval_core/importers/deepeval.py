@@ -9,12 +9,15 @@ the question, `actualOutput` the answer, `expectedOutput` the reference,
 harness recorded them), `completionTime` (seconds) the latency, `tokenCost` the cost,
 `inputTokenCount`/`outputTokenCount` the tokens, `tags` the tags; each of
 `metricsData[]` (`name`, `score`, `threshold`, `success`, `reason`, `evaluationModel`,
-`evaluationCost`, `error`) is a declared metric, except `Faithfulness` and
-`Answer Correctness`, which map onto the pinned columns; the claims and verdicts
-`FaithfulnessMetric` writes into its `verboseLogs` become the run's claims (yes →
-supported, no → contradicted, idk → unsupported, with the verdict's reason), and an answer
-with no claims has NULL faithfulness, not DeepEval's 1.0 (docs/metrics.md). The metrics'
-`evaluationCost` sum is the judge cost; a metric's `error` is the row's judge error.
+`evaluationCost`, `error`) is a declared metric, except `Faithfulness`,
+`Answer Correctness`, `Answer Relevancy` (with its reason), `Contextual Relevancy`,
+`Contextual Recall` and `Contextual Precision`, whose scores fill rageval's columns of
+those figures (`PINNED`; no per-chunk or per-statement verdict is made up); the claims
+and verdicts `FaithfulnessMetric` writes into its `verboseLogs` become the run's claims
+(yes → supported, no → contradicted, idk → unsupported, with the verdict's reason), and
+an answer with no claims has NULL faithfulness, not DeepEval's 1.0 (docs/metrics.md). The
+metrics' `evaluationCost` sum is the judge cost; a metric's `error` is the row's judge
+error.
 """
 
 from __future__ import annotations
@@ -34,7 +37,16 @@ from rageval_core.importers.common import (
 )
 from rageval_core.models import JudgeRef
 
-PINNED = {"faithfulness": "faithfulness", "answer_correctness": "answer_correctness"}
+PINNED = {
+    "faithfulness": "faithfulness",
+    "answer_correctness": "answer_correctness",
+    "answer_relevancy": "answer_relevancy",
+    "contextual_relevancy": "context_relevance",
+    "contextual_recall": "context_recall",
+    "contextual_precision": "context_precision",
+}
+"""The slug of a DeepEval metric's name -> the rageval column its score fills (docs/import.md
+says where the meanings differ); only the score: verdict lists stay NULL."""
 # DeepEval's faithfulness verdicts: `no` means the context contradicts the claim, `idk`
 # that it does not say.
 VERDICTS = {"yes": "supported", "no": "contradicted", "idk": "unsupported"}
@@ -80,6 +92,8 @@ def _case(c: Fields, labels: dict[str, str], models: set[str]) -> dict[str, Any]
         score = m.number("score")
         if slug(label) in PINNED:
             pinned[PINNED[slug(label)]] = score
+            if slug(label) == "answer_relevancy":  # a question-level reason: it fits
+                pinned["answer_relevancy_reason"] = m.text("reason")
             found = _claims(m.text("verboseLogs")) if slug(label) == "faithfulness" else None
             if found is not None:
                 claims = found

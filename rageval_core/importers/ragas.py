@@ -4,8 +4,10 @@ lines=True`) or Parquet; checked on ragas 0.3/0.4 (and the 0.1 column names).
 Columns: `user_input` (0.1: `question`) the question, `response` (`answer`) the answer,
 `reference` (`ground_truth`) the reference, `retrieved_contexts` (`contexts`) the
 retrieved texts, `retrieved_context_ids` their ids, `reference_context_ids` the gold ids;
-`faithfulness` and `answer_correctness` map onto the pinned columns; every other column
-whose values are all numbers is a declared metric. A list cell in CSV is the Python
+`faithfulness`, `answer_correctness`, `answer_relevancy`, `context_recall`,
+`nv_context_relevance` and `context_precision` (or an `llm_context_precision_*` variant)
+fill rageval's columns of those figures (`PINNED`); every other column whose values are
+all numbers is a declared metric. A list cell in CSV is the Python
 repr pandas wrote (`['a', 'b']`), read with `ast.literal_eval` (literals only, no code).
 RAGAS keeps no question ids: an `id`/`question_id` column is used when present, else the
 question text (matched to `--dataset`, or hashed into a stable id).
@@ -38,7 +40,20 @@ ALIASES = {
     "gold_ids": ("reference_context_ids",),
     "question_id": ("question_id", "id"),
 }
-PINNED = {"faithfulness": "faithfulness", "answer_correctness": "answer_correctness"}
+PINNED: dict[str, tuple[str, ...]] = {
+    "faithfulness": ("faithfulness",),
+    "answer_correctness": ("answer_correctness",),
+    "answer_relevancy": ("answer_relevancy",),
+    "context_relevance": ("context_relevance", "nv_context_relevance"),
+    "context_precision": (
+        "context_precision",
+        "llm_context_precision_with_reference",
+        "llm_context_precision_without_reference",
+    ),
+    "context_recall": ("context_recall",),
+}
+"""rageval column -> the RAGAS columns that fill it, first present wins; the others stay
+declared metrics (docs/import.md says where the meanings differ)."""
 TEXT_COLUMNS = {
     "reference_contexts",
     "multi_responses",
@@ -207,7 +222,13 @@ def read(path: Path) -> Imported:
                 f"{source}:{n}: column {shown(col, 60)} must be a number, got {shown(value, 60)}"
             )
         metric_columns.append(col)
-    labels = {metric_name(c, "ragas"): c for c in metric_columns if c not in PINNED}
+    pinned = {
+        name: next(c for c in cols if c in metric_columns)
+        for name, cols in PINNED.items()
+        if any(c in metric_columns for c in cols)
+    }
+    kept = set(pinned.values())
+    labels = {metric_name(c, "ragas"): c for c in metric_columns if c not in kept}
     metrics = {
         name: {
             "label": col[:80],
@@ -217,17 +238,23 @@ def read(path: Path) -> Imported:
         for name, col in labels.items()
     }
     return Imported(
-        records=_records(path, labels, metric_columns),
+        records=_records(path, labels, pinned),
         metrics=metrics,
-        config={"pipeline": {"file_columns": columns}, "ignored_columns": ignored},
+        config={
+            "pipeline": {"file_columns": columns},
+            "ignored_columns": ignored,
+            "pinned_columns": pinned,
+        },
         judge=JudgeRef(kind="ragas"),
     )
 
 
 def _records(
-    path: Path, labels: dict[str, str], metric_columns: list[str]
+    path: Path, labels: dict[str, str], pinned: dict[str, str]
 ) -> Iterator[dict[str, Any]]:
-    """The second pass: one record per row, made as the writer takes it."""
+    """The second pass: one record per row, made as the writer takes it. `pinned` maps a
+    rageval column to the file's column that fills it: only the score, so the verdict
+    lists (per chunk, per statement) stay NULL."""
     source = str(path)
     for n, row in _rows(path):
         where = f"{source}:{n}"
@@ -256,7 +283,6 @@ def _records(
             rec["gold_ids"] = lists["gold_ids"]
         rec["reference"] = rec.pop("reference")
         rec["scores"] = {name: _num(row.get(col)) for name, col in labels.items()}
-        for col, pinned in PINNED.items():
-            if col in metric_columns:
-                rec[pinned] = _num(row.get(col))
+        for name, col in pinned.items():
+            rec[name] = _num(row.get(col))
         yield rec

@@ -72,7 +72,9 @@ def test_without_a_dataset_the_files_own_ids_are_kept_and_gold_stays_null(
     got = rows(tmp_path / "imp")
     assert set(got) == set(CASES)
     row = got["q001"]
-    assert row["answerable"] is None and row["gold_ids"] == []
+    # no gold key: answerable with a reference answer, reference-free (NULL) without one
+    assert row["answerable"] is (True if row["reference_answer"] else None)
+    assert row["gold_ids"] == []
     assert row["recall_at_5"] is None and row["mrr"] is None
     if kind != "deepeval":  # the only fixture with a faithfulness metric
         assert row["faithfulness"] is None and row["claims"] == []
