@@ -1,5 +1,6 @@
-"""What a run, a set of runs or one question cannot compute, and why: the one rule the
-pages, `check`, `compare` and the report follow (docs/metrics.md, "Reference-free verdicts").
+"""What a run, a set of runs or one question cannot compute, and why: the one rule every
+page follows, through the dashboard's cached `unavailable` (docs/metrics.md,
+"Reference-free verdicts").
 
 A metric is unavailable in a scope when it is NULL (or NaN) in every row of the scope where
 it is due and a reason is known; metrics are grouped by that reason, so a page drops the
@@ -10,7 +11,7 @@ question (there is no gold to find); faithfulness and answer relevancy not on a 
 this order: no retrieval gold; no reference answers (correctness and context recall); the
 judge was not asked for a verdict, or the run predates the verdict (its manifest's judge
 records no `metrics:` choice), or the judge gave none. Counted in one parameterised query
-over the scope's rows; nothing here reads more than the columns it counts.
+over the scope's rows (`COUNTS`), never by reading the rows into Python.
 """
 
 from __future__ import annotations
@@ -125,8 +126,8 @@ def unavailable(
         with reading_results(info.run_id):
             rel = cur.execute(q, bind(q, {**src.params, "question_id": question_id}))
             names = [d[0] for d in rel.description]
-            row = rel.fetchone()
-    counts = dict(zip(names, row or (0,) * len(names), strict=True))
+            rows = rel.fetchall()  # to the end: a journal is unregistered after this
+    counts = dict(zip(names, rows[0] if rows else (0,) * len(names), strict=True))
     return rule(counts, info.manifest.judge.metrics if info.manifest else None)
 
 

@@ -131,6 +131,13 @@ def test_across_runs_only_what_none_has_with_the_first_runs_reason(results) -> N
     assert unavailable_metrics(_store(results), []) == ()
 
 
+def test_a_running_run_is_read_from_its_journal(results) -> None:
+    write_run(results, "running", [_free("f1"), _judged("q1")], status="running")
+    s = _store(results)
+    assert unavailable(s, "running") == ()
+    assert [u.family for u in unavailable(s, "running", "f1")] == ["retrieval", "reference"]
+
+
 # ---------------------------------------------------------------------------- property
 
 _VALUE = st.sampled_from([None, math.nan, 0.0, 0.5])
