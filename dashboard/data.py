@@ -29,7 +29,6 @@ from typing import Any, Concatenate, ParamSpec, TypeVar
 
 import streamlit as st
 
-from dashboard.verdicts import NO_VERDICTS, Gap, QuestionVerdicts, gaps, verdicts_from_row
 from rageval_core import labels as human
 from rageval_core import query
 from rageval_core.catalogue import BUILTIN, Catalogue
@@ -47,7 +46,7 @@ from rageval_core.query.labels import review_queue as _review_queue
 from rageval_core.query.labels import reviewer_agreement as _reviewer_agreement
 from rageval_core.query.labels import run_coverage as _run_coverage
 from rageval_core.runs.layout import results_location
-from rageval_core.runs.reading import RunInfo, read_run_rows
+from rageval_core.runs.reading import RunInfo
 
 _log = logging.getLogger(__name__)
 P = ParamSpec("P")
@@ -270,42 +269,9 @@ def question_documents(detail: query.QuestionDetail) -> tuple[spans.DocumentView
     return spans.question_documents(store(), detail)
 
 
-def _rows(store: ResultsStore, run_id: str) -> list[dict[str, Any]]:
-    """Every row of a run through the library's reader (rageval_core/runs/reading.py): the
-    verdict columns until the query layer offers them per question and per run."""
-    return read_run_rows(store.run(run_id), store.fs)[0].to_pylist()
-
-
-def _null(rows: Sequence[dict[str, Any]]) -> set[str]:
-    """The columns NULL (or NaN) in every one of `rows`."""
-    names = set(rows[0]) if rows else set()
-    return {n for n in names if all(r.get(n) is None or r.get(n) != r.get(n) for r in rows)}
-
-
-def _question_verdicts(store: ResultsStore, run_id: str, question_id: str) -> QuestionVerdicts:
-    row = next((r for r in _rows(store, run_id) if r["question_id"] == question_id), None)
-    return NO_VERDICTS if row is None else verdicts_from_row(row)
-
-
-def _question_gaps(store: ResultsStore, run_id: str, question_id: str) -> tuple[Gap, ...]:
-    row = next((r for r in _rows(store, run_id) if r["question_id"] == question_id), None)
-    if row is None or row.get("error") or row.get("judge_error"):  # the page shows the error
-        return ()
-    cat = query.run_catalogue(store.run(run_id))[0]
-    return gaps(
-        _null([row]), cat, refused=bool(row.get("refused")), unanswerable=row["answerable"] is False
-    )
-
-
-def _run_gaps(store: ResultsStore, run_id: str) -> tuple[Gap, ...]:
-    rows = _rows(store, run_id)
-    return gaps(_null(rows), query.run_catalogue(store.run(run_id))[0]) if rows else ()
-
-
-question_verdicts = _cached(_question_verdicts, "Reading the judge's verdicts…")
-question_gaps = _cached(_question_gaps, "Finding what this question cannot show…")
-run_gaps = _cached(_run_gaps, "Finding what this run cannot show…")
-"""What a run (or a question) cannot show and why: the one decision pages follow."""
+unavailable = _cached(query.unavailable, "Finding what this run cannot show…")
+"""What a run (or, given its id, a question) cannot show and why: the one rule the pages
+follow (rageval_core/query/coverage.py)."""
 
 metric_distribution = _cached(query.metric_distribution, "Reading the distribution…")
 question_tags = _cached(query.question_tags, "Listing question tags…")

@@ -29,13 +29,13 @@ from dashboard.shaping import (
     label_lines,
     label_value,
 )
-from dashboard.verdicts import QuestionVerdicts, chunk_word, relevancy_word
+from dashboard.verdicts import chunk_word, relevancy_word
 from rageval_core.errors import ConfigError, RagevalError, shown
 from rageval_core.labels import VERDICTS, HumanLabel, claim_key, utc_stamp
 from rageval_core.labels.verdict import question_verdict
 from rageval_core.links import escape_word
 from rageval_core.models import ChunkVerdict, Claim, DatasetRef
-from rageval_core.query import QuestionDetail, RetrievedRow
+from rageval_core.query import QuestionDetail, QuestionVerdicts, RetrievedRow
 
 Labels = Mapping[str | None, tuple[HumanLabel, ...]]
 MAX_NOTE = 2000  # characters: a note is a sentence or two, not a pasted document

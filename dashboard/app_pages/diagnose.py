@@ -48,7 +48,7 @@ cat = data.run_catalogue(run)  # built-in metrics plus the ones this run declare
 RANGE_METRICS = quality_metrics(cat)
 SORTS = (*SORT_KEYS, *cat.declared_names)
 
-gaps = data.run_gaps(run)
+gaps = data.unavailable(run)
 if gaps:
     st.info(gaps_note(gaps), icon=":material/info:")
 warned, _ = run_warnings(data.runs(), only={run})

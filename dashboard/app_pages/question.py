@@ -72,15 +72,14 @@ if d.judge_error:
     ui.safe_text(d.judge_error)
 
 cat = data.run_catalogue(run)  # built-in metrics plus the ones this run declares
-verdicts = data.question_verdicts(run, d.question_id)
-gaps = data.question_gaps(run, d.question_id)
+verdicts = d.verdicts
+gaps = data.unavailable(run, d.question_id)
 if gaps:
     st.info(gaps_note(gaps), icon=":material/info:")
-figures = {**d.metrics, **verdicts.figures}
 shown = keep((*TILES, *VERDICT_METRICS, *cat.declared_names), gaps)
 cols = st.columns(5)
 for i, m in enumerate(shown):
-    ui.tile(cols[i % 5], cat.entry(m), figures.get(m), label=cat.question_label(m))
+    ui.tile(cols[i % 5], cat.entry(m), d.metrics.get(m), label=cat.question_label(m))
 
 st.subheader("Answer")
 st.caption(

@@ -8,8 +8,8 @@ import streamlit as st
 
 from dashboard import data, ui
 from dashboard.shaping import widest_gap_run
-from dashboard.verdicts import NO_GOLD
 from rageval_core import charts
+from rageval_core.query.coverage import NO_GOLD
 
 DEFAULT_RUNS = 10  # newest first; enough to see a reranker arrive and close a gap
 
@@ -29,7 +29,7 @@ run = ui.pick_run(
 page.publish(state.shared().with_(runs=tuple(chosen), run=run))
 
 # a run without retrieval gold has no figure to draw here: left out, said once
-no_gold = [r for r in chosen if NO_GOLD in (g.why for g in data.run_gaps(r))]
+no_gold = [r for r in chosen if any(u.family == "retrieval" for u in data.unavailable(r))]
 if no_gold:
     st.info(
         f"Left out {len(no_gold)} run(s) — {NO_GOLD}: " + ", ".join(f"`{r}`" for r in no_gold),

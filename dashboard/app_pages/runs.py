@@ -96,7 +96,7 @@ if isinstance(previous, str) and previous:  # the Δ's run: a change within its 
     except RagevalError:  # a run that cannot be read: the Δ is judged by its sign
         paired = {}
 spreads = latency_spreads(all_runs, str(latest["run_id"]), KEY_METRICS, cat)
-gaps = data.run_gaps(str(latest["run_id"]))
+gaps = data.unavailable(str(latest["run_id"]))
 if gaps:
     st.info(gaps_note(gaps), icon=":material/info:")
 metric_cols = st.columns(5)

@@ -29,15 +29,17 @@ and raise `ConfigError`, run ids raise `ResultsError`):
 - recall_curve(store, run_ids=None) -> DataFrame            (run_id, k, recall)
 - cost_quality(store, *, quality, run_ids) -> DataFrame      Pareto flags included
 - cost_quality_metrics(store) -> tuple[str, ...]             its accepted qualities
-- question_detail(store, run_id, question_id) -> QuestionDetail
+- question_detail(store, run_id, question_id) -> QuestionDetail  (its `verdicts`: the
+  judge's chunk relevance, answer relevancy and context recall statements)
 - question_history(store, question_id, *, dataset) -> DataFrame
 - flaky_questions(store, *, dataset, dataset_version, correctness_threshold) -> DataFrame
 - failure_counts(store, run_ids=None) -> DataFrame           (run_id, failure_type, n, share)
 - metric_distribution(store, run_id, metric) -> DataFrame    (question_id, value)
 - question_tags(store, run_id) -> list[str]                  distinct question tags, sorted
 - compare_runs(store, run_ids, *, metrics, tolerance, n_resamples, seed) -> Comparison
-- unavailable_metrics(store, run_ids) -> tuple[Unavailable, ...]  metric families none of
-  the runs can show (no gold, no reference, judge not asked, older run), one reason each
+- unavailable(store, run_id, question_id=None) -> tuple[Unavailable, ...]  what a run (or
+  one question) cannot show, grouped by the one reason each (no gold, no reference, judge
+  not asked, older run, none given); unavailable_metrics(store, run_ids): what none can
 - load_thresholds(path) / check_run(store, run_id, *, baseline, thresholds) -> CheckResult
   (`baseline`: a run id, `latest` = the previous run, `latest-any`; `choose_baseline`)
 """
@@ -52,10 +54,11 @@ from rageval_core.query.check import (
     resolve_baseline,
 )
 from rageval_core.query.compare import Comparison, compare_runs
-from rageval_core.query.coverage import Unavailable, unavailable_metrics
+from rageval_core.query.coverage import Unavailable, unavailable, unavailable_metrics
 from rageval_core.query.previous import previous_run, previous_runs
 from rageval_core.query.store import ResultsStore, RunProblem, run_catalogue
 from rageval_core.query.summary import QUALITY_METRICS, SUMMARY_KEYS, summarize_run
+from rageval_core.query.verdicts import QuestionVerdicts
 from rageval_core.query.views import (
     CHART_RUNS,
     QUESTION_METRICS,
@@ -97,6 +100,7 @@ __all__ = [
     "QuestionDetail",
     "QuestionFilter",
     "QuestionPage",
+    "QuestionVerdicts",
     "ResultsStore",
     "RetrievedRow",
     "RunProblem",
@@ -126,5 +130,6 @@ __all__ = [
     "run_catalogue",
     "runs_overview",
     "summarize_run",
+    "unavailable",
     "unavailable_metrics",
 ]

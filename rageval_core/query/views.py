@@ -39,6 +39,7 @@ from rageval_core.query.previous import previous_run_ids
 from rageval_core.query.source import bind, projection, reading_results
 from rageval_core.query.store import ResultsStore, run_catalogue
 from rageval_core.query.summary import QUALITY_METRICS, SUMMARY_KEYS, run_value_sql
+from rageval_core.query.verdicts import QuestionVerdicts, verdicts_from_row
 from rageval_core.runs.layout import validate_run_id
 from rageval_core.runs.reading import RunInfo
 from rageval_core.runs.rows import QUESTION_SCHEMA
@@ -696,6 +697,8 @@ class QuestionDetail:
     """On a span dataset: the question's gold spans (`gold_ids` are their labels)."""
     places: tuple[Range | None, ...] = ()
     """Each retrieved chunk's place in a document, in rank order (None: not placed)."""
+    verdicts: QuestionVerdicts = QuestionVerdicts()
+    """The judge's reference-free verdicts (their figures are in `metrics`)."""
 
 
 def _none(v: Any) -> Any:
@@ -782,6 +785,7 @@ def question_detail(store: ResultsStore, run_id: str | RunInfo, question_id: str
         problems=problems,
         gold_spans=spans,
         places=placed,
+        verdicts=verdicts_from_row(r),
     )
 
 

@@ -11,10 +11,11 @@ from typing import Any
 import pytest
 import yaml
 
-from dashboard.verdicts import NO_GOLD, NO_REFERENCE, gaps, gaps_note, keep, verdicts_from_row
 from rageval_core import judges
 from rageval_core.config import load_config
 from rageval_core.models import ChunkVerdict, Claim, JudgeInput, Judgement, JudgeRef
+from rageval_core.query import ResultsStore, question_detail
+from rageval_core.query.coverage import NO_GOLD, NO_REFERENCE
 from rageval_core.runner import RunOptions, run
 from tests.core.query.conftest import row, write_run
 from tests.core.runner.conftest import Toy
@@ -138,40 +139,18 @@ def _all_text(at) -> str:
     return "\n".join(out)
 
 
-# ---------------------------------------------------------------------------- shaping
+# ---------------------------------------------------------------------------- query
 
 
-def test_gaps_of_a_questions_only_run_say_why_once_each() -> None:
-    null = {"recall_at_5", "mrr", "reference_answer", "answer_correctness", "context_recall"}
-    found = gaps(null)
-    assert [g.why for g in found] == [NO_GOLD, NO_REFERENCE]
-    assert keep(
-        ["faithfulness", "recall_at_5", "mrr", "context_recall", "context_relevance"], found
-    ) == [
-        "faithfulness",
-        "context_relevance",
-    ]
-    assert gaps_note(found).count("no retrieval gold") == 1
-
-
-def test_a_judge_figure_missing_with_a_reference_is_a_judge_gap() -> None:
-    found = gaps({"context_recall", "context_relevance", "context_precision"})
-    assert {frozenset(g.metrics) for g in found} == {
-        frozenset({"context_recall"}),
-        frozenset({"context_relevance", "context_precision"}),
-    }
-    assert all("the judge was not asked" in g.why for g in found)
-    assert gaps({"faithfulness", "answer_relevancy"}, refused=True) == ()  # a refusal has none
-    assert gaps({"recall_at_5"}, unanswerable=True) == ()  # an unanswerable question: no gold
-
-
-def test_verdicts_from_a_row_keep_rank_and_the_missed_statements() -> None:
-    v = verdicts_from_row(_judged("q1"))
+def test_a_questions_verdicts_keep_rank_and_the_missed_statements(verdict_results) -> None:
+    d = question_detail(ResultsStore(str(verdict_results)), RUN, "q1")
+    v = d.verdicts
     assert v.chunk(1).relevant and not v.chunk(2).relevant and v.chunk(3) is None
     assert [s.text for s in v.missed] == ["Its founder is " + HOSTILE]
     assert [s.evidence for s in v.attributed] == ["The company was founded in 2009."]
-    assert v.figures["context_relevance"] == 0.5
-    assert verdicts_from_row({}).chunk_verdicts is None
+    assert (v.answer_relevancy, d.metrics["context_relevance"]) == (0.8, 0.5)
+    free = question_detail(ResultsStore(str(verdict_results)), FREE, "f1").verdicts
+    assert free.statements is None and free.chunk(1).reason == "on topic"
 
 
 # ---------------------------------------------------------------------------- pages
