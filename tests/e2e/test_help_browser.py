@@ -57,9 +57,10 @@ def test_a_tiles_definition_link_opens_its_section(page: Page, request, where: s
     """Hover a Runs tile, follow its "Definition" link: the Definitions page of the same
     dashboard opens scrolled to the section that defines the figure."""
     server = request.getfixturevalue(where)
-    runs = next(c for c in PAGE_CASES if c.key == "runs")  # drawn in full: tiles included
-    open_view(page, f"{server.url}/", PAGES["runs"].title, charts=runs.charts, grids=runs.grids)
-    page.locator(TILE).first.locator(TIP).hover()
+    open_view(page, f"{server.url}/", PAGES["runs"].title)
+    tip = page.locator(TILE).first.locator(TIP)
+    expect(tip).to_be_visible()
+    tip.hover()
     link = page.locator(TIP_TEXT).get_by_role("link", name="Definition")
     expect(link).to_have_attribute("href", re.compile(f"^{DEFINITIONS_PATH}#"))
     anchor = link.get_attribute("href").partition("#")[2]
