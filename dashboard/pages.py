@@ -29,6 +29,7 @@ _DRAWN = {
     "question": ("Question", ":material/help:"),
     "review": ("Review", ":material/rate_review:"),
     "judge": ("Judge", ":material/balance:"),
+    "definitions": ("Definitions", ":material/menu_book:"),
 }
 
 PAGES: dict[str, PageRef] = {

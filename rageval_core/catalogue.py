@@ -65,8 +65,108 @@ _SAYS = {
     "count": "a number of questions",
     "number": "a number",
 }
-DOCS_URL = "https://github.com/rageval/rageval/blob/main/docs/metrics.md"
-"""Where the help texts link to: docs/metrics.md of the repository, one section each."""
+DEFINITIONS_PATH = "definitions"
+"""The dashboard's page of definitions (`dashboard/app_pages/definitions.py`), one section
+each. Help texts link to it relative to the app: no address to configure, so a link works
+offline, under any base URL path, and opens its section."""
+
+
+# anchors of the sections (`SECTIONS`), as docs/metrics.md's headings make them
+_RETRIEVAL, _GENERATION, _FAILURES = (
+    "retrieval-per-answerable-question",
+    "generation-per-question",
+    "one-failure-type-per-question",
+)
+_PER_RUN, _SPEED, _DECLARED = "per-run", "latency-and-cost", "declared-metrics"
+_SPANS = "span-metrics"
+_VERDICTS = "reference-free-verdicts"
+READING_A_CHANGE = "reading-a-change"
+
+
+@dataclass(frozen=True)
+class Section:
+    """One section of the definitions: its anchor, and its title, the heading of
+    docs/metrics.md that holds its formulas and edge cases (a test keeps both in step)."""
+
+    anchor: str
+    title: str
+    lead: str
+
+    @property
+    def link(self) -> str:
+        """Its address, relative to the app (Markdown links and `st.page_link` take it)."""
+        return f"{DEFINITIONS_PATH}#{self.anchor}"
+
+    @property
+    def source(self) -> str:
+        """Where it is written out in the repository, for what cannot link to the dashboard
+        (the HTML report, the command line)."""
+        return f'docs/metrics.md, "{self.title}"'
+
+
+SECTIONS: Mapping[str, Section] = {
+    s.anchor: s
+    for s in (
+        Section(
+            _RETRIEVAL,
+            "Retrieval, per answerable question",
+            "Scores of the ranked list of retrieved chunks against the question's gold "
+            "chunks, per cut-off k. Questions with no gold chunks have none.",
+        ),
+        Section(
+            _SPANS,
+            "Span metrics",
+            "Retrieval scored on character ranges of the dataset's documents, for a dataset "
+            "that gives gold spans: chunkings of any size compare on the same gold.",
+        ),
+        Section(
+            _GENERATION,
+            "Generation, per question",
+            "Scores of the answer, from the judge's verdicts on its claims and from its "
+            "reference answer.",
+        ),
+        Section(
+            _VERDICTS,
+            "Reference-free verdicts",
+            "The judge's verdicts on the retrieved context and the answer that need no gold; "
+            "empty where the judge was not asked.",
+        ),
+        Section(
+            _FAILURES,
+            "One failure type per question",
+            "Each question gets the first failure type that applies, so the counts add up "
+            "to the run's questions.",
+        ),
+        Section(
+            _PER_RUN,
+            "Per run",
+            "Run-level figures: means and 10th percentiles of the per-question scores, "
+            "shares, rates and counts. Correctness is over answerable questions only.",
+        ),
+        Section(
+            _SPEED,
+            "Latency and cost",
+            "Per-question timings and costs; lower is better for all of them. Per run they "
+            "become p50 / p95 and a mean per question and a total.",
+        ),
+        Section(
+            READING_A_CHANGE,
+            "Reading a change",
+            "A change between two runs is better or worse only beyond its noise: a mean "
+            "score whose 95% paired bootstrap interval includes 0 is unchanged, and so is a "
+            "latency figure within the spread of earlier runs of the same config and dataset "
+            "version. Other figures are judged by their sign. Unchanged is shown neutral, "
+            "with the delta still written.",
+        ),
+        Section(
+            _DECLARED,
+            "Declared metrics",
+            "Per-question scores a run brings itself, declared in its manifest with a label, "
+            "a direction and a range; shown like faithfulness.",
+        ),
+    )
+}
+"""The sections help texts link to, in the order of docs/metrics.md."""
 
 
 @dataclass(frozen=True)
@@ -123,6 +223,11 @@ class Metric:
         return numbers.signed(_DELTA[self.style](abs(d)), d)
 
     @property
+    def says(self) -> str:
+        """Its unit in words (`milliseconds`, `a score from 0 to 1`)."""
+        return _SAYS[self.style]
+
+    @property
     def d3(self) -> str:
         """The plotly (d3) format of its values, for hover text and axis ticks."""
         return _D3[self.style]
@@ -144,7 +249,21 @@ class Metric:
         and a link to its section of docs/metrics.md (Markdown)."""
         way = "lower is better" if self.lower_is_better else "higher is better"
         what = self.definition or f"{self.label} (declared by the run)"
-        return f"{what} — {_SAYS[self.style]}, {way}. [Definition]({DOCS_URL}#{self.doc})"
+        return f"{what} — {self.says}, {way}. [Definition]({self.link})"
+
+    @property
+    def link(self) -> str:
+        """Its section of the definitions page, relative to the app (the page's top for a
+        metric nobody described)."""
+        section = SECTIONS.get(self.doc)
+        return section.link if section else DEFINITIONS_PATH
+
+    @property
+    def source(self) -> str:
+        """Where its definition is written out in the repository (`docs/metrics.md, "Per
+        run"`): what the HTML report says, as it cannot link to a dashboard."""
+        section = SECTIONS.get(self.doc)
+        return section.source if section else "docs/metrics.md"
 
     def better(self, delta: float) -> bool:
         """True when a change of `delta` is an improvement for this metric."""
@@ -460,15 +579,6 @@ def _run_figures() -> list[Metric]:
 
 # ---------------------------------------------------------------------------- definitions
 
-_RETRIEVAL, _GENERATION, _FAILURES = (
-    "retrieval-per-answerable-question",
-    "generation-per-question",
-    "one-failure-type-per-question",
-)
-_PER_RUN, _SPEED, _DECLARED = "per-run", "latency-and-cost", "declared-metrics"
-_SPANS = "span-metrics"
-_VERDICTS = "reference-free-verdicts"
-
 
 def _stem_definition(name: str) -> tuple[str, str] | None:
     """The definition and docs section of a per-k measure (`recall_at_5`,
@@ -658,6 +768,10 @@ class Catalogue:
         """The help text of `name`, None for a column the catalogue does not know."""
         m = self.metric(name)
         return m.help if m else None
+
+    def in_section(self, anchor: str) -> tuple[Metric, ...]:
+        """Its measures and figures that the section `anchor` defines, measures first."""
+        return tuple(m for m in self if m.doc == anchor)
 
     def measure_names(self, group: str | None = None) -> tuple[str, ...]:
         return tuple(n for n, m in self.measures.items() if group is None or group in m.groups)

@@ -21,6 +21,7 @@ from dataclasses import dataclass, fields, replace
 from typing import Any
 from urllib.parse import urlencode
 
+from rageval_core.catalogue import DEFINITIONS_PATH
 from rageval_core.dataset import QUESTION_ID_RE
 from rageval_core.errors import ResultsError
 from rageval_core.models import FAILURE_TYPES
@@ -44,6 +45,7 @@ PAGE_PATHS: dict[str, str] = {
     "question": "question",
     "review": "review",
     "judge": "judge",
+    "definitions": DEFINITIONS_PATH,
 }
 """Each page's key and its URL path under the dashboard's address, in navigation order
 (`dashboard/pages.py` says which file draws it, under which title)."""

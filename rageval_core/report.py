@@ -110,7 +110,8 @@ def _summary_section(
         vals = [rows[r].get(key) for r in run_ids]
         if all(absent(v) for v in vals):
             continue  # a figure no run has (spans without documents): an empty row says nothing
-        label = f'<abbr title="{esc(cat.entry(key).definition)}">{esc(cat.label(key))}</abbr>'
+        m = cat.entry(key)
+        label = f'<abbr title="{esc(m.definition)} ({esc(m.source)})">{esc(m.label)}</abbr>'
         cells = [label, *(esc(cat.fmt(key, v)) for v in vals)]
         if len(run_ids) == 2:
             a, b = vals

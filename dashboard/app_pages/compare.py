@@ -14,7 +14,7 @@ from dashboard.shaping import (
     split_question_changes,
 )
 from rageval_core import charts
-from rageval_core.catalogue import DOCS_URL
+from rageval_core.catalogue import READING_A_CHANGE, SECTIONS
 from rageval_core.errors import RagevalError
 from rageval_core.links import ViewState, md_escape
 
@@ -114,7 +114,7 @@ st.caption(
     "run has are left out. Deltas are paired over the questions both runs answered; the "
     "interval is a 95% paired bootstrap. `significant` = the interval excludes 0; `note` "
     "says why a delta is missing. [How a change is read]"
-    f"({DOCS_URL}#reading-a-change)"
+    f"({SECTIONS[READING_A_CHANGE].link})"
 )
 if not moved.empty:
     ui.chart(

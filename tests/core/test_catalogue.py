@@ -17,6 +17,7 @@ from rageval_core.catalogue import (
     FAILURE_GROUPS,
     GROUP_ORDER,
     GROUPS,
+    SECTIONS,
     DeclaredMetric,
     failure_label,
     failure_rank,
@@ -112,25 +113,44 @@ def test_no_number_is_written_in_e_notation(name: str, value: float) -> None:
 
 
 def test_every_metric_has_a_definition_and_a_docs_section() -> None:
-    """Every entry's help text says what it is and links to its section of docs/metrics.md.
+    """Every entry's help text says what it is and links to its section of the definitions.
 
     A new built-in metric needs a one-line entry in `catalogue.DEFINITIONS` (or a rule in
-    `_define`) and its anchor among the headings of docs/metrics.md."""
-    headings = (ROOT / "docs" / "metrics.md").read_text().splitlines()
-    anchors = {_slug(h.lstrip("#")) for h in headings if h.startswith("#")}
+    `_define`) and its section in `catalogue.SECTIONS` (kept to docs/metrics.md's headings
+    by the test below)."""
     raw = {"toxicity": {"label": "toxicity", "direction": "lower"}}
     cat = BUILTIN.with_declared(parse_declared(raw, "run/manifest.json"))
     undefined = [m.name for m in cat if not m.definition]
     assert not undefined, (
         f"metrics without a definition: {undefined}; add a line to catalogue.DEFINITIONS"
     )
-    unanchored = {m.name: m.doc for m in cat if m.doc not in anchors}
-    assert not unanchored, f"sections missing from docs/metrics.md: {unanchored}"
+    unanchored = {m.name: m.doc for m in cat if m.doc not in SECTIONS}
+    assert not unanchored, f"sections missing from catalogue.SECTIONS: {unanchored}"
+    assert all(f"[Definition]({SECTIONS[m.doc].link})" in m.help for m in cat)
     assert "lower is better" in cat.help("toxicity_p10")
     assert "milliseconds, lower is better" in BUILTIN.help("total_ms_p95")
-    assert BUILTIN.measures["recall_at_5"].help.endswith("#retrieval-per-answerable-question)")
+    assert BUILTIN.measures["recall_at_5"].help.endswith(
+        "(definitions#retrieval-per-answerable-question)"
+    )
+    assert BUILTIN.entry("no_such_column").link == "definitions"  # the page's top
     assert BUILTIN.help("recall_at_5").startswith("mean over the questions")
     assert BUILTIN.help("no_such_column") is None
+
+
+def test_every_section_is_a_heading_of_docs_metrics_md_in_its_order() -> None:
+    """The definitions page's sections are docs/metrics.md's, titled and anchored as there
+    (GitHub's anchors), so the report's "docs/metrics.md, <title>" finds its text."""
+    headings = [
+        h.lstrip("#").strip()
+        for h in (ROOT / "docs" / "metrics.md").read_text().splitlines()
+        if h.startswith("## ")
+    ]
+    titles = [s.title for s in SECTIONS.values()]
+    assert set(titles) <= set(headings), set(titles) - set(headings)
+    assert titles == [h for h in headings if h in titles]  # the docs' order
+    assert all(_slug(s.title) == a == s.anchor for a, s in SECTIONS.items())
+    assert all(s.lead.endswith(".") for s in SECTIONS.values())
+    assert SECTIONS["per-run"].source == 'docs/metrics.md, "Per run"'
 
 
 def _slug(heading: str) -> str:

@@ -88,9 +88,9 @@ def test_runs_page_lists_every_run_newest_first_with_metrics_and_charts(app, dem
     overview = runs_overview(store).set_index("run_id")
     recall = {m.label: m.value for m in at.metric}["recall@5"]
     assert recall == BUILTIN.fmt("recall_at_5", overview.loc[LATEST, "recall_at_5"])
-    # every tile says what it means, with its section of docs/metrics.md
+    # every tile says what it means, with its section of the Definitions page
     for m in at.metric:
-        assert "is better" in m.help and "docs/metrics.md#" in m.help, (m.label, m.help)
+        assert "is better" in m.help and "](definitions#" in m.help, (m.label, m.help)
     # every demo run is a config of its own: none has a previous run, so no Δ
     assert overview["previous_run"].isna().all()
     assert table["Δ faithfulness"].isna().all()

@@ -131,7 +131,7 @@ def test_shared_keeps_only_the_run_context():
 
 
 def test_every_page_has_a_distinct_file_and_url():
-    assert len({p.path for p in PAGES.values()}) == len({p.url_path for p in PAGES.values()}) == 9
+    assert len({p.path for p in PAGES.values()}) == len({p.url_path for p in PAGES.values()}) == 10
 
 
 # ---------------------------------------------------------------------------- any valid view

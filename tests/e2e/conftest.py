@@ -138,8 +138,13 @@ def hostile_results(demo_results, flagged, tmp_path_factory) -> Path:
     return out
 
 
-def _serve(results: Path, log: Path, env: dict[str, str] | None = None) -> Iterator[Server]:
+def _serve(
+    results: Path, log: Path, env: dict[str, str] | None = None, base: str = ""
+) -> Iterator[Server]:
+    """`rageval dashboard` on a free port; `base`: the URL path it is served under."""
     port = _free_port()
+    if base:
+        env = {**(env or {}), "STREAMLIT_SERVER_BASE_URL_PATH": base}
     cmd = [sys.executable, "-m", "rageval_core.cli", "dashboard", "--results", str(results)]
     cmd += ["--port", str(port), "--host", "127.0.0.1"]
     with log.open("wb") as out:
@@ -152,7 +157,7 @@ def _serve(results: Path, log: Path, env: dict[str, str] | None = None) -> Itera
             cwd=results.parent,
             env={**os.environ, "PYTHONPATH": str(ROOT), **(env or {})},
         )
-    url = f"http://127.0.0.1:{port}"
+    url = f"http://127.0.0.1:{port}" + (f"/{base}" if base else "")
     try:
         deadline = time.monotonic() + STARTUP_S
         while True:
@@ -180,6 +185,12 @@ def _serve(results: Path, log: Path, env: dict[str, str] | None = None) -> Itera
 @pytest.fixture(scope="session")
 def server(demo_results) -> Iterator[Server]:
     yield from _serve(demo_results, demo_results.parent / "dashboard.log")
+
+
+@pytest.fixture(scope="session")
+def prefixed_server(demo_results) -> Iterator[Server]:
+    """The demo dashboard under a base URL path, as behind a reverse proxy (docs/deploy.md)."""
+    yield from _serve(demo_results, demo_results.parent / "prefixed.log", base="team/rageval")
 
 
 @pytest.fixture(scope="session")

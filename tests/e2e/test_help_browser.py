@@ -1,6 +1,7 @@
 """Every figure explains itself, in a real browser: each page's metric tiles carry a help
-tooltip with the catalogue's definition, and the server started from a user's folder shows
-a product's toolbar (no Deploy button).
+tooltip with the catalogue's definition whose link opens its section of the Definitions
+page (also under a base URL path), and the server started from a user's folder shows a
+product's toolbar (no Deploy button).
 
 With RAGEVAL_SCREENSHOTS=1 the pages are also shot at 1920 px into the test's tmp folder
 (printed), to look at the charts' legends on a wide screen; the 1280 px ones in
@@ -9,12 +10,15 @@ docs/screenshots come from test_dashboard_browser.py.
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from playwright.sync_api import Page, expect
 
 from dashboard.pages import PAGES
+from rageval_core.catalogue import DEFINITIONS_PATH, SECTIONS
 from tests.e2e.conftest import WIDE, Flagged, Server, screenshot
-from tests.e2e.test_dashboard_browser import PAGE_CASES, open_view, url
+from tests.e2e.test_dashboard_browser import PAGE_CASES, open_view, url, wait_rendered
 
 pytestmark = pytest.mark.e2e
 
@@ -46,3 +50,31 @@ def test_every_metric_tile_has_a_help_tooltip(
         assert "is better" in tip.inner_text(), tip.inner_text()
     assert page.get_by_role("button", name="Deploy").count() == 0
     screenshot(page, case.key, tmp_path_factory.getbasetemp() / "wide", width=WIDE)
+
+
+@pytest.mark.parametrize("where", ["server", "prefixed_server"])
+def test_a_tiles_definition_link_opens_its_section(page: Page, request, where: str):
+    """Hover a Runs tile, follow its "Definition" link: the Definitions page of the same
+    dashboard opens scrolled to the section that defines the figure."""
+    server = request.getfixturevalue(where)
+    open_view(page, f"{server.url}/", PAGES["runs"].title)
+    tip = page.locator(TILE).first.locator(TIP)
+    expect(tip).to_be_visible()
+    tip.hover()
+    link = page.locator(TIP_TEXT).get_by_role("link", name="Definition")
+    expect(link).to_have_attribute("href", re.compile(f"^{DEFINITIONS_PATH}#"))
+    anchor = link.get_attribute("href").partition("#")[2]
+    assert anchor in SECTIONS and anchor != next(iter(SECTIONS)), anchor
+    with page.context.expect_page() as opened:  # Streamlit opens Markdown links in a tab
+        link.click()
+    tab = opened.value
+    try:
+        wait_rendered(tab, PAGES["definitions"].title)
+        assert tab.url == f"{server.url}/{DEFINITIONS_PATH}#{anchor}"
+        heading = tab.locator(f'[id="{anchor}"]')
+        expect(heading).to_have_count(1)
+        expect(heading).to_be_in_viewport()  # the deep link landed on the section
+        # the page's own first section is out of view: the scroll was the link's doing
+        expect(tab.locator(f'[id="{next(iter(SECTIONS))}"]')).not_to_be_in_viewport()
+    finally:
+        tab.close()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -90,6 +91,13 @@ def test_report_has_every_section(report):
         assert heading in text, heading
     assert text.count("<script") == 1 + 7  # plotly.js once, then one per chart
     assert "Failures by type" in text  # the Diagnose page's grouped chart, drawn here too
+    # a file cannot link to a dashboard: each summary row's definition names where it is
+    # written out, and no help link is left in
+    titles = re.findall(r'<abbr title="([^"]*)"', text)
+    assert len(titles) >= 10
+    assert all(re.search(r"\(docs/metrics\.md, &quot;[A-Z][^&]+&quot;\)$", t) for t in titles)
+    assert any(t.endswith("(docs/metrics.md, &quot;Per run&quot;)") for t in titles)
+    assert "[Definition](" not in text and "rageval/blob" not in text
     # Nothing loaded from elsewhere (plotly.js mentions its CDN in its source; never fetched).
     assert "<script src" not in text and "<link" not in text and "<img" not in text
 
