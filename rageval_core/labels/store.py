@@ -111,6 +111,14 @@ class LabelSet:
             schema=LABELS_SCHEMA,
         )
 
+    @cached_property
+    def match_keys(self) -> frozenset[tuple[str, str, str | None]]:
+        """(dataset version, question, claim key) of each claim and question label: what
+        the label views look claims up by. Once per set: every view of a rerun asks."""
+        t = self.table
+        cols = [t.column(c).to_pylist() for c in ("dataset_sha256", "question_id", "claim_key")]
+        return frozenset(zip(*cols, strict=True))
+
     def for_question(
         self, dataset_sha256: str, question_id: str
     ) -> dict[Subject, tuple[HumanLabel, ...]]:
