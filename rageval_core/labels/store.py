@@ -11,6 +11,7 @@ are written: a reviewer pasting a key into a note does not publish it.
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import os
 import re
@@ -111,6 +112,14 @@ class LabelSet:
             schema=LABELS_SCHEMA,
         )
 
+    @cached_property
+    def match_keys(self) -> frozenset[tuple[str, str, str | None]]:
+        """(dataset version, question, claim key) of each claim and question label: what
+        the label views look claims up by. Once per set: every view of a rerun asks."""
+        t = self.table
+        cols = [t.column(c).to_pylist() for c in ("dataset_sha256", "question_id", "claim_key")]
+        return frozenset(zip(*cols, strict=True))
+
     def for_question(
         self, dataset_sha256: str, question_id: str
     ) -> dict[Subject, tuple[HumanLabel, ...]]:
@@ -161,6 +170,24 @@ def as_set(best: Best, problems: Sequence[str]) -> LabelSet:
     return LabelSet(tuple(sorted((v[0] for v in best.values()), key=_order)), tuple(problems))
 
 
+def _resorted(
+    labels: tuple[HumanLabel, ...], orders: list[tuple], gone: list[HumanLabel], new: list
+) -> tuple[tuple[HumanLabel, ...], list[tuple]]:
+    """`labels` (sorted by `_order`, whose keys `orders` are) without `gone` and with
+    `new`, still sorted: what `as_set` gives, without sorting 50,000 labels for one save.
+    Distinct label keys have distinct orders, so each label has its own place."""
+    out, keys = list(labels), list(orders)
+    for lab in gone:
+        i = bisect.bisect_left(keys, _order(lab))
+        del out[i], keys[i]
+    for lab in new:
+        k = _order(lab)
+        i = bisect.bisect_left(keys, k)
+        out.insert(i, lab)
+        keys.insert(i, k)
+    return tuple(out), keys
+
+
 def parse_lines(text: str, where: str) -> tuple[list[tuple[HumanLabel, int]], list[str]]:
     """The labels of one JSONL file's text and its problems ("file:line: why")."""
     labels, problems = [], []
@@ -189,6 +216,7 @@ class _Merged:
     best: Best
     problems: list[str]
     result: LabelSet
+    orders: list[tuple]  # `_order` of each of result.labels
 
 
 @dataclass
@@ -308,21 +336,35 @@ class LabelStore:
             best, problems = (dict(last.best), list(last.problems)) if grown else ({}, [])
             new = sorted(p for p in files if not grown or p not in last.files)
             parsed = [(p, self._parsed[p]) for p in new]
+        touched = set()
         for p, entry in parsed:
             problems += entry.problems
             name = p.rsplit("/", 1)[-1]
-            keep_newest(
-                best,
-                (
-                    (label, (label.at, name, line))
-                    for label, line in entry.labels
-                    if dataset is None or label.dataset == dataset
-                ),
-            )
+            found = [
+                (label, (label.at, name, line))
+                for label, line in entry.labels
+                if dataset is None or label.dataset == dataset
+            ]
+            touched.update(label.key() for label, _ in found)
+            keep_newest(best, found)
         version = _digest(f"{p}\0{n}" for p, n in sorted(files.items())) if files else ""
-        result = replace(as_set(best, problems), version=version)
+        if grown:  # a save's new file: only the keys it holds move
+            held = [last.best.get(k) for k in touched]
+            gone = [
+                h[0] for h, k in zip(held, touched, strict=True) if h and h[0] is not best[k][0]
+            ]
+            new_labels = [
+                best[k][0]
+                for h, k in zip(held, touched, strict=True)
+                if not h or h[0] is not best[k][0]
+            ]
+            sorted_labels, orders = _resorted(last.result.labels, last.orders, gone, new_labels)
+            result = LabelSet(sorted_labels, tuple(problems), version)
+        else:
+            result = replace(as_set(best, problems), version=version)
+            orders = [_order(lab) for lab in result.labels]
         with self._lock:
-            self._last[dataset] = _Merged(files, best, problems, result)
+            self._last[dataset] = _Merged(files, best, problems, result, orders)
         return result
 
     def _parse(self, path: str, size: int, data: bytes | Exception | None) -> _Parsed:

@@ -144,10 +144,8 @@ _joined: OrderedDict[tuple[str, ...], _Joined] = OrderedDict()
 _joined_lock = threading.Lock()
 
 
-def _need(labels: LabelSet) -> set[tuple[str, str, str | None]]:
-    t = labels.table
-    cols = [t.column(c).to_pylist() for c in ("dataset_sha256", "question_id", "claim_key")]
-    return set(zip(*cols, strict=True))
+def _need(labels: LabelSet) -> frozenset[tuple[str, str, str | None]]:
+    return labels.match_keys
 
 
 @contextmanager
