@@ -21,7 +21,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -139,14 +139,19 @@ def hostile_results(demo_results, flagged, tmp_path_factory) -> Path:
 
 
 def _serve(
-    results: Path, log: Path, env: dict[str, str] | None = None, base: str = ""
+    results: Path,
+    log: Path,
+    env: dict[str, str] | None = None,
+    base: str = "",
+    args: Sequence[str] = (),
 ) -> Iterator[Server]:
-    """`rageval dashboard` on a free port; `base`: the URL path it is served under."""
+    """`rageval dashboard` on a free port; `base`: the URL path it is served under;
+    `args`: more options of the command (`--read-only`, `--labels DIR`)."""
     port = _free_port()
     if base:
         env = {**(env or {}), "STREAMLIT_SERVER_BASE_URL_PATH": base}
     cmd = [sys.executable, "-m", "rageval_core.cli", "dashboard", "--results", str(results)]
-    cmd += ["--port", str(port), "--host", "127.0.0.1"]
+    cmd += ["--port", str(port), "--host", "127.0.0.1", *args]
     with log.open("wb") as out:
         # started from a user's folder, not the repository: the command's own Streamlit
         # settings must hold without the repository's .streamlit/config.toml
