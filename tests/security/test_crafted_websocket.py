@@ -135,12 +135,11 @@ def test_the_crafted_save_writes_a_label_on_a_writable_dashboard(writable, ids):
 
 
 def _other_ids(f: FormIds) -> list:
-    """Ids no page drew: another hash, an empty id, a 10,000-character one."""
+    """Element ids no page drew: another hash, a 10,000-character one."""
     forged = "$$ID-" + "0" * 32 + f.save[f.save.index("-", 5) :]
     return [
         state(forged, trigger_value=True),
         state("$$ID-" + "f" * 10_000, trigger_value=True),
-        state("label_reviewer_name", string_value=REVIEWER),  # the bare key, not an id
     ]
 
 
@@ -233,15 +232,17 @@ def test_a_read_only_dashboard_serves_the_session_on_after_a_frame_it_ignores(re
     still_serving(server, labels)
 
 
-def test_an_empty_widget_id_fails_only_the_session_that_sent_it(read_only, ids):
-    """Streamlit itself raises KeyError on a widget state with an empty id (its session
-    state has no such key when the first keyed widget reads it): that run ends in an
+@pytest.mark.parametrize("bare", ["", "label_reviewer_name"])
+def test_a_bare_widget_id_fails_only_the_session_that_sent_it(read_only, ids, bare):
+    """Streamlit itself raises KeyError on a widget state whose id is not an element id
+    (empty, or a bare user key: its session state has no such key when the first keyed
+    widget reads it): that run ends in an
     exception box for its sender (the type alone where `client.showErrorDetails` is
     `type`, as in the container: docs/deploy.md), nothing is written, and the same
     session and every other one are served on."""
     server, labels = read_only
     with Stream(server.url) as s:
-        broken = s.render(rerun_message(QUERY, [state("", string_value="x"), *verdict(ids)]))
+        broken = s.render(rerun_message(QUERY, [state(bare, string_value="x"), *verdict(ids)]))
         assert [e.split(":")[0] for e in broken.exceptions] == ["KeyError"]
         assert label_files(labels) == []
         clean(s.render(rerun_message(QUERY)))
