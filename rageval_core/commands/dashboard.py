@@ -63,6 +63,9 @@ STREAMLIT_SETTINGS: tuple[tuple[str, str], ...] = (
     ("browser.gatherUsageStats", "false"),
     # a product's toolbar: no Deploy button, no developer menu (rerun, settings, cache)
     ("client.toolbarMode", "minimal"),
+    # an exception box names its type only: a traceback shows server file paths to
+    # whoever holds the link (the full one is in the server's log)
+    ("client.showErrorDetails", "type"),
 )
 """Passed as flags, so they hold wherever the command runs: a `.streamlit/config.toml`
 only applies in the folder Streamlit starts in (the repository's did not reach a user's

@@ -38,6 +38,8 @@ def test_execs_streamlit_on_the_app_with_the_results_location(execs, tmp_path, m
         "false",
         "--client.toolbarMode",
         "minimal",
+        "--client.showErrorDetails",
+        "type",
         "--server.port",
         "8600",
         "--server.address",

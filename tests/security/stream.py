@@ -36,6 +36,7 @@ class Render:
     widgets: dict[str, Widget] = field(default_factory=dict)
     texts: list[str] = field(default_factory=list)
     exceptions: list[str] = field(default_factory=list)
+    traces: list[str] = field(default_factory=list)  # each exception's stack trace, as sent
     pages: dict[str, str] = field(default_factory=dict)  # url path -> page_script_hash
 
     def widget(self, suffix: str) -> str:
@@ -57,6 +58,7 @@ class Render:
             body = getattr(element, name)
             if name == "exception":
                 self.exceptions.append(f"{body.type}: {body.message}")
+                self.traces.append("\n".join(body.stack_trace))
             elif name in TEXT_ELEMENTS:
                 self.texts.append(body.body)
             if getattr(body, "id", ""):

@@ -236,14 +236,16 @@ def test_a_read_only_dashboard_serves_the_session_on_after_a_frame_it_ignores(re
 def test_a_bare_widget_id_fails_only_the_session_that_sent_it(read_only, ids, bare):
     """Streamlit itself raises KeyError on a widget state whose id is not an element id
     (empty, or a bare user key: its session state has no such key when the first keyed
-    widget reads it): that run ends in an
-    exception box for its sender (the type alone where `client.showErrorDetails` is
-    `type`, as in the container: docs/deploy.md), nothing is written, and the same
-    session and every other one are served on."""
+    widget reads it): that run ends in an exception box for its sender, with the type
+    alone (`rageval dashboard` sets `client.showErrorDetails` to `type`: no traceback, no
+    server file path), nothing is written, and the same session and every other one are
+    served on."""
     server, labels = read_only
     with Stream(server.url) as s:
         broken = s.render(rerun_message(QUERY, [state(bare, string_value="x"), *verdict(ids)]))
         assert [e.split(":")[0] for e in broken.exceptions] == ["KeyError"]
+        assert broken.traces == [""]
+        assert not any(".py" in e for e in broken.exceptions)
         assert label_files(labels) == []
         clean(s.render(rerun_message(QUERY)))
     still_serving(server, labels)
