@@ -72,10 +72,20 @@ def safe_name(text: str) -> str:
 Subject = str | tuple[str, str | None] | None
 """A `HumanLabel.subject`: what a label is about within its question."""
 
-LABELS_SCHEMA = pa.schema(
-    [(name, pa.string()) for name in FIELDS]
-    + [("claim_key", pa.string()), ("value", pa.string()), ("idx", pa.int64())]
-)
+_ROW_SCHEMA = pa.schema([(name, pa.string()) for name in (*FIELDS, "claim_key", "value")])
+LABELS_SCHEMA = _ROW_SCHEMA.append(pa.field("idx", pa.int64()))
+
+
+def _rows(labels: Sequence[HumanLabel]) -> pa.Table:
+    """`LabelSet.table`'s columns but `idx`, built a column at a time (a dict per label
+    cost twice as much)."""
+    return pa.table(
+        {
+            name: pa.array([getattr(lab, name) for lab in labels], pa.string())
+            for name in _ROW_SCHEMA.names
+        },
+        schema=_ROW_SCHEMA,
+    )
 
 
 @dataclass(frozen=True)
@@ -88,6 +98,12 @@ class LabelSet:
     """What the set was read from: a digest of its files' names and sizes. Every save adds
     a file, so any save, in this process or another, changes it, whatever the labels'
     `created_at` says (memo keys use it; a count or the newest time can stay the same)."""
+    prior: tuple[tuple[HumanLabel, ...], pa.Table] | None = field(
+        default=None, compare=False, repr=False
+    )
+    """The labels of the set the store loaded before this one, with their `table`: this
+    set's table takes the rows of the labels both hold from it and builds only a save's
+    new rows (building all 50,000 took over a second, on every rerun after a save)."""
 
     @cached_property
     def _by_question(self) -> dict[tuple[str, str], dict[Subject, tuple[HumanLabel, ...]]]:
@@ -103,14 +119,31 @@ class LabelSet:
         `claim_key`, `value` (the verdict or the pass/fail) and `idx`, the label's place in
         `labels`. Relevance labels are left out: their `claim_key` is None too, and the
         joins read a None `claim_key` as a question label."""
-        return pa.Table.from_pylist(
-            [
-                {**lab.to_dict(), "claim_key": lab.claim_key, "value": lab.value, "idx": i}
-                for i, lab in enumerate(self.labels)
-                if lab.kind in ("claim", "question")
-            ],
-            schema=LABELS_SCHEMA,
-        )
+        kept = [(i, lab) for i, lab in enumerate(self.labels) if lab.kind in ("claim", "question")]
+        idx = pa.array([i for i, _ in kept], pa.int64())
+        prior = self.prior
+        object.__setattr__(self, "prior", None)  # held until now only: no chain of sets
+        if prior is None:
+            return _rows([lab for _, lab in kept]).append_column("idx", idx)
+        labels, table = prior
+        # by identity: a label both sets hold is one object (the store keeps what it parsed)
+        row_of = {id(labels[i]): row for row, i in enumerate(table.column("idx").to_pylist())}
+        base = table.drop_columns(["idx"])
+        positions, fresh = [], []
+        for _, lab in kept:
+            row = row_of.get(id(lab))
+            if row is None:
+                row = base.num_rows + len(fresh)
+                fresh.append(lab)
+            positions.append(row)
+        rows = pa.concat_tables([base, _rows(fresh)]).take(pa.array(positions, pa.int64()))
+        return rows.combine_chunks().append_column("idx", idx)
+
+    def handed_on(self) -> tuple[tuple[HumanLabel, ...], pa.Table] | None:
+        """What a set grown from this one takes its table rows from (`prior`)."""
+        if "table" in self.__dict__:
+            return self.labels, self.__dict__["table"]
+        return self.prior
 
     @cached_property
     def match_keys(self) -> frozenset[tuple[str, str, str | None]]:
@@ -348,6 +381,7 @@ class LabelStore:
             touched.update(label.key() for label, _ in found)
             keep_newest(best, found)
         version = _digest(f"{p}\0{n}" for p, n in sorted(files.items())) if files else ""
+        prior = last.result.handed_on() if last is not None else None  # same parsed objects
         if grown:  # a save's new file: only the keys it holds move
             held = [last.best.get(k) for k in touched]
             gone = [
@@ -359,9 +393,9 @@ class LabelStore:
                 if not h or h[0] is not best[k][0]
             ]
             sorted_labels, orders = _resorted(last.result.labels, last.orders, gone, new_labels)
-            result = LabelSet(sorted_labels, tuple(problems), version)
+            result = LabelSet(sorted_labels, tuple(problems), version, prior=prior)
         else:
-            result = replace(as_set(best, problems), version=version)
+            result = replace(as_set(best, problems), version=version, prior=prior)
             orders = [_order(lab) for lab in result.labels]
         with self._lock:
             self._last[dataset] = _Merged(files, best, problems, result, orders)
