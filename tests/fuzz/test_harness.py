@@ -6,7 +6,7 @@ import tempfile
 from pathlib import Path
 
 from dashboard.pages import PAGES
-from tests.fuzz.damage import PARQUET, RUN_IDS, Garbage, Harm, fresh_copy
+from tests.fuzz.damage import PARQUET, RUN_IDS, Garbage, Harm, WrongColumnType, fresh_copy
 from tests.fuzz.harness import CliResult, Params, cli_findings, environment, visit_every_page
 
 
@@ -47,3 +47,13 @@ def test_cli_checks_report_every_broken_promise():
     assert "names none of" in findings(1, "", "rageval check: error: something\n")
     assert "without saying why" in findings(1, "", "")
     assert "chars" in findings(1, "", f"rageval check: error: r1 {'x' * 3000}\n")
+
+
+def test_a_column_rewritten_in_its_own_type_is_not_a_damage_to_name(tmp_path):
+    """Found by the long profile: `refused` rewritten as bool (its own type) was declared
+    visible, so the page checks wanted a warning for a run no reader can tell apart."""
+    results = fresh_copy(tmp_path)
+    [own] = WrongColumnType(1, "refused", "bool").apply(results)
+    [other] = WrongColumnType(1, "refused", "string").apply(results)
+    assert (own.run_id, own.visible) == (RUN_IDS[1], False)
+    assert (other.run_id, other.visible) == (RUN_IDS[1], True)
