@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections import Counter
 
 from rageval_core.dataset import load_dataset
 from rageval_core.errors import DatasetError
@@ -32,11 +33,14 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return exc.exit_code
-    unanswerable = sum(not q.answerable for q in ds.questions)
+    kinds = Counter(q.answerability for q in ds.questions)
+    free = kinds["reference_free"]
+    # a questions-only dataset says what its questions are: not unanswerable, unscored
+    kind = f"{kinds['unanswerable']} unanswerable" + (f", {free} reference-free" if free else "")
     spans = sum(len(q.gold_spans) for q in ds.questions)
     docs = f", {len(ds.documents)} documents, {spans} gold spans" if ds.documents else ""
     print(
         f"ok: {ds.name} version {ds.version}: {len(ds.questions)} questions "
-        f"({unanswerable} unanswerable), {len(ds.corpus)} chunks{docs}, sha256 {ds.sha256[:12]}"
+        f"({kind}), {len(ds.corpus)} chunks{docs}, sha256 {ds.sha256[:12]}"
     )
     return 0

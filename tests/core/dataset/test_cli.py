@@ -21,6 +21,17 @@ def test_validate_prints_a_one_line_summary(valid_dataset: Path, capsys) -> None
     assert err == ""
 
 
+def test_validate_counts_reference_free_questions_apart(capsys) -> None:
+    """Sampled questions with no gold and no reference are neither answerable nor
+    unanswerable: the summary says how many there are."""
+    example = Path(__file__).parents[3] / "rageval_core" / "example" / "questions.yaml"
+    ds = load_dataset(example)
+    assert main(["validate", str(example)]) == 0
+    out = capsys.readouterr().out
+    assert "24 questions (0 unanswerable, 18 reference-free)" in out
+    assert ds.sha256[:12] in out
+
+
 def test_validate_lists_every_problem_one_per_line(valid_dataset: Path, capsys) -> None:
     text = valid_dataset.read_text()
     valid_dataset.write_text(text.replace("faq#0", "faq#9").replace("id: q002", "id: q001"))
