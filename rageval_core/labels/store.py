@@ -378,7 +378,8 @@ class LabelStore:
                 for label, line in entry.labels
                 if dataset is None or label.dataset == dataset
             ]
-            touched.update(label.key() for label, _ in found)
+            if grown:  # only a save's new file moves labels one by one (below)
+                touched.update(label.key() for label, _ in found)
             keep_newest(best, found)
         version = _digest(f"{p}\0{n}" for p, n in sorted(files.items())) if files else ""
         prior = last.result.handed_on() if last is not None else None  # same parsed objects
