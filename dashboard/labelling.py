@@ -35,7 +35,7 @@ from rageval_core.labels import VERDICTS, HumanLabel, claim_key, utc_stamp
 from rageval_core.labels.verdict import question_verdict
 from rageval_core.links import escape_word
 from rageval_core.models import ChunkVerdict, Claim, DatasetRef
-from rageval_core.query import QuestionDetail, QuestionVerdicts, RetrievedRow
+from rageval_core.query import QuestionDetail, RetrievedRow
 
 Labels = Mapping[str | None, tuple[HumanLabel, ...]]
 MAX_NOTE = 2000  # characters: a note is a sentence or two, not a pasted document
@@ -93,9 +93,7 @@ def claims_section(d: QuestionDetail, *, key: str) -> str | None:
     return reviewer if dataset else None
 
 
-def answer_section(
-    d: QuestionDetail, verdicts: QuestionVerdicts, reviewer: str | None, *, key: str
-) -> None:
+def answer_section(d: QuestionDetail, reviewer: str | None, *, key: str) -> None:
     """Does the answer address the question: the judge's answer relevancy, people's labels
     of this answer's text and (when this session may write) a form to add one."""
     st.subheader("Does the answer address the question?")
@@ -105,7 +103,7 @@ def answer_section(
         return
     labels = _all(dataset, d.question_id)
     existing_lines(answer_labels(labels, d.answer))
-    judged = relevancy_word(verdicts.answer_relevancy)
+    judged = relevancy_word(d.verdicts.answer_relevancy)
     if reviewer and dataset:
         relevance_form(
             d, dataset, reviewer, judged, answer=d.answer, key=f"{key}_{d.run_id}_{d.question_id}"

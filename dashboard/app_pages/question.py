@@ -97,7 +97,7 @@ if verdicts.answer_relevancy is not None:
     ui.safe_text(verdicts.answer_relevancy_reason or "none given")
 
 reviewer = labelling.claims_section(d, key="question_label")
-labelling.answer_section(d, verdicts, reviewer, key="question_label")
+labelling.answer_section(d, reviewer, key="question_label")
 
 st.subheader(f"Retrieved chunks ({len(d.retrieved)})")
 for r in d.retrieved:
