@@ -16,7 +16,7 @@ from collections.abc import Mapping
 
 import streamlit as st
 
-from dashboard import auth, data, ui
+from dashboard import auth, bounded, data, ui
 from dashboard.shaping import (
     CLAIM_CHOICES,
     JUDGE_IS_RIGHT,
@@ -53,7 +53,7 @@ def claims_section(d: QuestionDetail, *, key: str) -> str | None:
     need it), else None."""
     dataset = data.run_dataset(d.run_id)
     labels = data.question_labels(dataset.sha256, d.question_id) if dataset else {}
-    st.subheader(f"Claims ({len(d.claims)})")
+    st.subheader(f"Claims ({len(d.claims):,})")
     if dataset is None:
         st.info("Labels need the run's dataset, and its manifest could not be read.")
         reviewer = None
@@ -64,7 +64,8 @@ def claims_section(d: QuestionDetail, *, key: str) -> str | None:
     # Widget state lives per key for the whole session: keyed by run and question too, so
     # a choice made on one answer is never preselected on the next one's claim i.
     key = f"{key}_{d.run_id}_{d.question_id}"
-    for i, c in enumerate(d.claims, start=1):
+    claims, more = bounded.first(d.claims)
+    for i, c in enumerate(claims, start=1):
         people = human_summary(labels.get(claim_key(c.text), ()))
         with st.expander(
             f"Claim {i}: {c.verdict}" + (f" · {people}" if people else ""),
@@ -81,6 +82,7 @@ def claims_section(d: QuestionDetail, *, key: str) -> str | None:
             existing(labels, claim_key(c.text))
             if reviewer and dataset and c.verdict in VERDICTS:
                 label_form(d, c, dataset, labels, reviewer, key=f"{key}_claim_{i}")
+    bounded.left_out(more, "claims")
     st.subheader("The answer as a whole")
     existing(labels, None)
     if reviewer and dataset:

@@ -3,12 +3,13 @@ its relevancy, the judge's verdicts and evidence with the human labels beside th
 the forms to add one), the retrieved chunks each with its relevance verdict, the reference
 statements the retriever missed, timings, and its history across runs (flaky or not, and
 what changed in the answer against another run). Figures the question cannot have are
-left out, with one note saying why."""
+left out, with one note saying why; each list drawn from the row (chunks, claims,
+statements, documents) stops at `bounded.MAX_ITEMS` and counts the rest."""
 
 import pandas as pd
 import streamlit as st
 
-from dashboard import data, labelling, ui
+from dashboard import bounded, data, labelling, ui
 from dashboard.diffs import show_answer_diff
 from dashboard.shaping import answer_marks, document_block, evidence_marks
 from dashboard.verdicts import VERDICT_METRICS, chunk_heading, gaps_note, keep, relevancy_word
@@ -99,8 +100,9 @@ if verdicts.answer_relevancy is not None:
 reviewer = labelling.claims_section(d, key="question_label")
 labelling.answer_section(d, reviewer, key="question_label")
 
-st.subheader(f"Retrieved chunks ({len(d.retrieved)})")
-for r in d.retrieved:
+st.subheader(f"Retrieved chunks ({len(d.retrieved):,})")
+chunks, more = bounded.first(d.retrieved)
+for r in chunks:
     gold = " · ✓ gold" if r.is_gold else ""
     score = MISSING if r.score is None else numbers.number(r.score)
     verdict = verdicts.chunk(r.rank)
@@ -112,6 +114,7 @@ for r in d.retrieved:
             st.caption(f"The judge: {'relevant' if verdict.relevant else 'not relevant'}, because")
             ui.safe_text(verdict.reason or "no reason given")
         labelling.chunk_section(d, r, verdict, reviewer, key="question_label")
+bounded.left_out(more, "chunks")
 if verdicts.statements is not None:
     st.subheader(f"Context recall: the reference answer in {len(verdicts.statements)} statements")
     st.caption(
@@ -119,34 +122,42 @@ if verdicts.statements is not None:
         "missed ones are what the retriever failed to bring."
     )
     if verdicts.missed:
-        st.warning(f"{len(verdicts.missed)} statement(s) the retriever missed:")
-        for s in verdicts.missed:
+        st.warning(f"{len(verdicts.missed):,} statement(s) the retriever missed:")
+        statements, more = bounded.first(verdicts.missed)
+        for s in statements:
             ui.safe_text(s.text)
             if s.reason:
                 st.caption("Judge's reason")
                 ui.safe_text(s.reason)
+        bounded.left_out(more, "missed statements")
     else:
         st.caption("No statement missed: the retrieved chunks hold the whole reference.")
-    for i, s in enumerate(verdicts.attributed, start=1):
+    statements, more = bounded.first(verdicts.attributed)
+    for i, s in enumerate(statements, start=1):
         # a chunk id is the pipeline's text, and an expander's label is Markdown
         with st.expander(f"Found {i}: in {md_escape(s.evidence_chunk_id or 'a chunk')}"):
             ui.safe_text(s.text)
             st.caption("Evidence sentence")
             ui.safe_text(s.evidence or "none")
-for doc in data.question_documents(d):
+    bounded.left_out(more, "found statements")
+documents, more = bounded.first(data.question_documents(d))
+for doc in documents:
     st.subheader(f"Gold document {doc.doc_id}")
     st.caption(
         "Gold spans in green; each retrieved chunk placed in this document on its own row "
         "(a chunk boundary through a span cuts the evidence)."
     )
+    placed = bounded.drawn(doc.chunks)  # the chunks the list above draws
     ui.chart(
-        charts.span_map(doc.doc_id, doc.length, doc.gold, doc.chunks),
+        charts.span_map(doc.doc_id, doc.length, doc.gold, placed),
         key=f"question_span_map_{doc.doc_id}",
     )
     if doc.text is None:
         st.caption("The run's dataset is not at hand (or changed since), so no text is shown.")
     else:
-        st.markdown(document_block(doc.text, doc.gold, doc.chunks), unsafe_allow_html=True)
+        st.markdown(document_block(doc.text, doc.gold, placed), unsafe_allow_html=True)
+    bounded.left_out(len(doc.chunks) - len(placed), "chunks placed in this document")
+bounded.left_out(more, "gold documents")
 if d.missed_gold_ids:
     what = (
         "gold span(s) were not touched by any chunk"

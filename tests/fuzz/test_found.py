@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from dashboard.bounded import MAX_ITEMS
 from rageval_core.query import ResultsStore
 from tests.fuzz.damage import (
     JOURNAL,
@@ -25,6 +26,7 @@ from tests.fuzz.damage import (
     Garbage,
     HostileFolder,
     Huge,
+    HugeValue,
     ManifestValue,
     NestedJson,
     Symlink,
@@ -63,6 +65,8 @@ FOUND = {
     "manifest that is another run's": Symlink(0, MANIFEST, "other-run"),
     # a folder name with backticks is shown with them escaped (\x60): still named
     "folder named with backticks": HostileFolder(0, "`tick`"),
+    # 10,000 retrieved ids in one row: the Question page drew a chunk and its form for each
+    "10,000 retrieved ids in one row": HugeValue(0, "retrieved_ids", "list"),
 }
 
 
@@ -183,3 +187,19 @@ def test_an_unreadable_question_is_not_called_missing(tmp):
     assert not at.exception and len(errors) == 1, errors
     # DuckDB names the file for some damage and not for other (a dictionary offset)
     assert "not found" not in errors[0] and "unreadable results file" in errors[0]
+
+
+def test_a_question_with_10000_chunks_draws_the_first_ones_and_counts_the_rest(tmp):
+    """One row whose `retrieved_ids` held 10,000 ids kept the Question page drawing for
+    57 s (an expander, its text and a relevance form per chunk); every other page took
+    under 1 s. It draws the first chunks and says how many it left out."""
+    results = fresh_copy(tmp)
+    HugeValue(0, "retrieved_ids", "list").apply(results)
+    with environment(results, tmp / "xdg"):
+        at = AppTest.from_file(ENTRY, default_timeout=60).run()
+        at.query_params.update(run=RUN_IDS[0], question="q001")
+        at.switch_page("app_pages/question.py").run()
+    assert not at.exception and not at.error, [e.value for e in [*at.exception, *at.error]]
+    chunks = [e.label for e in at.expander if e.label.startswith("#")]
+    assert len(chunks) == MAX_ITEMS and chunks[-1].startswith(f"#{MAX_ITEMS} ")
+    assert any(f"{10_000 - MAX_ITEMS:,} more chunks not shown" in c.value for c in at.caption)
