@@ -13,12 +13,15 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 from streamlit.testing.v1 import AppTest
 
 from dashboard.bounded import MAX_ITEMS
 from rageval_core.query import ResultsStore
 from tests.fuzz.damage import (
+    COMMITTED,
     JOURNAL,
     MANIFEST,
     PARQUET,
@@ -203,3 +206,60 @@ def test_a_question_with_10000_chunks_draws_the_first_ones_and_counts_the_rest(t
     chunks = [e.label for e in at.expander if e.label.startswith("#")]
     assert len(chunks) == MAX_ITEMS and chunks[-1].startswith(f"#{MAX_ITEMS} ")
     assert any(f"{10_000 - MAX_ITEMS:,} more chunks not shown" in c.value for c in at.caption)
+
+
+def _long_lists(n: int) -> dict:
+    """Row 0's lists, each `n` long: chunks (all placed in the gold document), claims,
+    chunk verdicts, missed and found statements, gold spans in `n` documents."""
+    doc = "company-overview"
+    return {
+        "retrieved_ids": [f"c{i}" for i in range(n)],
+        "retrieved_texts": [f"text {i}" for i in range(n)],
+        "retrieved_scores": [1.0 - i / n for i in range(n)],
+        "retrieved_doc_ids": [doc] * n,
+        "retrieved_starts": [10 * i for i in range(n)],
+        "retrieved_ends": [10 * i + 10 for i in range(n)],
+        "gold_spans": [
+            {"doc_id": doc if i == 0 else f"doc{i}", "start": 0, "end": 10} for i in range(n)
+        ],
+        "claims": [
+            {"text": f"claim {i}", "verdict": "supported", "evidence_chunk_id": f"c{i}"}
+            for i in range(n)
+        ],
+        "chunk_verdicts": [
+            {"chunk_id": f"c{i}", "rank": i + 1, "relevant": i % 2 == 0, "reason": "r"}
+            for i in range(n)
+        ],
+        "recall_statements": [
+            {"text": f"statement {i}", "attributed": i % 2 == 0, "evidence_chunk_id": f"c{i}"}
+            for i in range(2 * n)
+        ],
+    }
+
+
+def test_every_list_of_a_row_stops_at_the_bound_and_counts_the_rest(tmp):
+    results = fresh_copy(tmp)
+    path = results / RUN_IDS[0] / PARQUET
+    table = pq.read_table(COMMITTED / RUN_IDS[0] / PARQUET)
+    rows = table.to_pylist()
+    rows[0].update(_long_lists(MAX_ITEMS + 7))
+    pq.write_table(pa.Table.from_pylist(rows, table.schema), path)
+    with environment(results, tmp / "xdg"):
+        at = AppTest.from_file(ENTRY, default_timeout=60).run()
+        at.query_params.update(run=RUN_IDS[0], question="q001")
+        at.switch_page("app_pages/question.py").run()
+    assert not at.exception and not at.error, [e.value for e in [*at.exception, *at.error]]
+    labels = [e.label for e in at.expander]
+    for prefix in ("#", "Claim ", "Found "):
+        assert len([x for x in labels if x.startswith(prefix)]) == MAX_ITEMS, prefix
+    documents = [h.value for h in at.subheader if h.value.startswith("Gold document ")]
+    assert len(documents) == MAX_ITEMS
+    notes = [c.value.split(" (")[0] for c in at.caption if "not shown (" in c.value]
+    assert notes == [
+        "7 more claims not shown",
+        "7 more chunks not shown",
+        "7 more missed statements not shown",
+        "7 more found statements not shown",
+        "7 more chunks placed in this document not shown",
+        "7 more gold documents not shown",
+    ]
