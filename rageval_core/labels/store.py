@@ -76,16 +76,20 @@ _ROW_SCHEMA = pa.schema([(name, pa.string()) for name in (*FIELDS, "claim_key", 
 LABELS_SCHEMA = _ROW_SCHEMA.append(pa.field("idx", pa.int64()))
 
 
-def _rows(labels: Sequence[HumanLabel]) -> pa.Table:
-    """`LabelSet.table`'s columns but `idx`, built a column at a time (a dict per label
-    cost twice as much)."""
+def _rows(labels: Sequence[HumanLabel], names: Sequence[str] = _ROW_SCHEMA.names) -> pa.Table:
+    """`LabelSet.table`'s columns `names` (default all but `idx`), built a column at a
+    time (a dict per label cost twice as much)."""
     return pa.table(
-        {
-            name: pa.array([getattr(lab, name) for lab in labels], pa.string())
-            for name in _ROW_SCHEMA.names
-        },
-        schema=_ROW_SCHEMA,
+        {name: pa.array([getattr(lab, name) for lab in labels], pa.string()) for name in names}
     )
+
+
+def label_table(labels: Sequence[HumanLabel], names: Sequence[str] | None = None) -> pa.Table:
+    """`labels` as `LabelSet.table` has them, `idx` their place in `labels`; only the
+    columns `names` when given (a join that reads few columns builds only those)."""
+    if names is not None:
+        return _rows(labels, names)
+    return _rows(labels).append_column("idx", pa.array(range(len(labels)), pa.int64()))
 
 
 @dataclass(frozen=True)
