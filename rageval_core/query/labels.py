@@ -18,7 +18,8 @@ from collections import Counter, OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from operator import itemgetter
+from typing import Any, ClassVar, TypeVar
 
 import duckdb
 import numpy as np
@@ -209,20 +210,31 @@ class _Tally:
     replaced and takes back the ones it replaced (issue 23's rule stays: a new set of
     label files is a new set of labels, only cheaper to count)."""
 
+    kinds: ClassVar[tuple[str, ...]]  # the kinds of label the view counts
     held: dict[int, HumanLabel] = field(default_factory=dict)
+    serial: int = 0  # `LabelSet.serial` of the set counted last
+    kept: bool = True  # False once it met one label object twice (a set made by hand)
 
-    def changes(self, labels: Sequence[HumanLabel]) -> tuple[list[HumanLabel], list[HumanLabel]]:
-        """(gone, new): the labels held but not in `labels`, those of `labels` not held;
-        `held` becomes `labels`."""
-        if not self.held:
-            self.held = {id(lab): lab for lab in labels}
-            return [], list(labels)
-        now = {id(lab) for lab in labels}
-        gone = [lab for i, lab in self.held.items() if i not in now]
-        new = [lab for lab in labels if id(lab) not in self.held]
+    def changes(self, labels: LabelSet) -> tuple[list[HumanLabel], list[HumanLabel]]:
+        """(gone, new) of the kinds counted: the labels held but not in `labels`, those of
+        `labels` not held; `held` becomes `labels`'. From the set's own `change` when it
+        was loaded after the set counted last, else by comparing both (a full reload)."""
+        if labels.serial == self.serial:
+            return [], []
+        change = labels.change
+        if self.serial and change is not None and change.before == self.serial:
+            gone = [lab for lab in change.gone if lab.kind in self.kinds]
+            new = [lab for lab in change.new if lab.kind in self.kinds]
+        else:
+            mine = [lab for lab in labels.labels if lab.kind in self.kinds]
+            now = {id(lab) for lab in mine}
+            self.kept = len(now) == len(mine)
+            gone = [lab for i, lab in self.held.items() if i not in now]
+            new = [lab for lab in mine if id(lab) not in self.held] if self.held else mine
         for lab in gone:
             del self.held[id(lab)]
         self.held.update((id(lab), lab) for lab in new)
+        self.serial = labels.serial
         return gone, new
 
 
@@ -233,17 +245,15 @@ T = TypeVar("T", bound=_Tally)
 
 
 @contextmanager
-def _tally(key: tuple | None, labels: Sequence[HumanLabel], fresh: Callable[[], T]) -> Iterator[T]:
-    """The tally of `key` (a fresh one when None: live rows change every call, or when
-    `labels` holds one object twice), given back once updated. Taken out while in use: a
-    session updating it at the same time starts from a fresh one."""
-    if key is not None and len({id(lab) for lab in labels}) != len(labels):
-        key = None
+def _tally(key: tuple | None, fresh: Callable[[], T]) -> Iterator[T]:
+    """The tally of `key` (a fresh one when None: live rows change every call), given
+    back once updated. Taken out while in use: a session updating it at the same time
+    starts from a fresh one."""
     with _joined_lock:
         state = _tallies.pop(key, None) if key is not None else None
-    state = state if isinstance(state, _Tally) else fresh()
+    state = state if state is not None else fresh()
     yield state  # type: ignore[misc]
-    if key is not None:  # not after an exception: a half-counted tally is dropped
+    if key is not None and state.kept:  # not after an exception: a half-counted tally
         with _joined_lock:
             _tallies[key] = state
             while len(_tallies) > TALLIES_KEPT:
@@ -258,10 +268,9 @@ def _sources(
     return paths, live, None if live.num_rows else tuple(sorted(paths))
 
 
-def _joinable(labels: LabelSet) -> list[HumanLabel]:
-    """The claim and question labels: relevance labels have a None `claim_key` too, which
-    the joins read as a question label."""
-    return [lab for lab in labels.labels if lab.kind in ("claim", "question")]
+_JOINABLE = ("claim", "question")
+"""The kinds of label the joins take: relevance labels have a None `claim_key` too, which
+the joins would read as a question label."""
 
 
 def _known(store: ResultsStore, runs: Sequence[str | RunInfo] | None) -> list[RunInfo]:
@@ -294,7 +303,8 @@ def label_pairs(
         return []
     with store.cursor() as cur:
         paths, live, _ = _sources(store, cur, infos)
-        return _pairs(cur, paths, live, infos, _joinable(labels), faithful_min, {})
+        joinable = [lab for lab in labels.labels if lab.kind in _JOINABLE]
+        return _pairs(cur, paths, live, infos, joinable, faithful_min, {})
 
 
 def _pairs(
@@ -314,7 +324,12 @@ def _pairs(
     table = label_table(labels)
     with _label_rows(cur, paths, live, labels) as (claims, _):
         with registered(cur, labels=table, runs=_runs_table(infos)) as t:
-            for q in (sql.LABEL_CLAIM_PAIRS, sql.LABEL_QUESTION_PAIRS):
+            for q, kind in (
+                (sql.LABEL_CLAIM_PAIRS, "claim"),
+                (sql.LABEL_QUESTION_PAIRS, "question"),
+            ):
+                if not any(lab.kind == kind for lab in labels):
+                    continue  # a save of claim labels only: no scan for question pairs
                 text = q.format(claims=claims, labels=t["labels"], runs=t["runs"])
                 extra = {"faithful_min": float(faithful_min)} if "$faithful_min" in q else {}
                 for *who, idx, value, run_id, n in cur.execute(text, extra).fetchall():
@@ -330,6 +345,7 @@ class _JudgeTally(_Tally):
     (order, a unique number, the disagreement) so that a save's few are placed and taken
     out by bisection."""
 
+    kinds = _JOINABLE
     judges: dict[tuple, JudgeId] = field(default_factory=dict)  # one object per judge
     pairs: dict[int, list[Pair]] = field(default_factory=dict)  # label id -> its pairs
     counts: dict[tuple[JudgeId, bool], Counter[tuple[str, str]]] = field(default_factory=dict)
@@ -403,12 +419,13 @@ def _judge_reports(
     by_judge: dict[JudgeId, list[RunInfo]] = {}
     for info in infos:
         by_judge.setdefault(judge_of(info), []).append(info)  # type: ignore[arg-type]
-    joinable = _joinable(labels) if infos else []
+    if not infos:
+        return []
     with store.cursor() as cur:
-        paths, live, key = _sources(store, cur, infos) if joinable else ([], None, None)
-        key = key and ("judge", key, float(faithful_min))
-        with _tally(key, joinable, _JudgeTally) as tally:
-            gone, new = tally.changes(joinable)
+        no_rows = ([], CLAIMS_SCHEMA.empty_table(), None)  # no labels: no claims to read
+        paths, live, key = _sources(store, cur, infos) if labels.labels else no_rows
+        with _tally(key and ("judge", key, float(faithful_min)), _JudgeTally) as tally:
+            gone, new = tally.changes(labels)
             tally.take_back(gone)
             tally.count(_pairs(cur, paths, live, infos, new, faithful_min, tally.judges))
     reports = []
@@ -418,7 +435,9 @@ def _judge_reports(
         matched = tally.matched.get(judge, set())
         shas = {i.manifest.dataset.sha256 for i in judged}  # type: ignore[union-attr]
         unmatched = tuple(
-            lab for lab in joinable if lab.dataset_sha256 in shas and id(lab) not in matched
+            lab
+            for lab in labels.labels
+            if lab.dataset_sha256 in shas and id(lab) not in matched and lab.kind in _JOINABLE
         )
         counts = [+tally.counts.get((judge, claims), Counter()) for claims in (True, False)]
         reports.append(
@@ -427,7 +446,7 @@ def _judge_reports(
                 runs=tuple(sorted(i.run_id for i in judged)),
                 claims=agreement_from_counts(counts[0], VERDICTS, n_boot=n_boot),
                 questions=agreement_from_counts(counts[1], QUESTION_LABELS, n_boot=n_boot),
-                disagreements=tuple(d for *_, d in tally.disagreements.get(judge, ())),
+                disagreements=tuple(map(itemgetter(2), tally.disagreements.get(judge, ()))),
                 unmatched=unmatched,
             )
         )
@@ -464,6 +483,7 @@ class _CoverageTally(_Tally):
     """What `run_coverage` counts of the claim labels held: how many hold each claim key,
     per run the claims they checked and the human x judge matrix."""
 
+    kinds = ("claim",)
     keys: Counter[tuple[str, str, str | None]] = field(default_factory=Counter)
     checked: Counter[str] = field(default_factory=Counter)
     matrices: dict[str, np.ndarray] = field(default_factory=dict)
@@ -517,19 +537,23 @@ def run_coverage(
     infos = _known(store, runs) if labels.labels else []
     if not infos:
         return {}
-    claim_labels = [lab for lab in labels.labels if lab.kind == "claim"]
     with store.cursor() as cur:
         paths, live, key = _sources(store, cur, infos)
-        with _tally(key and ("coverage", key), claim_labels, _CoverageTally) as tally:
-            gone, new = tally.changes(claim_labels)
+        with _tally(key and ("coverage", key), _CoverageTally) as tally:
+            gone, new = tally.changes(labels)
             rows = _label_rows(cur, paths, live, gone + new, True)
             with rows as (claims, totals):
                 tally.count(cur, claims, gone, new)
             checked, matrices = dict(tally.checked), dict(tally.matrices)
+    shown = [r for r in (totals or {}) if r in matrices]
+    # one call for every run's matrix: a call per run was 50 ms at 1,000 runs
+    stacked = np.array([matrices[r] for r in shown], np.int64).reshape(
+        -1, len(VERDICTS), len(VERDICTS)
+    )
+    of_run = dict(zip(shown, kappas(stacked).tolist(), strict=True))
     out = {}
     for run_id, n_claims in (totals or {}).items():
-        m = matrices.get(run_id)
-        kappa = float(kappas(m)) if m is not None else math.nan
+        kappa = of_run.get(run_id, math.nan)
         out[run_id] = RunCoverage(
             run_id, int(n_claims), int(checked.get(run_id, 0)), None if math.isnan(kappa) else kappa
         )
