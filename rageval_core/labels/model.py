@@ -108,6 +108,24 @@ def _writable(value: str, name: str) -> None:
             raise ConfigError(f"{name} holds a lone surrogate (not UTF-8 text)") from None
 
 
+def _kind(label: HumanLabel) -> str:
+    if label.claim is not None:
+        return "claim"
+    if label.chunk_id is not None:
+        return "chunk"
+    return "answer" if label.answer is not None else "question"
+
+
+def _value(label: HumanLabel) -> str:
+    """A claim's verdict, "relevant"/"irrelevant" for a chunk or an answer, pass/fail of a
+    question (by `label.kind`, set before)."""
+    if label.kind == "chunk":
+        return RELEVANCE[bool(label.relevant)]
+    if label.kind == "answer":
+        return RELEVANCE[bool(label.answer_relevant)]
+    return label.verdict if label.kind == "claim" else label.question_label  # type: ignore[return-value]
+
+
 @dataclass(frozen=True)
 class HumanLabel:
     """One human judgement, exactly one kind per line: a claim (`claim`, `verdict`), a
@@ -146,8 +164,9 @@ class HumanLabel:
             if not isinstance(getattr(self, name), str | None):
                 raise ConfigError(f"{name} must be text or null")
         object.__setattr__(self, "reviewer", check_reviewer(self.reviewer))
-        # derived once (not fields: neither compared nor written); loads sort and index
-        # tens of thousands of labels by them
+        # derived once (not fields: neither compared nor written); loads sort, index and
+        # count tens of thousands of labels by them (`kind` and `value` were properties,
+        # computed half a million times on a rerun after a save at 50,000 labels)
         object.__setattr__(self, "at", parse_time(self.created_at))
         _text(self.chunk_id, "chunk_id", optional=True)
         _text(self.answer, "answer", optional=True)
@@ -164,9 +183,11 @@ class HumanLabel:
             raise ConfigError("relevant belongs to a chunk label (chunk_id set)")
         if self.answer is None and self.answer_relevant is not None:
             raise ConfigError("answer_relevant belongs to an answer label (answer set)")
-        if self.chunk_id is not None or self.answer is not None:
+        kind = _kind(self)
+        object.__setattr__(self, "kind", kind)
+        if kind in ("chunk", "answer"):
             self._check_relevance()
-        elif self.claim is not None:
+        elif kind == "claim":
             if self.verdict not in VERDICTS:
                 raise ConfigError(f"verdict must be one of {', '.join(VERDICTS)}")
             if self.question_label is not None:
@@ -179,6 +200,7 @@ class HumanLabel:
                 )
             if self.verdict is not None:
                 raise ConfigError("a question label (claim null) has no verdict")
+        object.__setattr__(self, "value", _value(self))
 
     def _check_relevance(self) -> None:
         name, flag = (
@@ -190,29 +212,11 @@ class HumanLabel:
         if self.verdict is not None or self.question_label is not None:
             raise ConfigError(f"a label with {name} has {flag}, not a verdict or question_label")
 
-    @property
-    def kind(self) -> str:
-        """Which judgement this line holds: "claim", "chunk", "answer" or "question"."""
-        if self.claim is not None:
-            return "claim"
-        if self.chunk_id is not None:
-            return "chunk"
-        return "answer" if self.answer is not None else "question"
-
-    @property
-    def value(self) -> str:
-        """The human's answer: a claim's verdict, "relevant"/"irrelevant" for a chunk or
-        an answer, pass/fail of a question."""
-        kind = self.kind
-        if kind == "chunk":
-            return RELEVANCE[bool(self.relevant)]
-        if kind == "answer":
-            return RELEVANCE[bool(self.answer_relevant)]
-        return self.verdict if kind == "claim" else self.question_label  # type: ignore[return-value]
-
-    if TYPE_CHECKING:
+    if TYPE_CHECKING:  # derived once in __post_init__ (see there)
         at: datetime  # created_at, parsed
         claim_key: str | None  # claim_key(claim)
+        kind: str  # which judgement: "claim", "chunk", "answer" or "question"
+        value: str  # the human's answer: a claim's verdict, "relevant"/"irrelevant", pass/fail
 
     @property
     def subject(self) -> str | tuple[str, str | None] | None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import bisect
 import hashlib
+import itertools
 import os
 import re
 import secrets
@@ -76,16 +77,33 @@ _ROW_SCHEMA = pa.schema([(name, pa.string()) for name in (*FIELDS, "claim_key", 
 LABELS_SCHEMA = _ROW_SCHEMA.append(pa.field("idx", pa.int64()))
 
 
-def _rows(labels: Sequence[HumanLabel]) -> pa.Table:
-    """`LabelSet.table`'s columns but `idx`, built a column at a time (a dict per label
-    cost twice as much)."""
+def _rows(labels: Sequence[HumanLabel], names: Sequence[str] = _ROW_SCHEMA.names) -> pa.Table:
+    """`LabelSet.table`'s columns `names` (default all but `idx`), built a column at a
+    time (a dict per label cost twice as much)."""
     return pa.table(
-        {
-            name: pa.array([getattr(lab, name) for lab in labels], pa.string())
-            for name in _ROW_SCHEMA.names
-        },
-        schema=_ROW_SCHEMA,
+        {name: pa.array([getattr(lab, name) for lab in labels], pa.string()) for name in names}
     )
+
+
+def label_table(labels: Sequence[HumanLabel], names: Sequence[str] | None = None) -> pa.Table:
+    """`labels` as `LabelSet.table` has them, `idx` their place in `labels`; only the
+    columns `names` when given (a join that reads few columns builds only those)."""
+    if names is not None:
+        return _rows(labels, names)
+    return _rows(labels).append_column("idx", pa.array(range(len(labels)), pa.int64()))
+
+
+@dataclass(frozen=True)
+class Change:
+    """A set against the set loaded before it (`before`, its serial): the labels it no
+    longer holds (replaced by a newer one of their key) and the labels it holds anew."""
+
+    before: int
+    gone: tuple[HumanLabel, ...]
+    new: tuple[HumanLabel, ...]
+
+
+_serials = itertools.count(1)
 
 
 @dataclass(frozen=True)
@@ -98,12 +116,14 @@ class LabelSet:
     """What the set was read from: a digest of its files' names and sizes. Every save adds
     a file, so any save, in this process or another, changes it, whatever the labels'
     `created_at` says (memo keys use it; a count or the newest time can stay the same)."""
-    prior: tuple[tuple[HumanLabel, ...], pa.Table] | None = field(
-        default=None, compare=False, repr=False
+    serial: int = field(
+        default_factory=lambda: next(_serials), init=False, compare=False, repr=False
     )
-    """The labels of the set the store loaded before this one, with their `table`: this
-    set's table takes the rows of the labels both hold from it and builds only a save's
-    new rows (building all 50,000 took over a second, on every rerun after a save)."""
+    """This set among every set of the process, a new one for a copy too (two loads of
+    one location's files over different datasets share a `version`)."""
+    change: Change | None = field(default=None, compare=False, repr=False)
+    """How this set differs from the one the store loaded before it, when a save's file was
+    merged in: the views that counted that set count only these (query/labels.py)."""
 
     @cached_property
     def _by_question(self) -> dict[tuple[str, str], dict[Subject, tuple[HumanLabel, ...]]]:
@@ -115,43 +135,14 @@ class LabelSet:
 
     @cached_property
     def table(self) -> pa.Table:
-        """The claim and question labels as Arrow, for joins in DuckDB: every field plus
+        """The claim and question labels as Arrow (the views build their own from the labels
+        they count, `label_table`): every field plus
         `claim_key`, `value` (the verdict or the pass/fail) and `idx`, the label's place in
         `labels`. Relevance labels are left out: their `claim_key` is None too, and the
         joins read a None `claim_key` as a question label."""
         kept = [(i, lab) for i, lab in enumerate(self.labels) if lab.kind in ("claim", "question")]
         idx = pa.array([i for i, _ in kept], pa.int64())
-        prior = self.prior
-        object.__setattr__(self, "prior", None)  # held until now only: no chain of sets
-        if prior is None:
-            return _rows([lab for _, lab in kept]).append_column("idx", idx)
-        labels, table = prior
-        # by identity: a label both sets hold is one object (the store keeps what it parsed)
-        row_of = {id(labels[i]): row for row, i in enumerate(table.column("idx").to_pylist())}
-        base = table.drop_columns(["idx"])
-        positions, fresh = [], []
-        for _, lab in kept:
-            row = row_of.get(id(lab))
-            if row is None:
-                row = base.num_rows + len(fresh)
-                fresh.append(lab)
-            positions.append(row)
-        rows = pa.concat_tables([base, _rows(fresh)]).take(pa.array(positions, pa.int64()))
-        return rows.combine_chunks().append_column("idx", idx)
-
-    def handed_on(self) -> tuple[tuple[HumanLabel, ...], pa.Table] | None:
-        """What a set grown from this one takes its table rows from (`prior`)."""
-        if "table" in self.__dict__:
-            return self.labels, self.__dict__["table"]
-        return self.prior
-
-    @cached_property
-    def match_keys(self) -> frozenset[tuple[str, str, str | None]]:
-        """(dataset version, question, claim key) of each claim and question label: what
-        the label views look claims up by. Once per set: every view of a rerun asks."""
-        t = self.table
-        cols = [t.column(c).to_pylist() for c in ("dataset_sha256", "question_id", "claim_key")]
-        return frozenset(zip(*cols, strict=True))
+        return _rows([lab for _, lab in kept]).append_column("idx", idx)
 
     def for_question(
         self, dataset_sha256: str, question_id: str
@@ -382,7 +373,6 @@ class LabelStore:
                 touched.update(label.key() for label, _ in found)
             keep_newest(best, found)
         version = _digest(f"{p}\0{n}" for p, n in sorted(files.items())) if files else ""
-        prior = last.result.handed_on() if last is not None else None  # same parsed objects
         if grown:  # a save's new file: only the keys it holds move
             held = [last.best.get(k) for k in touched]
             gone = [
@@ -394,9 +384,14 @@ class LabelStore:
                 if not h or h[0] is not best[k][0]
             ]
             sorted_labels, orders = _resorted(last.result.labels, last.orders, gone, new_labels)
-            result = LabelSet(sorted_labels, tuple(problems), version, prior=prior)
+            result = LabelSet(
+                sorted_labels,
+                tuple(problems),
+                version,
+                change=Change(last.result.serial, tuple(gone), tuple(new_labels)),
+            )
         else:
-            result = replace(as_set(best, problems), version=version, prior=prior)
+            result = replace(as_set(best, problems), version=version)
             orders = [_order(lab) for lab in result.labels]
         with self._lock:
             self._last[dataset] = _Merged(files, best, problems, result, orders)

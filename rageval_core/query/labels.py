@@ -10,13 +10,16 @@ table registered on the query's cursor; every join runs in DuckDB.
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import math
 import threading
 from collections import Counter, OrderedDict
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from operator import itemgetter
+from typing import Any, ClassVar, TypeVar
 
 import duckdb
 import numpy as np
@@ -26,6 +29,7 @@ from rageval_core.errors import ConfigError, ResultsError
 from rageval_core.labels import QUESTION_LABELS, VERDICTS, HumanLabel, LabelSet, claim_key
 from rageval_core.labels.agreement import Agreement, agreement_from_counts, kappas
 from rageval_core.labels.model import RELEVANCE
+from rageval_core.labels.store import label_table
 from rageval_core.labels.verdict import FAITHFUL_MIN, check_faithful_min
 from rageval_core.query import sql
 from rageval_core.query.claims_cache import CLAIMS_SCHEMA, ClaimsCache, registered
@@ -144,22 +148,27 @@ _joined: OrderedDict[tuple[str, ...], _Joined] = OrderedDict()
 _joined_lock = threading.Lock()
 
 
-def _need(labels: LabelSet) -> frozenset[tuple[str, str, str | None]]:
-    return labels.match_keys
+def _key_of(lab: HumanLabel) -> tuple[str, str, str | None]:
+    """What a label meets claims rows on (`_KEY`)."""
+    return (lab.dataset_sha256, lab.question_id, lab.claim_key)
+
+
+def _need(labels: Iterable[HumanLabel]) -> set[tuple[str, str, str | None]]:
+    return {_key_of(lab) for lab in labels}
 
 
 @contextmanager
 def _label_rows(
-    store: ResultsStore,
     cur: duckdb.DuckDBPyConnection,
-    runs: Sequence[RunInfo],
-    labels: LabelSet,
+    paths: list[str],
+    live: pa.Table,
+    labels: Iterable[HumanLabel],
     totals: bool = False,
 ) -> Iterator[tuple[str, dict[str, int] | None]]:
-    """FROM text over the claims rows of `runs` that `labels` can meet (cached files read
-    once per new label key, live rows of running runs each time), and the judged claims
-    per run when `totals`. Joins over it give what they give over every claims row."""
-    paths, live = ClaimsCache(store).sources(cur, runs)
+    """FROM text over the claims rows (cached files `paths`, `live` rows of running runs)
+    that `labels` can meet (the files read once per new label key, live rows each time),
+    and the judged claims per run when `totals`. Joins over it give what they give over
+    every claims row, for these labels and any met before."""
     need = _need(labels)
     with _joined_lock:
         key = tuple(sorted(paths))
@@ -193,6 +202,77 @@ def _label_rows(
 _KEY = ("dataset_sha256", "question_id", "claim_key")
 
 
+@dataclass
+class _Tally:
+    """A view's figures over the labels it has counted (`held`, by identity: a set the
+    store loads after a save holds the same objects for the labels it kept), kept per
+    claims file set so that a save's rerun counts only the labels the save added or
+    replaced and takes back the ones it replaced (issue 23's rule stays: a new set of
+    label files is a new set of labels, only cheaper to count)."""
+
+    kinds: ClassVar[tuple[str, ...]]  # the kinds of label the view counts
+    held: dict[int, HumanLabel] = field(default_factory=dict)
+    serial: int = 0  # `LabelSet.serial` of the set counted last
+    kept: bool = True  # False once it met one label object twice (a set made by hand)
+
+    def changes(self, labels: LabelSet) -> tuple[list[HumanLabel], list[HumanLabel]]:
+        """(gone, new) of the kinds counted: the labels held but not in `labels`, those of
+        `labels` not held; `held` becomes `labels`'. From the set's own `change` when it
+        was loaded after the set counted last, else by comparing both (a full reload)."""
+        if labels.serial == self.serial:
+            return [], []
+        change = labels.change
+        if self.serial and change is not None and change.before == self.serial:
+            gone = [lab for lab in change.gone if lab.kind in self.kinds]
+            new = [lab for lab in change.new if lab.kind in self.kinds]
+        else:
+            mine = [lab for lab in labels.labels if lab.kind in self.kinds]
+            now = {id(lab) for lab in mine}
+            self.kept = len(now) == len(mine)
+            gone = [lab for i, lab in self.held.items() if i not in now]
+            new = [lab for lab in mine if id(lab) not in self.held] if self.held else mine
+        for lab in gone:
+            del self.held[id(lab)]
+        self.held.update((id(lab), lab) for lab in new)
+        self.serial = labels.serial
+        return gone, new
+
+
+TALLIES_KEPT = 8  # (view, claims file set, runs) remembered
+_tallies: OrderedDict[tuple, _Tally] = OrderedDict()
+
+T = TypeVar("T", bound=_Tally)
+
+
+@contextmanager
+def _tally(key: tuple | None, fresh: Callable[[], T]) -> Iterator[T]:
+    """The tally of `key` (a fresh one when None: live rows change every call), given
+    back once updated. Taken out while in use: a session updating it at the same time
+    starts from a fresh one."""
+    with _joined_lock:
+        state = _tallies.pop(key, None) if key is not None else None
+    state = state if state is not None else fresh()
+    yield state  # type: ignore[misc]
+    if key is not None and state.kept:  # not after an exception: a half-counted tally
+        with _joined_lock:
+            _tallies[key] = state
+            while len(_tallies) > TALLIES_KEPT:
+                _tallies.popitem(last=False)
+
+
+def _sources(
+    store: ResultsStore, cur: duckdb.DuckDBPyConnection, infos: Sequence[RunInfo]
+) -> tuple[list[str], pa.Table, tuple | None]:
+    """(claims files, live rows, the key a tally over them is kept by: None with live rows)."""
+    paths, live = ClaimsCache(store).sources(cur, infos)
+    return paths, live, None if live.num_rows else tuple(sorted(paths))
+
+
+_JOINABLE = ("claim", "question")
+"""The kinds of label the joins take: relevance labels have a None `claim_key` too, which
+the joins would read as a question label."""
+
+
 def _known(store: ResultsStore, runs: Sequence[str | RunInfo] | None) -> list[RunInfo]:
     infos = store.runs() if runs is None else [store.run(r) for r in runs]
     return [i for i in infos if i.manifest is not None and i.readable]
@@ -221,17 +301,98 @@ def label_pairs(
     infos = _known(store, runs)
     if not labels.labels or not infos:
         return []
+    with store.cursor() as cur:
+        paths, live, _ = _sources(store, cur, infos)
+        joinable = [lab for lab in labels.labels if lab.kind in _JOINABLE]
+        return _pairs(cur, paths, live, infos, joinable, faithful_min, {})
+
+
+def _pairs(
+    cur: duckdb.DuckDBPyConnection,
+    paths: list[str],
+    live: pa.Table,
+    infos: Sequence[RunInfo],
+    labels: Sequence[HumanLabel],
+    faithful_min: float,
+    judges: dict[tuple, JudgeId],
+) -> list[Pair]:
+    """The pairs of `labels` (claim and question labels) in the claims of `infos`;
+    `judges` holds one object per judge (pairs group on it cheaply)."""
+    if not labels:
+        return []
     out = []
-    judges: dict[tuple, JudgeId] = {}  # one object per judge: pairs group on it cheaply
-    with store.cursor() as cur, _label_rows(store, cur, infos, labels) as (claims, _):
-        with registered(cur, labels=labels.table, runs=_runs_table(infos)) as t:
-            for q in (sql.LABEL_CLAIM_PAIRS, sql.LABEL_QUESTION_PAIRS):
+    table = label_table(labels)
+    with _label_rows(cur, paths, live, labels) as (claims, _):
+        with registered(cur, labels=table, runs=_runs_table(infos)) as t:
+            for q, kind in (
+                (sql.LABEL_CLAIM_PAIRS, "claim"),
+                (sql.LABEL_QUESTION_PAIRS, "question"),
+            ):
+                if not any(lab.kind == kind for lab in labels):
+                    continue  # a save of claim labels only: no scan for question pairs
                 text = q.format(claims=claims, labels=t["labels"], runs=t["runs"])
                 extra = {"faithful_min": float(faithful_min)} if "$faithful_min" in q else {}
                 for *who, idx, value, run_id, n in cur.execute(text, extra).fetchall():
                     judge = judges.get(tuple(who)) or judges.setdefault(tuple(who), JudgeId(*who))
-                    out.append(Pair(judge, labels.labels[idx], value, run_id, n))
+                    out.append(Pair(judge, labels[idx], value, run_id, n))
     return out
+
+
+@dataclass
+class _JudgeTally(_Tally):
+    """What `judge_reports` counts of the labels held, per judge: pair counts (claims,
+    questions), the labels with a pair, the disagreements in their order, each entry
+    (order, a unique number, the disagreement) so that a save's few are placed and taken
+    out by bisection."""
+
+    kinds = _JOINABLE
+    judges: dict[tuple, JudgeId] = field(default_factory=dict)  # one object per judge
+    pairs: dict[int, list[Pair]] = field(default_factory=dict)  # label id -> its pairs
+    counts: dict[tuple[JudgeId, bool], Counter[tuple[str, str]]] = field(default_factory=dict)
+    matched: dict[JudgeId, set[int]] = field(default_factory=dict)
+    disagreements: dict[JudgeId, list[tuple]] = field(default_factory=dict)
+    own: dict[int, list[tuple[JudgeId, tuple]]] = field(default_factory=dict)  # label id ->
+    seq: Iterator[int] = field(default_factory=itertools.count)
+
+    def take_back(self, gone: Iterable[HumanLabel]) -> None:
+        for lab in gone:
+            for p in self.pairs.pop(id(lab), ()):
+                self.counts[(p.judge, lab.kind == "claim")][(lab.value, p.value)] -= 1
+                self.matched[p.judge].discard(id(lab))
+            for judge, entry in self.own.pop(id(lab), ()):
+                held = self.disagreements[judge]
+                del held[bisect.bisect_left(held, entry[:2])]
+
+    def count(self, pairs: list[Pair]) -> None:
+        fresh: dict[JudgeId, list[tuple]] = {}
+        for p in pairs:
+            lab = p.label
+            self.pairs.setdefault(id(lab), []).append(p)
+            key = (p.judge, lab.kind == "claim")
+            self.counts.setdefault(key, Counter())[(lab.value, p.value)] += 1
+            self.matched.setdefault(p.judge, set()).add(id(lab))
+            if lab.value != p.value:
+                d = Disagreement(
+                    p.run_id,
+                    lab.question_id,
+                    lab.claim,
+                    lab.value,
+                    p.value,
+                    lab.reviewer,
+                    lab.note,
+                    p.runs,
+                )
+                entry = (_disagreement_order(d), next(self.seq), d)
+                self.own.setdefault(id(lab), []).append((p.judge, entry))
+                fresh.setdefault(p.judge, []).append(entry)
+        for judge, entries in fresh.items():
+            held = self.disagreements.setdefault(judge, [])
+            if len(entries) > len(held) // 8:  # many (a first count): one sort
+                held.extend(entries)
+                held.sort(key=lambda e: e[:2])
+            else:  # a save's few: each placed (a sort of 40,000 cost 0.1 s)
+                for e in entries:
+                    held.insert(bisect.bisect_left(held, e[:2]), e)
 
 
 def judge_reports(
@@ -258,49 +419,34 @@ def _judge_reports(
     by_judge: dict[JudgeId, list[RunInfo]] = {}
     for info in infos:
         by_judge.setdefault(judge_of(info), []).append(info)  # type: ignore[arg-type]
-    pairs_of: dict[JudgeId, list[Pair]] = {}
-    for p in label_pairs(store, labels, infos, faithful_min=faithful_min):
-        pairs_of.setdefault(p.judge, []).append(p)  # one pass: comparing judges cost 0.4 s
+    if not infos:
+        return []
+    with store.cursor() as cur:
+        no_rows = ([], CLAIMS_SCHEMA.empty_table(), None)  # no labels: no claims to read
+        paths, live, key = _sources(store, cur, infos) if labels.labels else no_rows
+        with _tally(key and ("judge", key, float(faithful_min)), _JudgeTally) as tally:
+            gone, new = tally.changes(labels)
+            tally.take_back(gone)
+            tally.count(_pairs(cur, paths, live, infos, new, faithful_min, tally.judges))
     reports = []
     for judge, judged in sorted(by_judge.items(), key=lambda kv: kv[0].label()):
-        mine = pairs_of.get(judge, [])
-        claim_counts: Counter[tuple[str, str]] = Counter()
-        question_counts: Counter[tuple[str, str]] = Counter()
-        for p in mine:
-            target = claim_counts if p.label.kind == "claim" else question_counts
-            target[(p.label.value, p.value)] += 1
-        # by identity: pairs hold the set's own label objects (hashing 50,000 labels' fields
-        # cost half a second)
-        matched = {id(p.label) for p in mine}
+        # by identity: the tally holds the set's own label objects (hashing 50,000 labels'
+        # fields cost half a second)
+        matched = tally.matched.get(judge, set())
         shas = {i.manifest.dataset.sha256 for i in judged}  # type: ignore[union-attr]
         unmatched = tuple(
             lab
             for lab in labels.labels
-            if lab.dataset_sha256 in shas
-            and id(lab) not in matched
-            and lab.kind in ("claim", "question")
+            if lab.dataset_sha256 in shas and id(lab) not in matched and lab.kind in _JOINABLE
         )
-        disagreements = tuple(
-            Disagreement(
-                p.run_id,
-                p.label.question_id,
-                p.label.claim,
-                p.label.value,
-                p.value,
-                p.label.reviewer,
-                p.label.note,
-                p.runs,
-            )
-            for p in mine
-            if p.label.value != p.value
-        )
+        counts = [+tally.counts.get((judge, claims), Counter()) for claims in (True, False)]
         reports.append(
             JudgeReport(
                 judge=judge,
                 runs=tuple(sorted(i.run_id for i in judged)),
-                claims=agreement_from_counts(claim_counts, VERDICTS, n_boot=n_boot),
-                questions=agreement_from_counts(question_counts, QUESTION_LABELS, n_boot=n_boot),
-                disagreements=tuple(sorted(disagreements, key=_disagreement_order)),
+                claims=agreement_from_counts(counts[0], VERDICTS, n_boot=n_boot),
+                questions=agreement_from_counts(counts[1], QUESTION_LABELS, n_boot=n_boot),
+                disagreements=tuple(map(itemgetter(2), tally.disagreements.get(judge, ()))),
                 unmatched=unmatched,
             )
         )
@@ -315,8 +461,9 @@ def reviewer_agreement(labels: LabelSet, *, n_boot: int = 1000) -> Agreement | N
     """Agreement between reviewers on claims two or more of them labelled (each pair of
     reviewers once): the ceiling a judge can be held to. None when no claim has two."""
     con = duckdb.connect(":memory:")
+    claims = [lab for lab in labels.labels if lab.kind == "claim"]
     try:
-        with registered(con, labels=labels.table) as t:
+        with registered(con, labels=label_table(claims, _REVIEWER_COLUMNS)) as t:
             q = sql.REVIEWER_PAIRS.format(labels=t["labels"])
             counts: dict[tuple[str, str], int] = {}
             for first, second in con.execute(q).fetchall():
@@ -326,6 +473,57 @@ def reviewer_agreement(labels: LabelSet, *, n_boot: int = 1000) -> Agreement | N
     if not counts:
         return None
     return agreement_from_counts(counts, VERDICTS, n_boot=n_boot)
+
+
+_REVIEWER_COLUMNS = ("dataset_sha256", "question_id", "claim_key", "reviewer", "value")
+
+
+@dataclass
+class _CoverageTally(_Tally):
+    """What `run_coverage` counts of the claim labels held: how many hold each claim key,
+    per run the claims they checked and the human x judge matrix."""
+
+    kinds = ("claim",)
+    keys: Counter[tuple[str, str, str | None]] = field(default_factory=Counter)
+    checked: Counter[str] = field(default_factory=Counter)
+    matrices: dict[str, np.ndarray] = field(default_factory=dict)
+
+    def count(
+        self,
+        cur: duckdb.DuckDBPyConnection,
+        claims: str,
+        gone: list[HumanLabel],
+        new: list[HumanLabel],
+    ) -> None:
+        """`gone` taken back, `new` counted: only their claims rows are queried."""
+        touched = {_key_of(lab) for lab in (*gone, *new)}
+        before = {k for k in touched if self.keys[k] > 0}
+        self.keys.subtract(_key_of(lab) for lab in gone)
+        self.keys.update(_key_of(lab) for lab in new)
+        after = {k for k in touched if self.keys[k] > 0}
+        for k in touched - after:
+            del self.keys[k]
+        for sign, keys, labs in ((-1, before - after, gone), (1, after - before, new)):
+            if keys:  # a claim key no label held before, or none holds now
+                cols = list(zip(*keys, strict=True))
+                table = pa.table(
+                    {n: pa.array(c, pa.string()) for n, c in zip(_KEY, cols, strict=True)}
+                )
+                with registered(cur, labels=table) as t:
+                    q = sql.RUN_CLAIM_CHECKED.format(claims=claims, labels=t["labels"])
+                    for run_id, n in cur.execute(q).fetchall():
+                        self.checked[run_id] += sign * n
+            if labs:
+                with registered(cur, labels=label_table(labs, (*_KEY, "value"))) as t:
+                    q = sql.RUN_CLAIM_PAIRS.format(claims=claims, labels=t["labels"])
+                    for run_id, human, judge, n in cur.execute(q).fetchall():
+                        m = self.matrices.get(run_id)
+                        if m is None:
+                            m = self.matrices[run_id] = np.zeros((len(VERDICTS),) * 2, np.int64)
+                        m[_VERDICT_INDEX[human], _VERDICT_INDEX[judge]] += sign * n
+
+
+_VERDICT_INDEX = {v: i for i, v in enumerate(VERDICTS)}
 
 
 def run_coverage(
@@ -339,19 +537,23 @@ def run_coverage(
     infos = _known(store, runs) if labels.labels else []
     if not infos:
         return {}
-    with store.cursor() as cur, _label_rows(store, cur, infos, labels, True) as (claims, totals):
-        with registered(cur, labels=labels.table) as t:
-            fmt = {"claims": claims, "labels": t["labels"]}
-            checked = dict(cur.execute(sql.RUN_CLAIM_CHECKED.format(**fmt)).fetchall())
-            pairs = cur.execute(sql.RUN_CLAIM_PAIRS.format(**fmt)).fetchall()
-    index = {v: i for i, v in enumerate(VERDICTS)}
-    matrices: dict[str, np.ndarray] = {}
-    for run_id, human, judge, n in pairs:
-        m = matrices.setdefault(run_id, np.zeros((len(VERDICTS),) * 2, dtype=np.int64))
-        m[index[human], index[judge]] += n
+    with store.cursor() as cur:
+        paths, live, key = _sources(store, cur, infos)
+        with _tally(key and ("coverage", key), _CoverageTally) as tally:
+            gone, new = tally.changes(labels)
+            rows = _label_rows(cur, paths, live, gone + new, True)
+            with rows as (claims, totals):
+                tally.count(cur, claims, gone, new)
+            checked, matrices = dict(tally.checked), dict(tally.matrices)
+    shown = [r for r in (totals or {}) if r in matrices]
+    # one call for every run's matrix: a call per run was 50 ms at 1,000 runs
+    stacked = np.array([matrices[r] for r in shown], np.int64).reshape(
+        -1, len(VERDICTS), len(VERDICTS)
+    )
+    of_run = dict(zip(shown, kappas(stacked).tolist(), strict=True))
     out = {}
     for run_id, n_claims in (totals or {}).items():
-        kappa = float(kappas(matrices[run_id])) if run_id in matrices else math.nan
+        kappa = of_run.get(run_id, math.nan)
         out[run_id] = RunCoverage(
             run_id, int(n_claims), int(checked.get(run_id, 0)), None if math.isnan(kappa) else kappa
         )

@@ -45,3 +45,27 @@ def test_loads_after_each_save_equal_a_full_read(saves, reviewers):
             full = LabelStore(root).load()
             assert incremental == full
             assert [lab.key() for lab in incremental.labels] == [lab.key() for lab in full.labels]
+
+
+@settings(max_examples=60, deadline=None)
+@given(saves=saves, reviewers=st.lists(st.sampled_from(("ann", "bob")), min_size=6, max_size=6))
+def test_a_merged_save_says_what_it_changed(saves, reviewers):
+    """`change` of a set loaded after a save: the set before it, minus the labels it says
+    are gone, plus the ones it says are new, is this set (by identity: the views count
+    the labels they hold by it)."""
+    with tempfile.TemporaryDirectory() as root:
+        store = LabelStore(root)
+        before = store.load()
+        for batch, who in zip(saves, reviewers, strict=False):
+            store.save([lab.__class__(**{**lab.to_dict(), "reviewer": who}) for lab in batch])
+            after = store.load()
+            change = after.change
+            assert change is not None and change.before == before.serial != after.serial
+            held = {id(lab) for lab in before.labels}
+            assert {id(lab) for lab in change.gone} <= held
+            assert not {id(lab) for lab in change.new} & held
+            assert held - {id(lab) for lab in change.gone} | {id(lab) for lab in change.new} == {
+                id(lab) for lab in after.labels
+            }
+            before = after
+        assert LabelStore(root).load().change is None  # a first read: nothing to say

@@ -4,11 +4,15 @@ rows remembered) gives, whatever was labelled before and after."""
 
 from __future__ import annotations
 
+import tempfile
+from dataclasses import replace
+from pathlib import Path
+
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from rageval_core.labels import LabelSet
+from rageval_core.labels import LabelSet, LabelStore
 from rageval_core.query import labels as labels_mod
 from rageval_core.query.labels import judge_reports, run_coverage
 from rageval_core.query.store import ResultsStore
@@ -93,3 +97,86 @@ def test_a_save_scans_only_for_its_new_keys(store, monkeypatch):
     reports, _ = figures(store, first.merged(LabelSet((label("q2", TEXTS[2], "supported"),))))
     assert scanned == [{("a" * 64, "q2", "rome")}, set()]  # judge_reports, then run_coverage
     assert sum(r.claims.n for r in reports) == 2 + 2  # each claim label meets both judges
+
+
+@pytest.fixture(scope="module")
+def finished(tmp_path_factory):
+    """Finished runs only: the views keep their tallies (live rows change every call)."""
+    root = tmp_path_factory.mktemp("tallied")
+    write_run(root / "results", "20260101-000000-a", ROWS_A)
+    write_run(root / "results", "20260102-000000-b", ROWS_B, judge=LLM)
+    write_run(root / "results", "20260103-000000-c", ROWS_A[1:])
+    with ResultsStore(str(root / "results"), cache_dir=root / "cache") as s:
+        yield s
+
+
+def recomputed(store, labels):
+    """The figures with nothing remembered (no claims rows, no tallies); what the views
+    remember is left as it was."""
+    kept = dict(labels_mod._joined), dict(labels_mod._tallies)
+    labels_mod._joined.clear()
+    labels_mod._tallies.clear()
+    try:
+        return figures(store, labels)
+    finally:
+        for memo, held in zip((labels_mod._joined, labels_mod._tallies), kept, strict=True):
+            memo.clear()
+            memo.update(held)
+
+
+def _saved(who, q, c, v, sec):
+    if c == "chunk":  # a relevance label: no view counts it, every view must skip it
+        base = label(q, None, "pass", who, f"2026-02-01T00:00:{sec:02d}Z")
+        return replace(base, question_label=None, chunk_id="c1", relevant=v == "supported")
+    value = v if c is not None else ("pass" if v == "supported" else "fail")
+    return label(q, c, value, reviewer=who, at=f"2026-02-01T00:00:{sec:02d}Z", note=f"n{sec}")
+
+
+steps = st.lists(
+    st.tuples(
+        st.sampled_from(("ann", "bob")),  # one reviewer per save
+        st.lists(
+            st.tuples(
+                st.sampled_from(("q1", "q2", "q3", "q4")),
+                st.sampled_from((*TEXTS, None, "chunk")),
+                st.sampled_from(VALUES),
+                st.integers(0, 5),  # ties in time: the later file wins
+            ),
+            min_size=1,
+            max_size=5,
+        ),
+        st.booleans(),  # the file removed again after the views (a full reload next)
+    ),
+    min_size=1,
+    max_size=6,
+)
+
+
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(steps=steps)
+def test_any_sequence_of_saves_gives_a_full_recompute(finished, steps):
+    """The views count only what each save added or replaced (and a removed file took
+    back); after every step the figures are those of nothing remembered."""
+    labels_mod._tallies.clear()
+    with tempfile.TemporaryDirectory() as root:
+        labels = LabelStore(root)
+        for who, batch, removed in steps:
+            path = labels.save([_saved(who, *spec) for spec in batch])
+            loaded = labels.load()
+            assert figures(finished, loaded) == recomputed(finished, loaded)
+            if removed:
+                Path(path).unlink()
+                again = labels.load()
+                assert figures(finished, again) == recomputed(finished, again)
+    assert labels_mod._tallies  # the finished runs' views were kept, not recomputed
+
+
+def test_a_label_set_holding_one_label_twice_counts_it_twice(finished):
+    lab = label("q1", TEXTS[0], "unsupported")
+    twice = LabelSet((lab, lab))
+    reports = judge_reports(finished, twice, n_boot=0)
+    assert sum(r.claims.n for r in reports) == 2 * sum(
+        r.claims.n for r in judge_reports(finished, LabelSet((lab,)), n_boot=0)
+    )

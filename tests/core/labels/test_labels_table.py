@@ -1,5 +1,5 @@
-"""A loaded set's `table` takes the rows the last load's table already held and builds only
-a save's new ones; whatever was saved or removed, it is the table a row per label gives."""
+"""A loaded set's `table`: whatever was saved or removed, the table a row per claim or
+question label gives."""
 
 from __future__ import annotations
 
@@ -61,26 +61,12 @@ saves = st.lists(
 def test_table_after_each_save_is_a_full_build(saves):
     with tempfile.TemporaryDirectory() as root:
         store = LabelStore(root)
-        assert store.load().table.num_rows == 0  # an empty location's table is handed on too
+        assert store.load().table.num_rows == 0
         for who, batch, removed in saves:
             path = store.save([_one(*spec, who) for spec in batch])
             loaded = store.load()
             assert loaded.table.equals(row_by_row(loaded))
-            assert loaded.prior is None  # built: the older set is let go
             if removed:
                 Path(path).unlink()
                 again = store.load()
                 assert again.table.equals(row_by_row(again))
-
-
-def test_a_set_whose_table_was_never_built_hands_on_the_older_table(tmp_path):
-    store = LabelStore(tmp_path)
-    store.save([label("q1", "Paris is big.", "supported")])
-    assert store.load().table.num_rows == 1
-    store.save([label("q2", "Rome.", "unsupported")])
-    skipped = store.load()  # a rerun that showed no label view
-    store.save([label("q1", "Paris is big.", "contradicted", at="2026-03-01T00:00:00Z")])
-    last = store.load()
-    assert skipped.prior is not None and last.prior is skipped.prior
-    assert last.table.equals(row_by_row(last))
-    assert last.table.column("verdict").to_pylist() == ["contradicted", "unsupported"]
