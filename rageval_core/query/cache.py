@@ -79,8 +79,10 @@ MAX_SEGMENTS = 8  # more small segments than this and the next update merges the
 SEGMENT_ROW_GROUP = 16_384
 BACKGROUND_BUILD_RUNS = 100
 """A first build over this many runs or more is not waited for: `rageval dashboard` starts
-the server at once and the app opens on the runs' manifests while it builds on a thread
-(12 s over 1,000 runs of 1,000 questions); a smaller one takes about 3 s at most."""
+the server at once and the app opens on the runs' manifests while it builds (in worker
+processes, PARALLEL_RUNS; 12 s over 1,000 runs of 1,000 questions in one process); a
+smaller one takes about 3 s at most."""
+
 _log = logging.getLogger(__name__)
 
 BATCH_RUNS = 64  # finished runs summarised by one DuckDB query (8x faster than one by one)

@@ -4,16 +4,21 @@ The derived cache's large builds run here (`cache.DerivedCache.update`): on a th
 the dashboard's server they shared its GIL with the pages, and took twice as long as
 the same build in a process of its own. Workers are spawned, never forked: the server
 holds threads and DuckDB connections, which a fork would copy in whatever state they
-were in.
+were in. Nor do they import the main module again, as spawned processes do: in the
+server that is the app's own script (Streamlit makes it `__main__`), which would start
+the app, and its build, in every worker.
 """
 
 from __future__ import annotations
 
 import multiprocessing
 import os
-from collections.abc import Callable, Sequence
+import sys
+import types
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
+from contextlib import contextmanager
 from typing import TypeVar
 
 T = TypeVar("T")
@@ -26,9 +31,22 @@ innocent."""
 
 
 class WorkersUnavailable(RuntimeError):
-    """No worker process starts in this program: a spawned worker imports the main
-    script again, which fails or starts work of its own when it lacks the
-    `if __name__ == "__main__":` guard. The caller does the work itself."""
+    """No worker process starts here (none can be created, or each dies at once): the
+    caller does the work itself."""
+
+
+@contextmanager
+def _main_hidden() -> Iterator[None]:
+    """An empty `__main__` while workers are spawned (see the module doc): what a
+    spawned process imports again is decided when it is started. Put back unless a
+    script run (Streamlit sets `__main__` at each) replaced it meanwhile."""
+    main, empty = sys.modules.get("__main__"), types.ModuleType("__main__")
+    sys.modules["__main__"] = empty
+    try:
+        yield
+    finally:
+        if sys.modules.get("__main__") is empty and main is not None:
+            sys.modules["__main__"] = main
 
 
 def _started(pool: ProcessPoolExecutor) -> None:
@@ -69,12 +87,13 @@ def in_workers(
     while todo:
         pool = ProcessPoolExecutor(workers or cores(), mp_context=context)
         try:
-            if first:
-                _started(pool)
-                first = False
-            futures: dict[Future[R], tuple[list[T], int]] = {
-                pool.submit(work, part): (part, tries) for part, tries in todo
-            }
+            with _main_hidden():  # a worker is started by a submit when none is idle
+                if first:
+                    _started(pool)
+                    first = False
+                futures: dict[Future[R], tuple[list[T], int]] = {
+                    pool.submit(work, part): (part, tries) for part, tries in todo
+                }
             todo = []
             for future in as_completed(futures):
                 part, tries = futures[future]

@@ -5,6 +5,10 @@ while the other runs are summarised."""
 from __future__ import annotations
 
 import os
+import sys
+import types
+
+import pytest
 
 import rageval_core.query.cache as cache_mod
 from rageval_core.query import ResultsStore, question_history, runs_overview
@@ -106,3 +110,19 @@ def test_in_workers_goes_on_past_an_exception_and_a_dead_worker():
     )
     assert done == {x: x * x for x in (0, 1, 2, 4, 6, 7)}
     assert failed == {3: "ValueError", 5: "BrokenProcessPool"}
+
+
+def test_workers_never_run_the_main_script_again(tmp_path, monkeypatch):
+    """In the server `__main__` is the app's script (Streamlit sets it): a worker that ran
+    it would start the app, and its own build, in every worker."""
+    marker = tmp_path / "ran"
+    script = tmp_path / "app.py"
+    script.write_text(f"open({str(marker)!r}, 'a').write('ran')\n")
+    main = types.ModuleType("__main__")
+    main.__file__ = str(script)
+    monkeypatch.setitem(sys.modules, "__main__", main)
+    done: list[int] = []
+    in_workers([[1], [2]], _square_unless_bad, lambda _, r: done.extend(r), pytest.fail, 2)
+    assert sorted(done) == [1, 4]
+    assert not marker.exists()
+    assert sys.modules["__main__"] is main  # put back
