@@ -696,8 +696,8 @@ def summarise_part(
 ) -> tuple[list[dict[str, Any]], str | None]:
     """A worker process's share of a build (`DerivedCache._update_in_workers`): the
     summary rows of `part`, and its narrow rows written to an Arrow file in the cache
-    folder, for the caller to map rather than receive through a pipe (1,000 runs of
-    1,000 questions are about 200 MB); that file's path, None without rows."""
+    folder, for the caller to map rather than receive through a pipe (a million rows
+    over 1,000 runs of 1,000 questions); that file's path, None without rows."""
     fs, _ = filesystem(location)
     remote = is_remote(location)
     cache = DerivedCache(
