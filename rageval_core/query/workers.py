@@ -11,15 +11,16 @@ the app, and its build, in every worker.
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import sys
 import types
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import Future, ProcessPoolExecutor, as_completed
-from concurrent.futures.process import BrokenProcessPool
+from concurrent.futures import Future, as_completed
 from contextlib import contextmanager
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
+
+if TYPE_CHECKING:  # imported when a build starts: no page's first render needs them
+    from concurrent.futures import ProcessPoolExecutor
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -52,6 +53,8 @@ def _main_hidden() -> Iterator[None]:
 def _started(pool: ProcessPoolExecutor) -> None:
     """A trivial task, so that a worker that cannot start is told apart from a part
     that kills its worker."""
+    from concurrent.futures.process import BrokenProcessPool
+
     try:
         pool.submit(os.getpid).result()
     except BrokenProcessPool as exc:
@@ -81,6 +84,10 @@ def in_workers(
     picklable (a module-level function, or a `functools.partial` of one).
     WorkersUnavailable, before any part ran, when a worker cannot even start here.
     """
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+
     todo: list[tuple[list[T], int]] = [(list(p), 0) for p in parts if p]
     context = multiprocessing.get_context("spawn")
     first = True
