@@ -97,7 +97,8 @@ def _first_refresh(s: ResultsStore) -> None:
     was built before) the first page shows what it holds and the location is listed in
     the background, its news shown from the next rerun on, as any refresh's are.
     Otherwise the run folders are read with a progress bar, then the cache is built:
-    at once when small, else on a thread (`_list_later`, 12 s over 1,000 runs of 1,000
+    at once when small, else from a thread (`_list_later`: the runs are summarised in
+    worker processes, `cache.PARALLEL_RUNS`; 12 s over 1,000 runs of 1,000
     questions) while the pages show the runs without their figures and how far it is."""
     if s.open_indexed():
         listing = threading.Timer(LISTING_DELAY_S, _list_later, (s,))

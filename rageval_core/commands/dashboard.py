@@ -115,8 +115,8 @@ def _build_cache(location: str, labels: str) -> None:
     the label views join on too (25 s at 1,000 runs, else the Judge page's first view;
     a bucket of labels is not listed here, its claims are built).
     A first start over BACKGROUND_BUILD_RUNS runs or more (no runs index yet) is left to
-    the app, which opens on the runs' manifests and builds on a thread (12 s over 1,000
-    runs of 1,000 questions, which a visitor would otherwise wait out before the page).
+    the app, which opens on the runs' manifests and builds in worker processes (12 s over
+    1,000 runs of 1,000 questions, which a visitor would otherwise wait out before the page).
     A bucket is left to the app, which shows its own progress: listing one can take long
     and needs the server's credentials."""
     from rageval_core.labels import LabelStore

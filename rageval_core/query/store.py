@@ -124,7 +124,7 @@ class ResultsStore:
         if self.remote:
             self.con.register_filesystem(self.fs)
         self.cache_dir = Path(cache_dir) if cache_dir else self._pick_cache_dir()
-        self.cache = DerivedCache(self.cache_dir, self.fs, self.to_url, self.remote)
+        self.cache = DerivedCache(self.cache_dir, self.fs, self.to_url, self.remote, self.location)
         self._lock = threading.Lock()
         self._state = _State(None, (), empty_summary(), empty_metrics(), (), (), 0.0)
         self._memo: dict[tuple, Any] = {}

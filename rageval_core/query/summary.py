@@ -169,7 +169,7 @@ def summarize_run(
                 out = dict(zip(names, row, strict=True))
             except duckdb.Error as exc:
                 problems.append(f"{info.path}: unreadable rows ({type(exc).__name__}: {exc})")
-                out = {k: (0 if k.startswith(("n_", "failure_")) else None) for k in SUMMARY_KEYS}
+                out = no_figures()
     finally:
         cur.close()
         if own:
@@ -177,6 +177,11 @@ def summarize_run(
     out = split_declared(finish_summary(out), declared)
     out["problems"] = problems
     return out
+
+
+def no_figures() -> dict[str, Any]:
+    """The aggregates of a run whose rows could not be read: counts 0, figures None."""
+    return {k: (0 if k.startswith(("n_", "failure_")) else None) for k in SUMMARY_KEYS}
 
 
 def finish_summary(out: dict[str, Any]) -> dict[str, Any]:
