@@ -41,8 +41,9 @@ TO $path (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE {row_group})
 
 # ---- runs overview -----------------------------------------------------------------------
 
+# {nan}: "" or ` REPLACE (...)` of the figures NULL in every run (views.nan_when_empty).
 RUNS_OVERVIEW = """
-SELECT * EXCLUDE (fingerprint, segment)
+SELECT * EXCLUDE (fingerprint, segment){nan}
 FROM {summary}
 WHERE ($status IS NULL OR status = $status)
   AND ($config IS NULL OR config_name = $config)

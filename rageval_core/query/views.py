@@ -21,6 +21,7 @@ from typing import Any
 import duckdb
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
 from rageval_core import numbers
 from rageval_core.catalogue import (
@@ -35,8 +36,9 @@ from rageval_core.errors import ConfigError, NotFoundError, ResultsError
 from rageval_core.metrics.spans import Range, places, relevant, span_gold_ranks
 from rageval_core.models import FAILURE_TYPES, Claim, GoldSpan
 from rageval_core.query import sql
+from rageval_core.query.cache import SUMMARY_SCHEMA
 from rageval_core.query.previous import previous_run_ids
-from rageval_core.query.source import bind, projection, reading_results
+from rageval_core.query.source import RunSource, bind, projection, reading_results
 from rageval_core.query.store import ResultsStore, run_catalogue
 from rageval_core.query.summary import QUALITY_METRICS, SUMMARY_KEYS, run_value_sql
 from rageval_core.query.verdicts import QuestionVerdicts, verdicts_from_row
@@ -54,6 +56,13 @@ history): at 10,000 runs drawing them all took seconds per rerun and showed no m
 TREND_METRICS: tuple[str, ...] = tuple(k for k in SUMMARY_KEYS)
 """Run-level figures a trend may plot (`<metric>` mean, `<metric>_p10`, rates, p95s…)."""
 
+
+_QUALITY_DOUBLES = tuple(
+    m for m in QUALITY_METRICS if QUESTION_SCHEMA.field(m).type == pa.float64()
+)
+_SUMMARY_DOUBLES = tuple(f.name for f in SUMMARY_SCHEMA if f.type == pa.float64())
+"""The DOUBLE columns a question page / the runs overview selects as NaN where they are
+NULL in every row (`_empty_doubles`)."""
 
 _NO_ROWS = f"(SELECT {projection(set(), QUESTION_SCHEMA)} WHERE false)"
 """A source with the row schema and no rows (the shape of a page over an unreadable run)."""
@@ -118,6 +127,42 @@ def _df(
         return cur.execute(q, bind(q, params)).df()
 
 
+def _empty_doubles(
+    store: ResultsStore,
+    fingerprint: str,
+    cur: duckdb.DuckDBPyConnection,
+    src: RunSource,
+    names: Sequence[str],
+    run_id: str | None = None,
+) -> frozenset[str]:
+    """Which of `names` (DOUBLE columns of `src`) are NULL in every row of `src`, memoised
+    per store state: `src` must have been opened while the store's fingerprint was
+    `fingerprint` (none is named when a refresh came in between).
+
+    The page selects those as NaN (`_nan_as`): what `.df()` makes of a NULL double anyway,
+    but `.df()` pays a pandas masked assignment (about 0.65 ms) per column holding a NULL;
+    a run without spans or verdicts has 19 such columns per question, 38 per summary. The
+    count itself costs about as much, hence the memo.
+    """
+    if store.fingerprint() != fingerprint:
+        return frozenset()
+    counts = ", ".join(f'count("{n}")' for n in names)
+    q = f"SELECT {counts} FROM {src.sql}"
+
+    def compute() -> frozenset[str]:
+        with reading_results(run_id):
+            (row,) = cur.execute(q, bind(q, src.params)).fetchall()
+        return frozenset(n for n, c in zip(names, row, strict=True) if not c)
+
+    return store.memo(("empty_doubles", fingerprint, run_id, tuple(names)), compute)
+
+
+def _nan_as(name: str) -> str:
+    """`name` as a NaN double: for a query's outer SELECT only (to WHERE, ORDER BY and
+    aggregates NaN is a number, not NULL)."""
+    return f"CAST('NaN' AS DOUBLE) AS \"{name}\""
+
+
 def _cache_retry(store: ResultsStore, compute: Callable[[], pd.DataFrame]) -> pd.DataFrame:
     """`compute()` over the derived cache; once more after a refresh if a cache file it
     named is gone (another process or thread rewrote the cache since this store's state)."""
@@ -170,17 +215,23 @@ def runs_overview(
     Running runs are included with aggregates over their journal so far. Declared
     figures (`store.catalogue()`) are columns too, NULL for runs that do not declare them.
     """
-    df = _over_summaries(
-        store,
-        sql.RUNS_OVERVIEW,
-        {
-            "tags": _strings(tags),
-            "config": config,
-            "dataset": dataset,
-            "dataset_version": _opt_str(dataset_version),
-            "status": status,
-        },
-    )
+    params = {
+        "tags": _strings(tags),
+        "config": config,
+        "dataset": dataset,
+        "dataset_version": _opt_str(dataset_version),
+        "status": status,
+    }
+
+    def compute() -> pd.DataFrame:
+        fingerprint = store.fingerprint()
+        with store.cursor() as cur, store.summary_source(cur) as src:
+            empty = _empty_doubles(store, fingerprint, cur, src, _SUMMARY_DOUBLES)
+            nan = f" REPLACE ({', '.join(map(_nan_as, sorted(empty)))})" if empty else ""
+            q = sql.RUNS_OVERVIEW.format(summary=src.sql, nan=nan)
+            return _df(cur, q, {**src.params, **params})
+
+    df = _cache_retry(store, compute)
     cat = store.catalogue()
     df = _expand_declared(df, (f for f in cat.figures if cat.figures[f].declared))
     previous = previous_run_ids(store)
@@ -374,7 +425,7 @@ def _flaky(
         store.metrics_source(cur) as rows,
     ):
         if dataset is None:
-            q = sql.RUNS_OVERVIEW.format(summary=runs.sql)
+            q = sql.RUNS_OVERVIEW.format(summary=runs.sql, nan="")
             everything = dict.fromkeys(("config", "dataset", "dataset_version", "status"))
             newest = _df(cur, q, {**runs.params, "tags": [], **everything})
             if newest.empty:
@@ -499,7 +550,6 @@ def question_rows(
     if descending is None:
         descending = cat.lower_is_better(sort)
     where, params = _where(f)
-    metric_cols = ", ".join(f'"{m}"' for m in (*QUALITY_METRICS, *cat.declared_names))
     params.update(limit=limit, offset=offset)
     direction = "DESC" if descending else "ASC"
     if sort == "severity":
@@ -507,21 +557,28 @@ def question_rows(
     else:
         order = f'"{sort}" {direction} NULLS LAST'
 
-    def page_sql(src: str) -> str:
+    def page_sql(src: str, empty: frozenset[str] = frozenset()) -> str:
+        cols = (*QUALITY_METRICS, *cat.declared_names)
         return sql.QUESTION_PAGE.format(
             src=f"(SELECT *, {_SEVERITY} AS __severity FROM {src})",
             where=where,
-            metric_cols=metric_cols,
+            metric_cols=", ".join(_nan_as(m) if m in empty else f'"{m}"' for m in cols),
             order=order,
         )
 
+    fingerprint = store.fingerprint()
     with store.cursor() as cur, store.run_source(cur, info) as src:
         all_params = {**src.params, **params}
         count_sql = sql.QUESTION_COUNT.format(src=src.sql, where=where)
         try:
             with reading_results(info.run_id):
                 count = cur.execute(count_sql, bind(count_sql, all_params)).fetchall()
-            rows = _df(cur, page_sql(src.sql), all_params, info.run_id)
+            empty = (
+                frozenset()  # its rows grow between refreshes: a column empty now may fill
+                if info.status == "running"
+                else _empty_doubles(store, fingerprint, cur, src, _QUALITY_DOUBLES, info.run_id)
+            )
+            rows = _df(cur, page_sql(src.sql, empty), all_params, info.run_id)
         except ResultsError as exc:
             # Diagnose lists a page's problems: an unreadable run is an empty page
             # that says why, with the columns a readable one has.
