@@ -144,10 +144,51 @@ def child_pages(args: list[str]) -> dict:
 
 
 def child_cold(args: list[str]) -> dict:
-    """dashboard_bench's cold child (the Runs page, store not open), with its CPU time."""
+    """dashboard_bench's cold child (the page `cold` of the spec, Runs by default, as a
+    restarted server's first page: store not open), with its CPU time (every rerun until
+    the page shows its figures)."""
+    spec = json.loads(args[0])
+    page = spec.get("cold", 0)
     cpu = _cpu_per_run()
-    out = dashboard_bench.child_cold(0, _target(json.loads(args[0])))
-    return {**out, "cpu_ms": cpu[0][0]}
+    out = dashboard_bench.child_cold(page, _target(spec))
+    return {**out, "cpu_ms": sum(cpu[page])}
+
+
+def _timed(fn) -> dict:
+    c0, t0 = time.process_time(), time.perf_counter()
+    fn()
+    return {"ms": (time.perf_counter() - t0) * 1000, "cpu_ms": (time.process_time() - c0) * 1000}
+
+
+def child_tails(location: str, args: list[str]) -> dict:
+    """The Tails page's data work without Streamlit, in a new process over a built cache:
+    each query it makes (on the newest runs, correctness) the first time (cold: DuckDB
+    and the OS read the files) and again (warm), wall and CPU ms."""
+    from rageval_core.query import (
+        ResultsStore,
+        bottom_questions,
+        metric_distribution,
+        metric_trend,
+    )
+    from rageval_core.query.flaky import run_flaky
+
+    spec = json.loads(args[0])
+    metric, run, overlay = "answer_correctness", spec["newest"], spec["overlay"]
+    store = ResultsStore(location, read_only=True, refresh=False)
+    out = {"open": _timed(store.open_indexed)}
+    calls = {
+        "metric_trend": lambda: metric_trend(store, metric),
+        "metric_distribution": lambda: [metric_distribution(store, r, metric) for r in overlay],
+        "run_flaky": lambda: run_flaky(store, run),
+        "bottom_questions": lambda: bottom_questions(store, run, metric),
+    }
+    for when in ("cold", "warm"):
+        for name, call in calls.items():
+            out[f"{when}: {name}"] = _timed(call)
+        out[f"{when}: all"] = {
+            k: sum(out[f"{when}: {n}"][k] for n in calls) for k in ("ms", "cpu_ms")
+        }
+    return out
 
 
 # ---------------------------------------------------------------------------- parent side
@@ -158,7 +199,33 @@ def _child(step: str, location: str, xdg: Path, *extra: str) -> dict:
     return dashboard_bench._child(["--child", step, location, *extra], location, __file__, env)
 
 
-def measure(out: Path, runs: int, questions: int, reps: int, skip_build: bool, log) -> dict:
+def _median(samples: list):
+    """The median of each number across samples of the same nested dict (lists kept)."""
+    first = samples[0]
+    if isinstance(first, dict):
+        return {k: _median([s[k] for s in samples]) for k in first}
+    if isinstance(first, (int, float)) and not isinstance(first, bool):
+        return statistics.median(samples)
+    return first
+
+
+def _sampled(n: int, step: str, location: str, xdg: Path, *extra: str) -> dict:
+    """`n` fresh processes of `step`: the median of each figure, and every sample."""
+    samples = [_child(step, location, xdg, *extra) for _ in range(n)]
+    return {**_median(samples), "samples": samples}
+
+
+def measure(
+    out: Path,
+    runs: int,
+    questions: int,
+    reps: int,
+    skip_build: bool,
+    log,
+    steps: frozenset[str] = frozenset(("restart", "cold", "pages")),
+    pages: list[int] | None = None,
+    samples: int = 1,
+) -> dict:
     location = out / f"r{runs}x{questions}"
     xdg = out / f"xdg-{runs}x{questions}"
     fig: dict = {"size": f"{runs:,} × {questions:,}", "rows": runs * questions}
@@ -171,8 +238,9 @@ def measure(out: Path, runs: int, questions: int, reps: int, skip_build: bool, l
         shutil.rmtree(xdg, ignore_errors=True)
         fig["build"] = _child("build", str(location), xdg)
         log(f"{fig['size']}: build {json.dumps(fig['build'])}")
-    fig["restart"] = _child("restart", str(location), xdg, str(10**6), str(questions))
-    log(f"{fig['size']}: restart {json.dumps(fig['restart'])}")
+    if "restart" in steps:
+        fig["restart"] = _child("restart", str(location), xdg, str(10**6), str(questions))
+        log(f"{fig['size']}: restart {json.dumps(fig['restart'])}")
     ids = dashboard_bench._run_ids(location)
     target = dashboard_bench.Target(
         ids[-1], dashboard_bench._first_question(location, ids[-1]), tuple(ids[-2:])
@@ -181,17 +249,27 @@ def measure(out: Path, runs: int, questions: int, reps: int, skip_build: bool, l
         "newest": target.newest,
         "question": target.question,
         "ids": list(target.compare),
-        "only": list(range(len(dashboard_bench.PAGES))),
+        "only": pages or list(range(len(dashboard_bench.PAGES))),
         "reps": reps,
+        # the first page timed as a restarted server's first page (store not open)
+        "cold": (pages or [0])[0],
+        "overlay": ids[-3:][::-1],  # the runs Tails overlays by default, newest first
     }
-    # the Runs page as a restarted server's first page (store not open)
-    fig["first_page"] = _child("cold", str(location), xdg, json.dumps(spec))
-    log(f"{fig['size']}: restart to first page {json.dumps(fig['first_page'])}")
-    fig["pages"] = _child("pages", str(location), xdg, json.dumps(spec))
-    warm = {k: round(v["warm_ms"]) for k, v in fig["pages"]["pages"].items()}
-    cpu = {k: round(v["cpu_ms"]) for k, v in fig["pages"]["pages"].items()}
-    log(f"{fig['size']}: warm ms {json.dumps(warm)}; CPU ms {json.dumps(cpu)}")
-    log(f"{fig['size']}: rss {fig['pages']['rss_mb']}")
+    fig["cold_page"] = spec["cold"]
+    loc = str(location)
+    if "tails" in steps:
+        fig["tails"] = _sampled(samples, "tails", loc, xdg, json.dumps(spec))
+        med = {k: v for k, v in fig["tails"].items() if k != "samples"}
+        log(f"{fig['size']}: Tails queries, median of {samples} {json.dumps(med)}")
+    if "cold" in steps:
+        fig["first_page"] = _sampled(samples, "cold", loc, xdg, json.dumps(spec))
+        log(f"{fig['size']}: restart to first page {json.dumps(fig['first_page'])}")
+    if "pages" in steps:
+        fig["pages"] = _sampled(samples, "pages", loc, xdg, json.dumps(spec))
+        warm = {k: round(v["warm_ms"]) for k, v in fig["pages"]["pages"].items()}
+        cpu = {k: round(v["cpu_ms"]) for k, v in fig["pages"]["pages"].items()}
+        log(f"{fig['size']}: warm ms {json.dumps(warm)}; CPU ms {json.dumps(cpu)}")
+        log(f"{fig['size']}: rss {fig['pages']['rss_mb']}")
     return fig
 
 
@@ -199,35 +277,50 @@ def _ms(v: float | None) -> str:
     return "–" if v is None else f"{v:,.0f}"
 
 
+def _get(fig, *keys: str | int):
+    """`fig[k0][k1]…`, None where a step was not run."""
+    for k in keys:
+        if isinstance(fig, dict) and k in fig or isinstance(fig, list) and isinstance(k, int):
+            fig = fig[k]
+        else:
+            return None
+    return fig
+
+
 def report(figs: list[dict]) -> str:
-    """The figures of every size side by side, and each over the first (smallest) size."""
+    """The figures of every size side by side, and each over the first (smallest) size;
+    the steps not run are left out."""
     base = figs[0]
     lines = ["| | " + " | ".join(f["size"] for f in figs) + " | ratio to " + base["size"] + " |"]
     lines.append("|---|" + "---:|" * (len(figs) + 1))
 
-    def row(label: str, values: list[float | None], unit: str = "ms") -> None:
+    def row(label: str, *keys: str | int, unit: str = "ms") -> None:
+        values = [_get(f, *keys) for f in figs]
+        if all(v is None for v in values):
+            return
         ratios = [
             f"{v / values[0]:.2f}×" if v is not None and values[0] else "–" for v in values[1:]
         ]
         cells = [_ms(v) + (f" {unit}" if v is not None else "") for v in values]
         lines.append(f"| {label} | " + " | ".join(cells) + " | " + ", ".join(ratios) + " |")
 
-    row("generate (s)", [f.get("generate_s") for f in figs], "s")
-    row("cache build from scratch", [f.get("build", {}).get("build_ms") for f in figs])
-    row("one new run (refresh)", [f["restart"]["one_new_run_ms"] for f in figs])
-    row("restart: store open over the runs index", [f["restart"]["index_ms"] for f in figs])
-    row("… and the listing after it", [f["restart"]["restart_ms"] for f in figs])
-    row("restart to first page (Runs, AppTest)", [f["first_page"]["cold_ms"] for f in figs])
-    row("… its CPU time", [f["first_page"]["cpu_ms"] for f in figs])
-    for page in base["pages"]["pages"]:
-        row(f"warm: {page}", [f["pages"]["pages"][page]["warm_ms"] for f in figs])
-        row("… CPU time", [f["pages"]["pages"][page]["cpu_ms"] for f in figs])
-    row(
-        "peak RSS of the build (MB)",
-        [f.get("build", {}).get("rss_mb", [None, None])[1] for f in figs],
-        "MB",
-    )
-    row("server RSS, every page cached (MB)", [f["pages"]["rss_mb"][0] for f in figs], "MB")
+    row("generate (s)", "generate_s", unit="s")
+    row("cache build from scratch", "build", "build_ms")
+    row("one new run (refresh)", "restart", "one_new_run_ms")
+    row("restart: store open over the runs index", "restart", "index_ms")
+    row("… and the listing after it", "restart", "restart_ms")
+    for q in base.get("tails", {}):
+        if q != "samples":
+            row(f"Tails query, {q}", "tails", q, "ms")
+            row("… CPU time", "tails", q, "cpu_ms")
+    cold = dashboard_bench.PAGES[base["cold_page"]][0]
+    row(f"restart to first page ({cold}, AppTest)", "first_page", "cold_ms")
+    row("… its CPU time", "first_page", "cpu_ms")
+    for page in _get(base, "pages", "pages") or {}:
+        row(f"warm: {page}", "pages", "pages", page, "warm_ms")
+        row("… CPU time", "pages", "pages", page, "cpu_ms")
+    row("peak RSS of the build (MB)", "build", "rss_mb", 1, unit="MB")
+    row("server RSS, every page cached (MB)", "pages", "rss_mb", 0, unit="MB")
     return "\n".join(lines)
 
 
@@ -238,6 +331,17 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--reps", type=int, default=5)
     p.add_argument("--skip-build", action="store_true", help="reuse a built cache")
     p.add_argument("--log", help="a file the figures are also appended to, as they come")
+    p.add_argument(
+        "--steps",
+        default="restart,cold,pages",
+        help="of restart, cold, pages, tails (the Tails page's queries without Streamlit)",
+    )
+    p.add_argument(
+        "--pages", help="page labels to time warm, the first also cold (default: all; Runs cold)"
+    )
+    p.add_argument(
+        "--samples", type=int, default=1, help="fresh processes per cold/pages/tails step (median)"
+    )
     p.add_argument("--child", help=argparse.SUPPRESS)
     a, rest = p.parse_known_args(argv)
     if a.child:
@@ -247,18 +351,27 @@ def main(argv: list[str] | None = None) -> int:
             out = child_restart(rest[0], int(rest[1]), int(rest[2]))
         elif a.child == "cold":
             out = child_cold(rest[1:])
+        elif a.child == "tails":
+            out = child_tails(rest[0], rest[1:])
         else:
             out = child_pages(rest[1:])
         print(json.dumps(out))
         return 0
 
     log = synth.figure_log(a.log)
+    steps = frozenset(a.steps.split(","))
+    labels = [lb for lb, _, _ in dashboard_bench.PAGES]
+    pages = [labels.index(lb.strip()) for lb in a.pages.split(",")] if a.pages else None
 
     log(f"\n## scale_bench {time.strftime('%Y-%m-%d %H:%M:%S')} sizes {a.sizes}")
     figs = []
     for size in a.sizes.split(","):
         runs, questions = (int(x) for x in size.split("x"))
-        figs.append(measure(Path(a.out), runs, questions, a.reps, a.skip_build, log))
+        figs.append(
+            measure(
+                Path(a.out), runs, questions, a.reps, a.skip_build, log, steps, pages, a.samples
+            )
+        )
     table = report(figs)
     print(table)
     log(table)
