@@ -17,6 +17,7 @@ from __future__ import annotations
 import html
 from collections.abc import Iterable, Sequence
 
+import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
@@ -53,6 +54,13 @@ UNIT_BINS = dict(start=0, end=1.0001, size=0.05)
 
 def _esc(values: Iterable[object]) -> list[str]:
     return [html.escape(str(v)) for v in values]
+
+
+def _esc_points(values: pd.Series) -> np.ndarray:
+    """`_esc` as a string array, for a per-point property (`text`) of a long trace: plotly
+    checks and copies a list (or an object array) element by element, a string array at
+    once (a third of the Tails charts' time at 1,000 runs and 1,000 questions)."""
+    return np.array([html.escape(str(v)) for v in values.tolist()], dtype=str)
 
 
 def _label(name: str, cat: Catalogue = BUILTIN) -> str:
@@ -113,7 +121,7 @@ def trend(df: pd.DataFrame, metric: str, cat: Catalogue = BUILTIN) -> go.Figure:
     """Mean and p10 of a run-level metric over time, every run on one line (the Tails page:
     what the mean hides); columns created_at, run_id, value, p10."""
     fig = go.Figure()
-    runs = _esc(df["run_id"])
+    runs = _esc_points(df["run_id"])
     m = cat.entry(metric)
     fig.add_scatter(
         x=df["created_at"],
@@ -271,7 +279,7 @@ def distributions(df: pd.DataFrame, metric: str, kind: str, cat: Catalogue = BUI
                 mode="lines",
                 line_shape="hv",
                 name=name,
-                text=_esc(sub["question_id"]),
+                text=_esc_points(sub["question_id"]),
                 hovertemplate="%{text}<br>%{x:.3f}",
             )
     label = cat.label(metric)

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import html
 import inspect
+import json
 
 import pandas as pd
+import plotly.io as pio
 import pytest
 
 from rageval_core import charts
@@ -284,3 +286,24 @@ def test_trend_draws_one_line_per_config_and_marks_dataset_version_changes():
     assert changed.legendgroup == "a"
     single = charts.config_trend(df[df["config_name"] == "b"], "recall_at_5")
     assert [t.name for t in single.data] == ["b", "b p10"] and single.data[1].visible is True
+
+
+def test_tails_charts_send_each_points_hover_text_as_json_strings():
+    # trend and distributions pass their per-point text as a string array (plotly checks
+    # a list element by element); the browser must still get the escaped strings
+    df = pd.DataFrame(
+        {
+            "run_id": ["r1", XSS],
+            "created_at": ["2025-01-01", "2025-01-02"],
+            "value": [0.5, 0.7],
+            "p10": [0.1, 0.2],
+            "question_id": ["q1", XSS],
+        }
+    )
+    for fig in (
+        charts.trend(df, "faithfulness"),
+        charts.distributions(df, "faithfulness", "ecdf"),
+    ):
+        sent = json.loads(pio.to_json(fig, validate=False))
+        texts = [t for trace in sent["data"] for t in trace["text"]]
+        assert html.escape(XSS) in texts and all(isinstance(t, str) for t in texts)
