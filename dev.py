@@ -120,7 +120,10 @@ def main(argv: list[str]) -> int:
     ensure_venv("test,ray")  # the Ray engine's tests fail under CI=true without Ray
     ensure_chromium()
     ensure_actionlint()
-    return subprocess.run([str(PY), "-m", "pytest", *rest], cwd=ROOT).returncode
+    # The slowest tests are listed at the end of every run, so a suite that grows slower
+    # shows where (CI logs keep it) instead of only its total.
+    durations = [] if any(a.startswith("--durations") for a in rest) else ["--durations=30"]
+    return subprocess.run([str(PY), "-m", "pytest", *durations, *rest], cwd=ROOT).returncode
 
 
 if __name__ == "__main__":
