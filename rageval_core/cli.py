@@ -1,8 +1,12 @@
 """The `rageval` command: one entry point, subcommands discovered in `rageval_core.commands`.
 
 Each module in `commands/` defines `register(subparsers)` and sets `func` on its parser; the
-handler returns an exit code. User mistakes become one line on stderr (exit 1 for invalid
-data, 2 for bad flags), never a traceback. So does an operating-system error on a file (a
+handler returns an exit code. A module registers the command its name spells (`hash_password`
+is `hash-password`), or a part of one (`import_squad` adds a format to `import`), so a chosen
+command imports only its own modules: `rageval dashboard` then starts Streamlit without
+importing every command's dependencies first. `rageval --help` still imports them all.
+User mistakes become one line on stderr (exit 1 for invalid data, 2 for bad flags), never a
+traceback. So does an operating-system error on a file (a
 results file that is a folder, a symlink loop, a full disk): exit 1, naming the file. Any
 other exception is a bug in rageval and keeps its traceback, so tests see it.
 """
@@ -20,19 +24,38 @@ from rageval_core import __version__, commands
 from rageval_core.errors import RagevalError, shown
 
 
-def build_parser() -> argparse.ArgumentParser:
+def command_modules(command: str | None = None) -> list[str]:
+    """The modules in `commands/` that register `command` (all of them for None)."""
+    names = sorted(m.name for m in pkgutil.iter_modules(commands.__path__))
+    if command is None:
+        return names
+    stem = command.replace("-", "_")
+    return [n for n in names if n == stem or n.startswith(f"{stem}_")]
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The parser of every command, or of `command` only (its modules alone imported)."""
     parser = argparse.ArgumentParser(
         prog="rageval", description="Evaluate RAG pipelines and explore the results."
     )
     parser.add_argument("--version", action="version", version=f"rageval {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for mod in sorted(pkgutil.iter_modules(commands.__path__), key=lambda m: m.name):
-        importlib.import_module(f"{commands.__name__}.{mod.name}").register(sub)
+    for name in command_modules(command):
+        importlib.import_module(f"{commands.__name__}.{name}").register(sub)
     return parser
 
 
+def _chosen(argv: Sequence[str]) -> str | None:
+    """The command `argv` names, if a module registers it; None for `--help`, `--version`,
+    no command or an unknown one, which the full parser answers (listing every command)."""
+    if not argv or argv[0].startswith("-") or not command_modules(argv[0]):
+        return None
+    return argv[0]
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser(_chosen(argv))
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help(sys.stderr)

@@ -13,12 +13,26 @@ import importlib.util
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rageval_core.commands import add_results_option, terminal_progress
 from rageval_core.errors import ConfigError, RagevalError
-from rageval_core.labels import LABELS_ENV, READ_ONLY_ENV, labels_location, read_only_env
-from rageval_core.runs.layout import RESULTS_ENV, is_remote, results_location
-from rageval_core.runs.listing import scan_folders
+from rageval_core.runs.layout import (
+    BACKGROUND_BUILD_RUNS,
+    LABELS_ENV,
+    READ_ONLY_ENV,
+    RESULTS_ENV,
+    RUNS_INDEX,
+    is_remote,
+    labels_location,
+    read_only_env,
+    results_location,
+    shared_cache_dir,
+)
+from rageval_core.runs.listing import run_folders
+
+if TYPE_CHECKING:
+    from rageval_core.runs.reading import RunInfo
 
 
 def app_path() -> Path:
@@ -88,69 +102,72 @@ def streamlit_command(port: int, host: str) -> list[str]:
     ]
 
 
-def _links(location: str, base: str) -> list[str]:
+def _links(base: str, runs: list[RunInfo] | None) -> list[str]:
     """The Runs page and the newest complete run's Diagnose view, as `rageval run` prints
-    them (a local folder's manifests only: nothing is summarised before the server starts)."""
-    from rageval_core.links import dashboard_link  # the query layer's whitelists: not for --help
-    from rageval_core.runs.reading import list_runs
-
-    lines = [f"runs: {dashboard_link('runs', base=base)}"]
-    if is_remote(location):  # listing a bucket can take long; the Runs page shows it
-        return lines
-    try:
-        done = [r for r in list_runs(location) if r.status == "complete" and r.manifest]
-    except RagevalError:  # the app itself says what is wrong with the location
-        return lines
+    them; the newest run only when the command summarised the runs (`_build_cache`): a
+    first start leaves the manifests to the server, which reads them anyway. The Runs
+    page is the app's home, so its link needs no link builder (which imports the query
+    layer, for its whitelists)."""
+    lines = [f"runs: {base}/"]
+    done = [r for r in runs or () if r.status == "complete" and r.manifest]
     if done:
+        from rageval_core.links import dashboard_link
+
         newest = max(done, key=lambda r: (r.manifest.created_at, r.run_id))
         lines.append(f"newest run: {dashboard_link('diagnose', newest.run_id, base)}")
     return lines
 
 
-def _build_cache(location: str, labels: str) -> None:
-    """Bring the derived cache of a local location up to date before the server starts,
-    with a progress bar on the terminal: the first build over 10,000 runs takes minutes,
-    better spent here than behind the first visitor's page. The app's store (read-only,
-    the same cache folder) then only checks it. When there are labels, the claims cache
-    the label views join on too (25 s at 1,000 runs, else the Judge page's first view;
-    a bucket of labels is not listed here, its claims are built).
-    A first start over BACKGROUND_BUILD_RUNS runs or more (no runs index yet) is left to
-    the app, which opens on the runs' manifests and builds in worker processes (12 s over
-    1,000 runs of 1,000 questions, which a visitor would otherwise wait out before the page).
-    A bucket is left to the app, which shows its own progress: listing one can take long
-    and needs the server's credentials."""
-    from rageval_core.labels import LabelStore
-    from rageval_core.query import ResultsStore
-    from rageval_core.query.cache import BACKGROUND_BUILD_RUNS
-    from rageval_core.query.claims_cache import ClaimsCache
+def first_start(location: str) -> bool:
+    """A local location with no derived cache yet and BACKGROUND_BUILD_RUNS run folders or
+    more, which the app opens on the manifests while it builds the cache (docs/scale.md).
+    Decided from a directory listing and one file's presence: the command then imports
+    neither the query layer nor a manifest before it becomes the server."""
+    if (shared_cache_dir(os.path.realpath(location)) / RUNS_INDEX).exists():
+        return False
+    try:
+        return len(run_folders(location)[0]) >= BACKGROUND_BUILD_RUNS
+    except RagevalError:  # the app itself says what is wrong with the location
+        return False
 
+
+def _build_cache(location: str, labels: str) -> list[RunInfo] | None:
+    """Bring the derived cache of a local location up to date before the server starts,
+    with a progress bar on the terminal; its runs (None when it was left to the app).
+
+    The first build over 10,000 runs takes minutes, better spent here than behind the
+    first visitor's page. The app's store (read-only, the same cache folder) then only
+    checks it. When there are labels, the claims cache the label views join on too (25 s
+    at 1,000 runs, else the Judge page's first view; a bucket of labels is not listed
+    here, its claims are built). A `first_start` is left to the app, which opens on the
+    runs' manifests and builds in worker processes (12 s over 1,000 runs of 1,000
+    questions, which a visitor would otherwise wait out before the page). A bucket is left
+    to the app, which shows its own progress: listing one can take long and needs the
+    server's credentials."""
     if is_remote(location) or not os.path.isdir(location):
-        return
-    store = ResultsStore(location, read_only=True, refresh=False)
-    if not store.cache.index_file().exists() and _run_folders(location) >= BACKGROUND_BUILD_RUNS:
+        return None
+    if first_start(location):
         print(
             "rageval dashboard: first start: the runs open at once, their figures are "
             "summarised in the background (progress on the page)",
             file=sys.stderr,
         )
-        return
+        return None
+    from rageval_core.labels import LabelStore
+    from rageval_core.query import ResultsStore
+    from rageval_core.query.claims_cache import ClaimsCache
+
     with (
-        store,
+        ResultsStore(location, read_only=True, refresh=False) as store,
         terminal_progress() as report,
     ):
         store.refresh(report)
-        print(f"rageval dashboard: {len(store.runs()):,} runs ready", file=sys.stderr)
+        runs = store.runs()
+        print(f"rageval dashboard: {len(runs):,} runs ready", file=sys.stderr)
         if is_remote(labels) or LabelStore(labels, read_only=True).has_labels():
             n = ClaimsCache(store).build(report)
             print(f"rageval dashboard: claims of {n:,} runs ready for labels", file=sys.stderr)
-
-
-def _run_folders(location: str) -> int:
-    """How many run folders a local location holds (names only, no manifest read)."""
-    try:
-        return len(scan_folders(location)[0])
-    except RagevalError:
-        return 0
+    return runs
 
 
 def _absolute(location: str) -> str:
@@ -173,8 +190,7 @@ def run(args: argparse.Namespace) -> int:
     print(f"rageval dashboard: {location} on {base}", file=sys.stderr)
     mode = " (read-only)" if args.read_only or read_only_env() else ""
     print(f"rageval dashboard: labels in {labels}{mode}", file=sys.stderr)
-    for line in _links(location, base):
+    for line in _links(base, _build_cache(location, labels)):
         print(f"rageval dashboard: {line}", file=sys.stderr)
-    _build_cache(location, labels)
     os.execve(cmd[0], cmd, env)
     return 0  # not reached: execve replaces the process

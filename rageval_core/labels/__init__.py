@@ -10,15 +10,9 @@ from rageval_core.labels.model import (
     claim_key,
     utc_stamp,
 )
-from rageval_core.labels.store import (
-    LABELS_ENV,
-    READ_ONLY_ENV,
-    LabelSet,
-    LabelStore,
-    labels_location,
-    read_only_env,
-)
+from rageval_core.labels.store import LabelSet, LabelStore
 from rageval_core.models import VERDICTS
+from rageval_core.runs.layout import LABELS_ENV, READ_ONLY_ENV, labels_location, read_only_env
 
 __all__ = [
     "LABELS_ENV",

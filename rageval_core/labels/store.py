@@ -30,34 +30,10 @@ from rageval_core.bounded_json import BadJSON, loads
 from rageval_core.errors import ConfigError, RagevalError, shown
 from rageval_core.labels.model import FIELDS, HumanLabel, utc_stamp
 from rageval_core.redact import scrub_value
-from rageval_core.runs.layout import filesystem, is_remote, results_location
+from rageval_core.runs.layout import filesystem, is_remote
 
-LABELS_ENV = "RAGEVAL_LABELS"
 _UNSAFE = re.compile(r"[^A-Za-z0-9._@+-]+")
 _MAX_LINE = 1_000_000  # bytes; a longer line is reported, not parsed
-
-
-READ_ONLY_ENV = "RAGEVAL_READ_ONLY"
-
-
-def read_only_env() -> bool:
-    """True when $RAGEVAL_READ_ONLY asks for a dashboard that never writes labels (set by
-    `rageval dashboard --read-only`, read by the app)."""
-    return os.environ.get(READ_ONLY_ENV, "").strip().lower() in ("1", "true", "yes")
-
-
-def labels_location(results_loc: str | None = None, explicit: str | None = None) -> str:
-    """`explicit`, else $RAGEVAL_LABELS, else `labels` beside the results location
-    (`/x/results` -> `/x/labels`, `s3://b/p/results` -> `s3://b/p/labels`)."""
-    if explicit:
-        return str(explicit)
-    if os.environ.get(LABELS_ENV):
-        return os.environ[LABELS_ENV]
-    loc = results_location(results_loc).rstrip("/")
-    if is_remote(loc):
-        head, sep, _ = loc.rpartition("/")
-        return f"{head}/labels" if sep and "://" in head else f"{loc}/labels"
-    return str(Path(filesystem(loc)[1]).parent / "labels")  # file:// URLs too
 
 
 def safe_name(text: str) -> str:

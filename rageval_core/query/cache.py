@@ -61,7 +61,10 @@ from rageval_core.query.summary import (
 )
 from rageval_core.query.workers import WorkersUnavailable, in_workers
 from rageval_core.runs.atomic import write_parquet
-from rageval_core.runs.layout import MANIFEST, filesystem, is_remote, row_file_stem
+from rageval_core.runs.layout import (
+    BACKGROUND_BUILD_RUNS as BACKGROUND_BUILD_RUNS,  # the app's, re-exported
+)
+from rageval_core.runs.layout import MANIFEST, RUNS_INDEX, filesystem, is_remote, row_file_stem
 from rageval_core.runs.manifest import manifest_from_dict, manifest_to_dict
 from rageval_core.runs.reading import RunInfo
 from rageval_core.runs.rows import (
@@ -77,12 +80,6 @@ CACHE_VERSION = 9  # 7: segments of at most CHUNK_RUNS runs, and the runs index;
 CHUNK_RUNS = 1024  # runs per segment written by one build step; a full one is never merged
 MAX_SEGMENTS = 8  # more small segments than this and the next update merges the smallest
 SEGMENT_ROW_GROUP = 16_384
-BACKGROUND_BUILD_RUNS = 100
-"""A first build over this many runs or more is not waited for: `rageval dashboard` starts
-the server at once and the app opens on the runs' manifests while it builds (in worker
-processes, PARALLEL_RUNS; 12 s over 1,000 runs of 1,000 questions in one process); a
-smaller one takes about 3 s at most."""
-
 _log = logging.getLogger(__name__)
 
 BATCH_RUNS = 64  # finished runs summarised by one DuckDB query (8x faster than one by one)
@@ -429,7 +426,7 @@ class DerivedCache:
         return (st.st_ino, st.st_size, st.st_mtime_ns)
 
     def index_file(self) -> Path:
-        return self.cache_dir / "runs_index.parquet"
+        return self.cache_dir / RUNS_INDEX
 
     def _read_index(self) -> pa.Table:
         """The runs index as written, or an empty one (missing, damaged, older version)."""

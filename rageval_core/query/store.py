@@ -47,7 +47,7 @@ from rageval_core.runs.layout import (
     filesystem,
     is_remote,
     results_location,
-    user_cache_dir,
+    shared_cache_dir,
 )
 from rageval_core.runs.listing import (
     IgnoredFolder,
@@ -145,7 +145,7 @@ class ResultsStore:
                 pass
         # realpath, not Path.resolve(): it never raises (a symlink loop included)
         key = self.location if self.remote else os.path.realpath(self.root)
-        path = user_cache_dir() / hashlib.sha256(key.encode()).hexdigest()[:16]
+        path = shared_cache_dir(key)
         try:
             path.mkdir(parents=True, exist_ok=True)
         except OSError:

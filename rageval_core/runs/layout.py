@@ -70,12 +70,59 @@ def results_location(explicit: str | os.PathLike[str] | None = None) -> str:
     return str(explicit or os.environ.get(RESULTS_ENV) or "results")
 
 
+LABELS_ENV = "RAGEVAL_LABELS"
+"""Where human labels are read and saved (`labels_location`); beside the results location
+by default. Here, not in `labels/`, so `rageval dashboard` finds it without importing the
+labels package (pandas)."""
+
+READ_ONLY_ENV = "RAGEVAL_READ_ONLY"
+
+
+def read_only_env() -> bool:
+    """True when $RAGEVAL_READ_ONLY asks for a dashboard that never writes labels (set by
+    `rageval dashboard --read-only`, read by the app)."""
+    return os.environ.get(READ_ONLY_ENV, "").strip().lower() in ("1", "true", "yes")
+
+
+def labels_location(results_loc: str | None = None, explicit: str | None = None) -> str:
+    """`explicit`, else $RAGEVAL_LABELS, else `labels` beside the results location
+    (`/x/results` -> `/x/labels`, `s3://b/p/results` -> `s3://b/p/labels`)."""
+    if explicit:
+        return str(explicit)
+    if os.environ.get(LABELS_ENV):
+        return os.environ[LABELS_ENV]
+    loc = results_location(results_loc).rstrip("/")
+    if is_remote(loc):
+        head, sep, _ = loc.rpartition("/")
+        return f"{head}/labels" if sep and "://" in head else f"{loc}/labels"
+    return str(Path(filesystem(loc)[1]).parent / "labels")  # file:// URLs too
+
+
 def user_cache_dir() -> Path:
     """`$XDG_CACHE_HOME/rageval`, else `~/.cache/rageval`: what rageval keeps per user, not
     per results location (derived caches of read-only locations, the judge's replies).
     A relative XDG_CACHE_HOME is ignored, as the XDG spec says."""
     base = os.environ.get("XDG_CACHE_HOME") or ""
     return (Path(base) if os.path.isabs(base) else Path.home() / ".cache") / "rageval"
+
+
+RUNS_INDEX = "runs_index.parquet"
+"""The derived cache's runs index (`query/cache.py`): a cache folder holding it was built
+once, so a start over it is a restart, not a first build."""
+
+
+BACKGROUND_BUILD_RUNS = 100
+"""A first build over this many runs or more is not waited for: `rageval dashboard` starts
+the server at once and the app opens on the runs' manifests while it builds (in worker
+processes, `query/cache.py`'s PARALLEL_RUNS; 12 s over 1,000 runs of 1,000 questions in
+one process); a smaller one takes about 3 s at most. Here, not in `query/`, so the command
+decides without importing the query layer."""
+
+
+def shared_cache_dir(key: str) -> Path:
+    """The derived cache of a location the store does not write into (read-only or a
+    bucket), under `user_cache_dir`: `key` is the bucket URL or the folder's real path."""
+    return user_cache_dir() / hashlib.sha256(key.encode()).hexdigest()[:16]
 
 
 def positive_env_seconds(name: str, default: float) -> float:

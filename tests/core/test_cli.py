@@ -22,6 +22,19 @@ def test_every_subcommand_has_help(capsys):
     assert "usage: rageval" in capsys.readouterr().out
 
 
+def test_a_chosen_command_imports_only_its_modules_and_parses_alike():
+    """`build_parser(name)` registers `name` from its own modules only (the naming rule of
+    `command_modules`): every command's parser, nested ones included, is the full one's."""
+    full = build_parser()._subparsers._group_actions[0].choices  # noqa: SLF001
+    for name, parser in full.items():
+        alone = build_parser(name)._subparsers._group_actions[0].choices  # noqa: SLF001
+        assert list(alone) == [name]
+        assert [p.format_help() for p in _all_parsers(alone[name])] == [
+            p.format_help() for p in _all_parsers(parser)
+        ]
+    assert build_parser("no-such-command")._subparsers._group_actions[0].choices == {}  # noqa: SLF001
+
+
 def _all_parsers(parser):
     """`parser` and every sub-command's parser below it, nested ones (`labels export`) too."""
     yield parser

@@ -70,13 +70,13 @@ def test_pages_open_on_the_manifests_then_show_the_figures(app, results, held_bu
 def test_the_command_leaves_a_large_first_build_to_the_app(results, scratch, monkeypatch, capsys):
     import os
 
-    import rageval_core.query.cache as cache_mod
     from rageval_core.cli import main
+    from rageval_core.commands import dashboard
 
     execs: list[tuple] = []
     monkeypatch.setattr(os, "execve", lambda *a: execs.append(a))
     monkeypatch.setenv("XDG_CACHE_HOME", str(scratch / "xdg"))
-    monkeypatch.setattr(cache_mod, "BACKGROUND_BUILD_RUNS", len(RUN_IDS))
+    monkeypatch.setattr(dashboard, "BACKGROUND_BUILD_RUNS", len(RUN_IDS))
     assert main(["dashboard", "--results", str(results)]) == 0
     assert len(execs) == 1 and "summarised in the background" in capsys.readouterr().err
     store = ResultsStore(str(results), read_only=True, refresh=False)
@@ -84,6 +84,44 @@ def test_the_command_leaves_a_large_first_build_to_the_app(results, scratch, mon
     store.refresh()  # the app's build, then a restart: the command brings it up to date
     assert main(["dashboard", "--results", str(results)]) == 0
     assert f"{len(RUN_IDS):,} runs ready" in capsys.readouterr().err
+
+
+def test_the_command_reads_no_manifest_and_no_query_layer_on_a_first_start(results, scratch):
+    """A large first start hands over to Streamlit having imported neither the query layer
+    nor pandas, and opened no manifest: the server reads them (a fresh process, so the
+    modules are the command's own)."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    probe = f"""
+import builtins, io, os, sys
+from rageval_core.commands import dashboard
+dashboard.BACKGROUND_BUILD_RUNS = {len(RUN_IDS)}
+opened = []
+real_open = io.open
+def spy(file, *a, **k):
+    opened.append(str(file))
+    return real_open(file, *a, **k)
+builtins.open = io.open = spy
+def execve(*a):
+    heavy = sorted(m for m in ("pandas", "pyarrow", "duckdb", "rageval_core.query",
+                               "rageval_core.labels") if m in sys.modules)
+    manifests = [f for f in opened if f.endswith("manifest.json")]
+    print(heavy, manifests, a[1][4].endswith("streamlit_app.py"))
+    os._exit(0)
+os.execve = execve
+from rageval_core.cli import main
+main(["dashboard", "--results", {str(results)!r}])
+"""
+    root = str(Path(__file__).resolve().parents[2])
+    env = {**os.environ, "XDG_CACHE_HOME": str(scratch / "xdg"), "PYTHONPATH": root}
+    out = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, env=env, check=True
+    )
+    assert out.stdout.strip() == "[] [] True", out.stderr
+    assert "summarised in the background" in out.stderr
 
 
 def test_open_listed_then_refresh_gives_the_serial_build(results, scratch):

@@ -11,7 +11,7 @@ import pytest
 from rageval_core.errors import ConfigError
 from rageval_core.labels import HumanLabel, LabelSet, LabelStore, labels_location
 from rageval_core.labels import store as label_store
-from rageval_core.labels.store import LABELS_ENV
+from rageval_core.runs.layout import LABELS_ENV
 from tests.core.labels.helpers import label
 
 
