@@ -17,6 +17,8 @@ one machine: the box is shared, so compare ratios from one invocation, not acros
 `XDG_CACHE_HOME` per sample), then Debian's chromium (Playwright) on the Runs page:
 seconds until the server is healthy, until the Runs page first settled (its heading
 drawn, the script run finished) and until it shows the figures (no build progress left).
+`--first-page-only` stops each sample at the first page (minutes sooner: the build is not
+waited out).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import math
 import os
 import statistics
 import subprocess
@@ -126,7 +129,7 @@ def _cpu_s(pid: int) -> tuple[float, float]:
     return (utime + stime) / tick, (cutime + cstime) / tick
 
 
-def first_start(tree: Path, results: str, scratch: Path) -> dict:
+def first_start(tree: Path, results: str, scratch: Path, figures: bool = True) -> dict:
     """One first start of `tree`'s dashboard over `results` (no cache): seconds to each
     step, measured from the command's start, and the server's CPU seconds at each (the
     wall times on a shared machine are other jobs' too; its CPU time is its own)."""
@@ -156,29 +159,38 @@ def first_start(tree: Path, results: str, scratch: Path) -> dict:
             await settle(page, url, "Runs")
             first = time.perf_counter() - t0
             cpu["first_page_cpu_s"] = _cpu_s(proc.pid)[0]
+            if not figures:
+                await browser.close()
+                return first, math.nan
             while not await page.evaluate(FIGURES_JS):
                 await asyncio.sleep(0.1)
-            figures = time.perf_counter() - t0
+            done = time.perf_counter() - t0
             cpu["figures_cpu_s"], cpu["workers_cpu_s"] = _cpu_s(proc.pid)
             await browser.close()
-        return first, figures
+        return first, done
 
     try:
-        first, figures = asyncio.run(browse())
+        first, shown = asyncio.run(browse())
     finally:
         proc.terminate()
-        proc.wait(timeout=30)
-    return {"healthy_s": healthy, "first_page_s": first, "figures_s": figures, **cpu}
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:  # busy writing a segment of the build
+            proc.kill()
+            proc.wait()
+    cpu.setdefault("figures_cpu_s", math.nan)
+    cpu.setdefault("workers_cpu_s", math.nan)
+    return {"healthy_s": healthy, "first_page_s": first, "figures_s": shown, **cpu}
 
 
-def main_first_start(trees: list[Path], results: str, reps: int) -> None:
+def main_first_start(trees: list[Path], results: str, reps: int, figures: bool = True) -> None:
     import tempfile
 
     with tempfile.TemporaryDirectory(prefix="rageval-first-start-") as d:
         samples: dict[Path, list[dict]] = {t: [] for t in trees}
         for _ in range(reps):  # interleaved, as above
             for t in trees:
-                samples[t].append(first_start(t, results, Path(d)))
+                samples[t].append(first_start(t, results, Path(d), figures))
                 print(f"{t}: {samples[t][-1]}", file=sys.stderr)
     for t, got in samples.items():
         med = {k: statistics.median(s[k] for s in got) for k in got[0]}
@@ -201,6 +213,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--tree", action="append", help="checkout(s) to time (default: this one)")
     p.add_argument("--reps", type=int, default=3, help="fresh processes per tree (median)")
     p.add_argument("--first-start", action="store_true", help="time a first start (see above)")
+    p.add_argument(
+        "--first-page-only", action="store_true", help="--first-start: stop at the first page"
+    )
     p.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     a = p.parse_args(argv)
     trees = [Path(t).resolve() for t in a.tree or [str(ROOT)]]
@@ -210,7 +225,7 @@ def main(argv: list[str] | None = None) -> int:
     results = Path(a.results or f"/tmp/rageval-first-{a.runs}x{a.questions}")
     if a.first_start:
         sys.path.insert(0, str(ROOT))  # tests/conftest.py: the browser flags
-        main_first_start(trees, str(results), a.reps)
+        main_first_start(trees, str(results), a.reps, not a.first_page_only)
         return 0
     _ensure(results, a.runs, a.questions)
     totals = {}

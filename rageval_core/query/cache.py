@@ -27,6 +27,7 @@ import json
 import logging
 import os
 import tempfile
+import time
 import uuid
 from collections.abc import Callable
 from contextlib import nullcontext
@@ -80,6 +81,11 @@ CACHE_VERSION = 9  # 7: segments of at most CHUNK_RUNS runs, and the runs index;
 CHUNK_RUNS = 1024  # runs per segment written by one build step; a full one is never merged
 MAX_SEGMENTS = 8  # more small segments than this and the next update merges the smallest
 SEGMENT_ROW_GROUP = 16_384
+PART_PREFIX = ".part-"
+STALE_PART_S = 3600.0
+"""A worker's part file lives from its write until the server's next segment (seconds to
+minutes); one this old is a killed build's, swept at the next update."""
+
 _log = logging.getLogger(__name__)
 
 BATCH_RUNS = 64  # finished runs summarised by one DuckDB query (8x faster than one by one)
@@ -530,6 +536,7 @@ class DerivedCache:
         PARALLEL_RUNS runs on, worker processes summarise them (`work(location,
         cache_dir, part)`, `summarise_part` unless given).
         """
+        self._sweep_parts()
         cached_fp = _fingerprints(cached)
         keep = _kept(cached_fp, finished)
         drop = [r for r in cached_fp if r not in keep]
@@ -619,6 +626,23 @@ class DerivedCache:
     def to_summarise(cached: pa.Table, finished: dict[str, tuple[RunInfo, str]]) -> int:
         """How many of `finished` `update` would summarise over the summary `cached`."""
         return len(finished) - len(_kept(_fingerprints(cached), finished))
+
+    def _sweep_parts(self) -> None:
+        """Remove the workers' part files (`summarise_part`) a build killed midway left:
+        those older than STALE_PART_S, so a build another process runs on this cache
+        folder meanwhile keeps its own."""
+        cutoff = time.time() - STALE_PART_S
+        try:
+            with os.scandir(self.cache_dir / "metrics") as entries:
+                stale = [e.path for e in entries if e.name.startswith(PART_PREFIX)]
+        except FileNotFoundError:
+            return
+        for path in stale:
+            try:
+                if os.stat(path).st_mtime < cutoff:
+                    os.unlink(path)
+            except FileNotFoundError:  # swept by another process meanwhile
+                pass
 
     def _segment_dir(self) -> Path:
         seg_dir = self.cache_dir / "metrics"
@@ -711,7 +735,7 @@ def summarise_part(
     table = pa.concat_tables([empty_metrics(), *tables])
     if not table.num_rows:
         return rows, None
-    path = cache._segment_dir() / f".part-{uuid.uuid4().hex}.arrow"
+    path = cache._segment_dir() / f"{PART_PREFIX}{uuid.uuid4().hex}.arrow"
     with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_file(sink, table.schema) as writer:
         writer.write_table(table)
     return rows, str(path)

@@ -126,3 +126,20 @@ def test_workers_never_run_the_main_script_again(tmp_path, monkeypatch):
     assert sorted(done) == [1, 4]
     assert not marker.exists()
     assert sys.modules["__main__"] is main  # put back
+
+
+def test_an_update_sweeps_the_part_files_of_a_build_killed_midway(results, tmp_path):
+    """A killed build's part files go at the next update; one younger than STALE_PART_S
+    (another process's build under way on this cache folder) stays."""
+    _runs(results, 2)
+    store = ResultsStore(results, cache_dir=tmp_path / "c", read_only=True)
+    metrics = tmp_path / "c" / "metrics"
+    killed, live = metrics / ".part-killed.arrow", metrics / ".part-live.arrow"
+    for f in (killed, live):
+        f.write_bytes(b"ARROW1 half")
+    old = os.path.getmtime(killed) - cache_mod.STALE_PART_S - 60
+    os.utime(killed, (old, old))
+    write_run(results, "r09", [row("q0", answer_correctness=0.5)])
+    store.refresh()
+    assert not killed.exists() and live.exists()
+    assert len(store.runs()) == 3
