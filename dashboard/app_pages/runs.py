@@ -1,6 +1,7 @@
 """Runs: every run newest first, key metrics with deltas (and, beside faithfulness, how
 many claims people checked and the judge's kappa on them), trends and failure shares."""
 
+import pandas as pd
 import streamlit as st
 
 from dashboard import data, ui
@@ -89,10 +90,12 @@ elif latest["status"] != "complete":
     st.info(f"This run is {latest['status']}: figures cover the questions answered so far.")
 paired: dict[str, tuple[float, float]] = {}
 previous = latest.get("previous_run")
-if isinstance(previous, str) and previous:  # the Δ's run: a change within its noise is grey
+# only the tiles with a Δ (none while a first start summarises: 0.5 s at 1,000 questions)
+judged = tuple(m for m in PAIRED if pd.notna(latest[f"{m}_delta"]))
+if isinstance(previous, str) and previous and judged:  # a change within its noise is grey
     pair = [previous, str(latest["run_id"])]
     try:
-        paired = intervals(data.compare_runs(pair, metrics=PAIRED).metrics, pair[1])
+        paired = intervals(data.compare_runs(pair, metrics=judged).metrics, pair[1])
     except RagevalError:  # a run that cannot be read: the Δ is judged by its sign
         paired = {}
 spreads = latency_spreads(all_runs, str(latest["run_id"]), KEY_METRICS, cat)

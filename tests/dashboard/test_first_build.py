@@ -38,13 +38,34 @@ def _runs_figures(at):
     return frame.set_index("run_id")[["faithfulness", "recall@5"]]
 
 
-def test_pages_open_on_the_manifests_then_show_the_figures(app, results, held_build):
+def _rerun_of_latest(results) -> str:
+    """A copy of the latest run made a day later, under a new id: the latest's next run."""
+    import json
+    import shutil
+
+    again = f"{LATEST}-again"
+    shutil.copytree(results / LATEST, results / again)
+    manifest = results / again / "manifest.json"
+    fields = json.loads(manifest.read_text())
+    fields.update(run_id=again, created_at="2099-01-01T00:00:00Z")
+    manifest.write_text(json.dumps(fields))
+    return again
+
+
+def test_pages_open_on_the_manifests_then_show_the_figures(app, results, held_build, monkeypatch):
+    again = _rerun_of_latest(results)  # the latest run gets a previous run: tiles with a Δ
+    compared: list[list[str]] = []  # the tiles' paired intervals: none without a Δ
+    real_compare = data.compare_runs
+    monkeypatch.setattr(
+        data, "compare_runs", lambda runs, **kw: compared.append(runs) or real_compare(runs, **kw)
+    )
     at = no_exception(app(results).run())
+    assert compared == []
     assert [t.value for t in at.title] == ["Runs"]
     shown = _progress_text(at)
-    assert len(shown) == 1 and f"Summarising {len(RUN_IDS)} runs into the cache" in shown[0]
+    assert len(shown) == 1 and f"Summarising {len(RUN_IDS) + 1} runs into the cache" in shown[0]
     table = at.dataframe[0].value
-    assert set(table["run_id"]) == set(RUN_IDS)  # every run listed, from its manifest
+    assert set(table["run_id"]) == {*RUN_IDS, again}  # every run listed, from its manifest
     assert _runs_figures(at).isna().all().all()  # figures not summarised yet
     # the other pages say they open once it is built
     diagnose = open_page(app(results, run=LATEST), "diagnose")
@@ -59,6 +80,7 @@ def test_pages_open_on_the_manifests_then_show_the_figures(app, results, held_bu
     assert _progress_text(at) == []
     figures = _runs_figures(at)
     assert figures.notna().all().all()
+    assert compared == [[LATEST, again]]  # the latest run's tiles, once built
     # the same figures as a store that summarised the runs before its first page
     built = ResultsStore(str(results), read_only=True)
     from rageval_core import query
