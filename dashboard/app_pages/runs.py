@@ -168,6 +168,8 @@ event = st.dataframe(
 if event.selection.rows:
     ui.go("diagnose", ViewState(run=str(runs.iloc[event.selection.rows[0]]["run_id"])))
 
+if data.build_progress() is not None:  # no figures to chart yet; plotly's first figure
+    st.stop()  # costs 0.5 s, paid on the redraw with the figures instead
 ui.chart(
     charts.config_trend(data.metric_trend(metric, **filters), metric, cat),
     key="runs_trend",

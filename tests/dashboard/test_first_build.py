@@ -67,6 +67,7 @@ def test_pages_open_on_the_manifests_then_show_the_figures(app, results, held_bu
     table = at.dataframe[0].value
     assert set(table["run_id"]) == {*RUN_IDS, again}  # every run listed, from its manifest
     assert _runs_figures(at).isna().all().all()  # figures not summarised yet
+    assert at.get("plotly_chart") == []  # nothing to chart: drawn with the figures
     # the other pages say they open once it is built
     diagnose = open_page(app(results, run=LATEST), "diagnose")
     assert _progress_text(diagnose) and "opens when the figures" in diagnose.info[0].value
@@ -81,6 +82,7 @@ def test_pages_open_on_the_manifests_then_show_the_figures(app, results, held_bu
     figures = _runs_figures(at)
     assert figures.notna().all().all()
     assert compared == [[LATEST, again]]  # the latest run's tiles, once built
+    assert len(at.get("plotly_chart")) == 2  # the trend and the failure shares
     # the same figures as a store that summarised the runs before its first page
     built = ResultsStore(str(results), read_only=True)
     from rageval_core import query
