@@ -195,13 +195,22 @@ def main_first_start(trees: list[Path], results: str, reps: int, figures: bool =
     for t, got in samples.items():
         med = {k: statistics.median(s[k] for s in got) for k in got[0]}
         spread = {k: f"{min(s[k] for s in got):.1f}–{max(s[k] for s in got):.1f}" for k in med}
+        figures = (
+            f", its figures {med['figures_s']:.1f} s ({spread['figures_s']})"
+            if not math.isnan(med["figures_s"])
+            else ""
+        )
+        cpu = (
+            f", at its figures {med['figures_cpu_s']:.1f} s (+ workers "
+            f"{med['workers_cpu_s']:.1f} s)"
+            if figures
+            else ""
+        )
         print(
             f"\n{t}: first start (median of {reps}): healthy {med['healthy_s']:.1f} s "
             f"({spread['healthy_s']}), Runs page {med['first_page_s']:.1f} s "
-            f"({spread['first_page_s']}), its figures {med['figures_s']:.1f} s "
-            f"({spread['figures_s']}); server CPU at the Runs page "
-            f"{med['first_page_cpu_s']:.1f} s, at its figures {med['figures_cpu_s']:.1f} s "
-            f"(+ workers {med['workers_cpu_s']:.1f} s)"
+            f"({spread['first_page_s']}){figures}; server CPU at the Runs page "
+            f"{med['first_page_cpu_s']:.1f} s ({spread['first_page_cpu_s']}){cpu}"
         )
 
 
