@@ -13,7 +13,7 @@ import pytest
 import rageval_core.query.cache as cache_mod
 from rageval_core.query import ResultsStore, question_history, runs_overview
 from rageval_core.query.cache import summarise_part
-from rageval_core.query.workers import in_workers
+from rageval_core.query.workers import NICENESS, in_workers
 
 from .conftest import row, write_run
 
@@ -110,6 +110,17 @@ def test_in_workers_goes_on_past_an_exception_and_a_dead_worker():
     )
     assert done == {x: x * x for x in (0, 1, 2, 4, 6, 7)}
     assert failed == {3: "ValueError", 5: "BrokenProcessPool"}
+
+
+def _niceness(part: list[int]) -> list[int]:
+    return [os.nice(0) for _ in part]
+
+
+def test_workers_run_below_the_servers_priority():
+    """A first start's build must not keep the server's first page waiting for a core."""
+    got: list[int] = []
+    in_workers([[1], [2]], _niceness, lambda _, r: got.extend(r), pytest.fail, 2)
+    assert got == [min(os.nice(0) + NICENESS, 19)] * 2
 
 
 def test_workers_never_run_the_main_script_again(tmp_path, monkeypatch):
