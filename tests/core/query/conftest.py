@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,18 @@ from rageval_core.runs.atomic import atomic_write_json, write_parquet
 from rageval_core.runs.layout import journal_name, parquet_name
 from rageval_core.runs.manifest import manifest_to_dict
 from rageval_core.runs.rows import rows_to_table
+
+
+def synth_generate(root: Path, runs: int, questions: int, seed: int) -> None:
+    """Synthetic results from `bench/synth.py` (the bench's own generator, so the tests and
+    the figures in docs/scale.md read the same files); bench/ is not a package."""
+    bench = str(Path(__file__).resolve().parents[3] / "bench")
+    sys.path.insert(0, bench)
+    try:
+        from synth import generate
+    finally:
+        sys.path.remove(bench)
+    generate(root, runs, questions, seed=seed)
 
 
 def row(qid: str, **kw: Any) -> dict[str, Any]:

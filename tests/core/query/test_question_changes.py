@@ -11,7 +11,6 @@ differently by case or as numbers, questions missing from some runs.
 
 from __future__ import annotations
 
-import sys
 import tempfile
 from pathlib import Path
 
@@ -24,9 +23,7 @@ from rageval_core.query import ResultsStore, compare_runs
 from rageval_core.query.compare import QUESTION_CHANGE_COLUMNS, Comparison
 
 from .changes_reference import pandas_question_changes
-from .conftest import row, write_run
-
-BENCH = Path(__file__).resolve().parents[3] / "bench"
+from .conftest import row, synth_generate, write_run
 
 
 def assert_same_as_reference(c: Comparison) -> None:
@@ -46,13 +43,8 @@ def assert_same_as_reference(c: Comparison) -> None:
 
 @pytest.fixture(scope="module")
 def synthetic(tmp_path_factory) -> ResultsStore:
-    sys.path.insert(0, str(BENCH))
-    try:
-        from synth import generate
-    finally:
-        sys.path.remove(str(BENCH))
     root = tmp_path_factory.mktemp("synth")
-    generate(root, 4, 120, seed=11)
+    synth_generate(root, 4, 120, seed=11)
     return ResultsStore(root)
 
 

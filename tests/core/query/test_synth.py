@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import math
-import sys
 from pathlib import Path
 
 import pytest
@@ -15,18 +14,13 @@ from rageval_core.cli import main as cli
 from rageval_core.query import ResultsStore, summarize_run
 from rageval_core.runs.reading import inspect_run
 
-BENCH = Path(__file__).resolve().parents[3] / "bench"
+from .conftest import synth_generate
 
 
 @pytest.fixture(scope="module")
 def synth_results(tmp_path_factory) -> Path:
-    sys.path.insert(0, str(BENCH))
-    try:
-        from synth import generate
-    finally:
-        sys.path.remove(str(BENCH))
     root = tmp_path_factory.mktemp("synth")
-    generate(root, 52, 30, seed=3)  # two blocks of runs (50 a block): a query each
+    synth_generate(root, 52, 30, seed=3)  # two blocks of runs (50 a block): a query each
     return root
 
 
