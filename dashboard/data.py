@@ -98,7 +98,7 @@ def _first_refresh(s: ResultsStore) -> None:
     the background, its news shown from the next rerun on, as any refresh's are.
     Otherwise the run folders are read with a progress bar, then the cache is built:
     at once when small, else from a thread (`_list_later`: the runs are summarised in
-    worker processes, `cache.PARALLEL_RUNS`; 12 s over 1,000 runs of 1,000
+    worker processes, `refresh(beside_pages=True)`; 12 s over 1,000 runs of 1,000
     questions) while the pages show the runs without their figures and how far it is."""
     if s.open_indexed():
         listing = threading.Timer(LISTING_DELAY_S, _list_later, (s,))
@@ -177,7 +177,7 @@ def _list_later(s: ResultsStore, build: BuildProgress | None = None) -> None:
             build.done = done
 
     try:
-        s.refresh(report)
+        s.refresh(report, beside_pages=True)
     except Exception:  # noqa: BLE001 - a thread's last resort, see above
         _log.exception("listing %s after the first page failed", s.location)
     finally:

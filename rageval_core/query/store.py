@@ -292,13 +292,15 @@ class ResultsStore:
             return local_fingerprint(info.path) or ""
         return remote_fingerprint(self.fs, info.path)
 
-    def refresh(self, progress: Progress | None = None) -> None:
+    def refresh(self, progress: Progress | None = None, *, beside_pages: bool = False) -> None:
         """Re-list runs, bring the cache up to date, re-read running runs' journals.
 
         `progress(what, done, total)` is called as run folders are read and runs are
-        summarised (the first build over a large location takes seconds)."""
+        summarised (the first build over a large location takes seconds). `beside_pages`:
+        nobody waits for this refresh while pages are drawn (a server's build on a thread
+        of its own), so the runs are summarised in worker processes at any number."""
         with self._lock:
-            self._state = self._refresh(progress)
+            self._state = self._refresh(progress, beside_pages=beside_pages)
 
     def open_indexed(self) -> bool:
         """Take the finished runs of the cache's runs index as the state, without listing
@@ -383,6 +385,7 @@ class ResultsStore:
         known: dict[str, tuple[str, RunInfo]] | None = None,
         *,
         summarise: bool = True,
+        beside_pages: bool = False,
     ) -> _State:
         """The store's next state: list the location (or take `listing`), and when any
         folder or the cache changed, inspect what changed, summarise and index (or, not
@@ -411,7 +414,9 @@ class ResultsStore:
         )
         pending = 0
         if summarise:
-            summary, live_rows, live_tables = self._summarise(finished, running, progress)
+            summary, live_rows, live_tables = self._summarise(
+                finished, running, progress, beside_pages
+            )
         else:
             summary, live_tables = empty_summary(), []
             live_rows = [_unsummarised(i) for i in [*(v[0] for v in finished.values()), *running]]
@@ -457,11 +462,14 @@ class ResultsStore:
         finished: dict[str, tuple[RunInfo, str]],
         running: list[RunInfo],
         progress: Progress | None,
+        beside_pages: bool,
     ) -> tuple[pa.Table, list[dict[str, Any]], list[pa.Table]]:
         """The cache brought up to date with the finished runs (its summary table), and
         the summary rows and narrow rows of the running ones, read afresh."""
         with self.cursor() as cur:
-            summary = self.cache.update(cur, self.cache.load(), finished, progress)
+            summary = self.cache.update(
+                cur, self.cache.load(), finished, progress, beside_pages=beside_pages
+            )
             live_rows, live_tables = [], []
             for info in running:
                 live_rows.append(

@@ -114,8 +114,8 @@ once, so a start over it is a restart, not a first build."""
 BACKGROUND_BUILD_RUNS = 100
 """A first build over this many runs or more is not waited for: `rageval dashboard` starts
 the server at once and the app opens on the runs' manifests while it builds (in worker
-processes, `query/cache.py`'s PARALLEL_RUNS; 12 s over 1,000 runs of 1,000 questions in
-one process); a smaller one takes about 3 s at most. Here, not in `query/`, so the command
+processes: `query/store.py`'s `refresh(beside_pages=True)`); a smaller one takes about 3 s
+at most. Here, not in `query/`, so the command
 decides without importing the query layer."""
 
 

@@ -20,10 +20,11 @@ def held_build(monkeypatch) -> threading.Event:
     release = threading.Event()
     real = ResultsStore.refresh
 
-    def refresh(self, progress=None):
+    def refresh(self, progress=None, **how):
         if threading.current_thread() is not threading.main_thread() and self.pending:
+            assert how == {"beside_pages": True}  # in workers: the pages keep the GIL
             assert release.wait(30), "the test never released the build"
-        real(self, progress)
+        real(self, progress, **how)
 
     monkeypatch.setattr(ResultsStore, "refresh", refresh)
     return release

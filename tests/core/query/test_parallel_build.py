@@ -154,3 +154,25 @@ def test_an_update_sweeps_the_part_files_of_a_build_killed_midway(results, tmp_p
     store.refresh()
     assert not killed.exists() and live.exists()
     assert len(store.runs()) == 3
+
+
+def test_only_a_build_beside_pages_goes_to_workers_below_parallel_runs(
+    results, tmp_path, monkeypatch
+):
+    """A build someone waits for stays in its process below PARALLEL_RUNS (DuckDB's threads
+    already use the cores); the server's build on its own thread never holds its GIL."""
+    _runs(results, 3)
+    monkeypatch.setattr(cache_mod, "BATCH_RUNS", 2)
+    calls: list[int] = []
+
+    def spy(parts, *args, **kwargs):
+        calls.append(sum(len(p) for p in parts))
+        return in_workers(parts, *args, **kwargs)
+
+    monkeypatch.setattr(cache_mod, "in_workers", spy)
+    waited = ResultsStore(results, cache_dir=tmp_path / "waited", read_only=True)
+    assert calls == []
+    beside = ResultsStore(results, cache_dir=tmp_path / "beside", read_only=True, refresh=False)
+    beside.refresh(beside_pages=True)
+    assert calls == [3]
+    assert runs_overview(beside).equals(runs_overview(waited))
