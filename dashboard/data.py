@@ -23,6 +23,7 @@ import functools
 import itertools
 import logging
 import threading
+import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Concatenate, ParamSpec, TypeVar
@@ -32,6 +33,7 @@ import streamlit as st
 from rageval_core import labels as human
 from rageval_core import query
 from rageval_core.catalogue import BUILTIN, Catalogue
+from rageval_core.errors import shown
 from rageval_core.labels import HumanLabel, LabelSet, LabelStore, read_only_env
 from rageval_core.labels.agreement import Agreement
 from rageval_core.models import DatasetRef
@@ -87,7 +89,7 @@ def store() -> ResultsStore:
     s = _store(location())
     if not s.refreshed_at:
         _first_refresh(s)
-    else:
+    elif build_progress() is None:  # else the first build's thread refreshes (and retries)
         s.maybe_refresh(REFRESH_S)
     return s
 
@@ -130,6 +132,8 @@ class BuildProgress:
     done: int = 0
     started: bool = False
     finished: bool = False
+    failed: str = ""  # why the last try raised (one line), until a try succeeds
+    failed_at: float = 0.0  # time.monotonic() of that failure: tried again REFRESH_S on
 
 
 _builds: dict[str, BuildProgress] = {}  # per location, the first build's (one per server)
@@ -142,6 +146,8 @@ def start_build() -> None:
     build = build_progress()
     with _builds_lock:
         if build is None or build.started:
+            return
+        if build.failed and time.monotonic() < build.failed_at + REFRESH_S:
             return
         build.started = True
     threading.Thread(target=_list_later, args=(store(), build), daemon=True).start()
@@ -169,8 +175,10 @@ def list_for_link(run_ids: Iterable[str]) -> None:
 def _list_later(s: ResultsStore, build: BuildProgress | None = None) -> None:
     """The listing after a restart's first page, or the first build a large location's
     first look left to a thread (`build`: how far it is, for the page). A failure is
-    logged, not raised: no page would show it from this thread, and the next rerun's
-    refresh (REFRESH_S) lists (and builds) again and shows what fails on its page."""
+    logged, not raised: no page would show it from this thread. A restart's listing is
+    done again by the next rerun's refresh (REFRESH_S); a failed first build keeps the
+    pages on the manifests, says why (`build.failed`) and is started again after
+    REFRESH_S, since the store's runs have no figures to show until one succeeds."""
 
     def report(what: str, done: int, total: int) -> None:
         if build and what == SUMMARISING:
@@ -178,11 +186,14 @@ def _list_later(s: ResultsStore, build: BuildProgress | None = None) -> None:
 
     try:
         s.refresh(report, beside_pages=True)
-    except Exception:  # noqa: BLE001 - a thread's last resort, see above
+    except Exception as exc:  # noqa: BLE001 - a thread's last resort, see above
         _log.exception("listing %s after the first page failed", s.location)
-    finally:
         if build:
-            build.finished = True
+            build.failed, build.done = shown(exc), 0
+            build.failed_at, build.started = time.monotonic(), False
+        return
+    if build:
+        build.finished = True
 
 
 def runs() -> list[RunInfo]:

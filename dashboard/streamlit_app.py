@@ -70,6 +70,14 @@ def build_bar() -> None:
     build = data.build_progress()
     if build is None:
         st.rerun()
+    if build.failed:
+        data.start_build()  # again, once REFRESH_S has passed
+        st.error(
+            f"The figures could not be summarised: {md_escape(build.failed)}. It is tried "
+            "again every few seconds; the run list and each run's own pages work meanwhile.",
+            icon=":material/error:",
+        )
+        return
     st.progress(
         build.done / build.total,
         text=f"Summarising {build.total:,} runs into the cache: {build.done:,} done. "

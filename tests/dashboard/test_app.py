@@ -163,7 +163,7 @@ def test_a_listing_that_fails_after_the_first_page_is_logged_not_raised(
 
     store = ResultsStore(str(results), read_only=True, refresh=False)
 
-    def fails(progress=None) -> None:
+    def fails(progress=None, **how) -> None:
         raise OSError("the disk went away")
 
     monkeypatch.setattr(store, "refresh", fails)

@@ -164,3 +164,46 @@ def test_open_listed_then_refresh_gives_the_serial_build(results, scratch):
     assert first.fingerprint() == serial.fingerprint()
     got, want = query.runs_overview(first), query.runs_overview(serial)
     assert got.equals(want)
+
+
+def test_a_failed_first_build_keeps_the_manifests_says_why_and_is_tried_again(
+    app, results, monkeypatch
+):
+    """A build that raises on its thread (a full disk, a damaged cache folder) must not
+    leave pages drawing figures that were never summarised: they stay on the manifests,
+    name the failure, and the build starts again until it succeeds."""
+    monkeypatch.setattr(data, "BACKGROUND_BUILD_RUNS", 1)
+    monkeypatch.setattr(data, "REFRESH_S", 3600.0)  # no retry until the test allows it
+    real = ResultsStore.refresh
+    tries: list[str] = []
+
+    def refresh(self, progress=None, **how):
+        if threading.current_thread() is not threading.main_thread() and self.pending:
+            tries.append("build")
+            if len(tries) == 1:
+                raise OSError("No space left on device: <b>cache</b>")
+        real(self, progress, **how)
+
+    monkeypatch.setattr(ResultsStore, "refresh", refresh)
+    at = no_exception(app(results).run())
+    for _ in range(100):
+        if (data.build_progress() or data.BuildProgress(0)).failed:
+            break
+        threading.Event().wait(0.1)
+    at = no_exception(at.run())
+    assert tries == ["build"]
+    failure = [e.value for e in at.error]  # the markdown source: the tags shown as text
+    assert any(r"No space left on device\: \<b\>cache\</b\>" in m for m in failure), failure
+    assert _runs_figures(at).isna().all().all()  # the manifests, not figures never made
+    assert at.get("plotly_chart") == []
+    monkeypatch.setattr(data, "REFRESH_S", 0.0)
+    for _ in range(300):
+        if data.build_progress() is None:
+            break
+        data.start_build()  # what the page's bar does each second
+        threading.Event().wait(0.1)
+    assert data.build_progress() is None and tries == ["build", "build"]
+    at = no_exception(at.run())
+    assert not any("could not be summarised" in e.value for e in at.error)
+    assert _runs_figures(at).notna().all().all()
+    assert len(at.get("plotly_chart")) == 2
