@@ -2,8 +2,9 @@
 
 The app reads its locations from the environment: RAGEVAL_RESULTS (runs), RAGEVAL_LABELS
 (human labels, docs/review.md) and RAGEVAL_READ_ONLY (labels shown, never written). This command
-sets them and replaces itself with `python -m streamlit run <installed
-dashboard/streamlit_app.py>`, so signals and the exit code are Streamlit's own.
+sets them and replaces itself with `python -m dashboard.serve <installed
+dashboard/streamlit_app.py>` (Streamlit's `run`, plus the first page's imports made while
+the first browser connects), so signals and the exit code are Streamlit's own.
 """
 
 from __future__ import annotations
@@ -91,8 +92,7 @@ def streamlit_command(port: int, host: str) -> list[str]:
     return [
         sys.executable,
         "-m",
-        "streamlit",
-        "run",
+        "dashboard.serve",
         str(app_path()),
         *flags,
         "--server.port",

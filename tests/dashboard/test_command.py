@@ -29,8 +29,7 @@ def test_execs_streamlit_on_the_app_with_the_results_location(execs, tmp_path, m
     assert argv == [
         sys.executable,
         "-m",
-        "streamlit",
-        "run",
+        "dashboard.serve",
         str(ENTRY),
         "--server.headless",
         "true",

@@ -134,7 +134,7 @@ def execve(*a):
     heavy = sorted(m for m in ("pandas", "pyarrow", "duckdb", "rageval_core.query",
                                "rageval_core.labels") if m in sys.modules)
     manifests = [f for f in opened if f.endswith("manifest.json")]
-    print(heavy, manifests, a[1][4].endswith("streamlit_app.py"))
+    print(heavy, manifests, a[1][3].endswith("streamlit_app.py"))
     os._exit(0)
 os.execve = execve
 from rageval_core.cli import main

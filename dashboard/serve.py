@@ -1,0 +1,78 @@
+"""The dashboard's server process: Streamlit on the app, and the first page's imports
+made while the first browser connects.
+
+`rageval dashboard` runs `python -m dashboard.serve APP [STREAMLIT FLAGS]`. Streamlit
+runs the app's script only when a browser opens a session, so a fresh server would pay
+the imports the first page needs (pandas, DuckDB, plotly and its first figure, the query
+layer: about as long as the page itself) after the visitor asked for it. Here a thread
+makes them once the server is up, in the time the browser takes to start and load the
+frontend; the script then finds them in `sys.modules` (or waits on Python's import lock
+for the one in progress). docs/scale.md gives the figures.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+import threading
+import time
+
+# What the app's entry script and the Runs page import, the heaviest first.
+WARM_MODULES: tuple[str, ...] = (
+    "pandas",
+    "pyarrow",
+    "duckdb",
+    "plotly.graph_objects",
+    "streamlit.elements.plotly_chart",  # sets Streamlit's plotly theme when imported
+    "rageval_core.query",
+    "rageval_core.charts",
+    "dashboard.auth",
+    "dashboard.data",
+    "dashboard.ui",
+    "dashboard.verdicts",
+    "rageval_core.query.noise",
+)
+SERVER_WAIT_S = 60.0  # a server not up by then is left to warm itself on the first page
+
+
+def _server_started() -> bool:
+    """Streamlit's runtime is up: its cache storage exists, so `st.cache_*` decorators
+    met while importing the app's modules bind to it (not to a stand-in for bare mode)."""
+    from streamlit.runtime import Runtime, RuntimeState
+
+    return Runtime.exists() and Runtime.instance().state != RuntimeState.INITIAL
+
+
+def warm(modules: tuple[str, ...] = WARM_MODULES, wait_s: float = SERVER_WAIT_S) -> list[str]:
+    """Import `modules` once the server runs and draw one throwaway figure (plotly loads
+    its validators at a first figure); the modules imported. Never raises: a module that
+    fails here fails again, with its message, in the page that imports it."""
+    deadline = time.monotonic() + wait_s
+    while not _server_started():
+        if time.monotonic() > deadline:
+            return []
+        time.sleep(0.02)
+    done = []
+    for name in modules:
+        try:
+            importlib.import_module(name)
+        except Exception:  # noqa: BLE001 - the page reports it where it matters
+            continue
+        done.append(name)
+    if "plotly.graph_objects" in done:
+        import plotly.graph_objects as go
+
+        go.Figure().add_scatter(x=[0], y=[0], text=["x"]).update_layout(title="x").to_json()
+    return done
+
+
+def main(argv: list[str]) -> int:
+    """`argv`: the app's path, then Streamlit's flags (what `streamlit run` takes)."""
+    from streamlit.web import cli
+
+    threading.Thread(target=warm, name="rageval-warm", daemon=True).start()
+    return cli.main(["run", *argv], prog_name="streamlit")
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
