@@ -11,6 +11,7 @@ import streamlit as st
 
 from dashboard import data, ui
 from rageval_core.catalogue import SECTIONS
+from rageval_core.links import md_escape
 
 ui.start("definitions")
 st.caption(
@@ -23,17 +24,21 @@ for section in SECTIONS.values():
     st.write(section.lead)
     metrics = cat.in_section(section.anchor)
     if metrics:
-        st.dataframe(
+        # A static table, not a data grid: its height is known at the first paint, so a
+        # link to a section below lands there (a grid loads its code later and grows,
+        # pushing the section out of view after the browser scrolled to it). Cells are
+        # markdown: texts escaped (declared metrics come from run manifests), names are
+        # identifiers (`DECLARED_NAME_RE`) shown as code.
+        st.table(
             [
                 {
-                    "figure": m.label,
-                    "column": m.name,
-                    "what it is": m.definition,
-                    "unit": m.says,
+                    "figure": md_escape(m.label),
+                    "column": f"`{m.name}`",
+                    "what it is": md_escape(m.definition),
+                    "unit": md_escape(m.says),
                     "better": m.direction,
                 }
                 for m in metrics
             ],
             hide_index=True,
-            column_config={"what it is": st.column_config.TextColumn(width="large")},
         )

@@ -31,8 +31,8 @@ def _sections(at) -> dict[str, list[str]]:
         proto = getattr(block, "proto", None)
         if block.type == "header":
             current = out.setdefault(proto.anchor, [])
-        elif block.type == "dataframe":
-            current.extend(block.value["column"])
+        elif block.type == "table":
+            current.extend(c.strip("`") for c in block.value["column"])
     return out
 
 
@@ -63,3 +63,22 @@ def test_runs_tiles_and_compare_link_to_the_definitions_page(app, demo_results):
     at = open_page(app(demo_results), "compare")
     captions = " ".join(c.value for c in at.caption)
     assert f"[How a change is read]({DEFINITIONS_PATH}#{READING_A_CHANGE})" in captions
+
+
+def test_a_declared_label_is_shown_as_typed_in_the_definitions_table(app, scratch):
+    """Table cells are markdown: a label from a run's manifest is escaped, never a link."""
+    from rageval_core.links import md_escape
+    from tests.core.query.conftest import row, write_run
+
+    label = "[see](javascript:alert(1)) <b>*x*</b>"
+    write_run(
+        scratch / "results",
+        "decl",
+        [row("q1", tone=0.5)],
+        created_at="2025-01-01T00:00Z",
+        metrics={"tone": {"label": label, "direction": "higher"}},
+    )
+    at = open_page(app(scratch / "results"), "definitions")
+    [table] = [t.value for t in at.table if "`tone`" in list(t.value["column"])]
+    cells = set(table.loc[table["column"] == "`tone`", "figure"])  # per question, per run
+    assert cells == {md_escape(label)} and "\\[see\\]" in md_escape(label)
