@@ -7,11 +7,13 @@ the imports the first page needs (pandas, DuckDB, plotly and its first figure, t
 layer: about as long as the page itself) after the visitor asked for it. Here a thread
 makes them once the server is up, in the time the browser takes to start and load the
 frontend; the script then finds them in `sys.modules` (or waits on Python's import lock
-for the one in progress). docs/scale.md gives the figures.
+for the one in progress). What they built is then frozen out of the garbage collector's
+full collections (`prepare`). docs/scale.md gives the figures.
 """
 
 from __future__ import annotations
 
+import gc
 import importlib
 import sys
 import threading
@@ -44,14 +46,22 @@ def _server_started() -> bool:
 
 
 def warm(modules: tuple[str, ...] = WARM_MODULES, wait_s: float = SERVER_WAIT_S) -> list[str]:
-    """Import `modules` once the server runs and draw one throwaway figure (plotly loads
-    its validators at a first figure); the modules imported. Never raises: a module that
-    fails here fails again, with its message, in the page that imports it."""
+    """`prepare(modules)` once the server runs; nothing if it is not up within `wait_s`."""
     deadline = time.monotonic() + wait_s
     while not _server_started():
         if time.monotonic() > deadline:
             return []
         time.sleep(0.02)
+    return prepare(modules)
+
+
+def prepare(modules: tuple[str, ...] = WARM_MODULES) -> list[str]:
+    """Import `modules`, draw one throwaway figure (plotly loads its validators at a first
+    figure) and freeze what exists into the collector's permanent generation: modules live
+    as long as the server, and a full collection walking their hundreds of thousands of
+    objects again cost a restarted server's first page at 10,000 runs about a tenth of
+    its time (docs/scale.md). The modules imported; never raises: a module that fails here
+    fails again, with its message, in the page that imports it."""
     done = []
     for name in modules:
         try:
@@ -63,6 +73,8 @@ def warm(modules: tuple[str, ...] = WARM_MODULES, wait_s: float = SERVER_WAIT_S)
         import plotly.graph_objects as go
 
         go.Figure().add_scatter(x=[0], y=[0], text=["x"]).update_layout(title="x").to_json()
+    gc.collect()  # what the imports left as garbage is freed, not frozen
+    gc.freeze()
     return done
 
 

@@ -3,7 +3,9 @@ connects (`dashboard/serve.py`), so the first visitor does not wait for them."""
 
 from __future__ import annotations
 
+import gc
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -42,9 +44,23 @@ def test_warm_waits_for_the_server_and_gives_up_without_one(monkeypatch):
     assert time.monotonic() - t0 < 5
 
 
-def test_warm_skips_a_module_that_fails_and_imports_the_rest(monkeypatch):
+@pytest.fixture
+def unfrozen() -> Iterator[None]:
+    """`prepare` freezes the collector's objects, as for a server; not for the test run."""
+    yield
+    gc.unfreeze()
+
+
+def test_warm_skips_a_module_that_fails_and_imports_the_rest(monkeypatch, unfrozen):
     monkeypatch.setattr(serve, "_server_started", lambda: True)
     assert serve.warm(("json", "no_such_module_for_rageval", "csv")) == ["json", "csv"]
+
+
+def test_prepare_freezes_what_exists_out_of_full_collections(unfrozen):
+    gc.unfreeze()
+    assert gc.get_freeze_count() == 0
+    serve.prepare(("json",))
+    assert gc.get_freeze_count() > 1000  # the test process's modules and their objects
 
 
 @pytest.mark.parametrize("name", serve.WARM_MODULES)
