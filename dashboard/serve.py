@@ -59,8 +59,8 @@ def prepare(modules: tuple[str, ...] = WARM_MODULES) -> list[str]:
     """Import `modules`, draw one throwaway figure (plotly loads its validators at a first
     figure) and freeze what exists into the collector's permanent generation: modules live
     as long as the server, and a full collection walking their hundreds of thousands of
-    objects again cost a restarted server's first page at 10,000 runs about a tenth of
-    its time (docs/scale.md). The modules imported; never raises: a module that fails here
+    objects again cost a restarted server's first page at 10,000 runs about 5% of its
+    time (docs/scale.md). The modules imported; never raises: a module that fails here
     fails again, with its message, in the page that imports it."""
     done = []
     for name in modules:
