@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from dashboard import serve
-from tests.e2e.conftest import _serve
+from tests.e2e.conftest import Server, _serve
 
 WARM_S = 60  # the imports take about a second on an idle machine
 
@@ -21,20 +21,24 @@ def _mapped(pid: int, needle: str) -> bool:
     return needle in Path(f"/proc/{pid}/maps").read_text()
 
 
-def test_a_fresh_server_imports_the_first_pages_libraries_before_any_session(
-    demo_results, tmp_path
-):
+@pytest.fixture
+def fresh_server(demo_results, tmp_path) -> Iterator[Server]:
+    """A server of its own, which no browser has opened (the shared ones have sessions)."""
+    yield from _serve(demo_results, tmp_path / "fresh.log")
+
+
+def test_a_fresh_server_imports_the_first_pages_libraries_before_any_session(fresh_server):
     # DuckDB is imported by no part of Streamlit: only the app (or the warm-up) loads it
-    for srv in _serve(demo_results, tmp_path / "fresh.log"):
-        deadline = time.monotonic() + WARM_S
-        while not _mapped(srv.proc.pid, "/_duckdb."):
-            assert srv.proc.poll() is None, srv.log.read_text()
-            assert time.monotonic() < deadline, "no DuckDB in the server before a session"
-            time.sleep(0.2)
-        assert _mapped(srv.proc.pid, "/pandas/_libs/")
-        log = srv.log.read_text()
-        # the app's st.cache_* decorators met the server's runtime, not bare mode's stand-in
-        assert "No runtime found" not in log and "Traceback" not in log
+    srv = fresh_server
+    deadline = time.monotonic() + WARM_S
+    while not _mapped(srv.proc.pid, "/_duckdb."):
+        assert srv.proc.poll() is None, srv.log.read_text()
+        assert time.monotonic() < deadline, "no DuckDB in the server before a session"
+        time.sleep(0.2)
+    assert _mapped(srv.proc.pid, "/pandas/_libs/")
+    log = srv.log.read_text()
+    # the app's st.cache_* decorators met the server's runtime, not bare mode's stand-in
+    assert "No runtime found" not in log and "Traceback" not in log
 
 
 def test_warm_waits_for_the_server_and_gives_up_without_one(monkeypatch):
