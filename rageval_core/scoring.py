@@ -249,6 +249,17 @@ def _ranked_places(
     return list(first.values())
 
 
+def _placeable(chunks: Sequence[RetrievedChunk], placed: list[Range | None]) -> bool:
+    """Whether every chunk left unplaced had something to place it by. A chunk with no
+    text, no offsets and no corpus id to look up (an import that kept only ids, on a
+    dataset with no corpus) is nowhere we could know: its question's span figures are
+    unknown, not a miss."""
+    return all(
+        p is not None or c.text.strip() or c.start is not None
+        for c, p in zip(chunks, placed, strict=True)
+    )
+
+
 class Scorer:
     """Scores the questions of one run; build once per run (the placer's index is built
     here). `dataset` None: a harness's rows without one (no places, no corpus ids).
@@ -320,6 +331,9 @@ class Scorer:
                 None if ids is None else sum(i not in self.corpus_ids for i in dict.fromkeys(ids))
             )
         ranks: list[int | None] | None
+        if asked.gold_spans and placed is not None and chunks is not None:
+            if not _placeable(chunks, placed):
+                placed = None  # where a chunk is cannot be known: unknown, never a miss
         if asked.gold_spans and placed is not None and chunks is not None:
             ranked = _ranked_places(chunks, placed, given.ids_known)
             cols.update(span_metrics(ranked, asked.gold_spans, self.ks))
