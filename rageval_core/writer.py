@@ -15,10 +15,12 @@ per question, then Parquet, summary and the manifest as `complete`: both write t
 and `RunWriter(..., resume=RUN_ID)` continues it. One writer per run, held by the run's
 lease (`runs/lease.py`).
 
-What the harness gives is recorded; what it does not stays NULL, never invented. Retrieval
-metrics are computed here (`metrics.retrieval`) when both the gold ids (from the dataset, or
-given) and the retrieved ids are known; any other score is a declared metric (`metrics=`).
-Every string goes through a `Redactor` before it is written.
+What the harness gives is recorded; what it does not stays NULL, never invented. Each
+record is scored by `scoring.Scorer`, the code that scores `rageval run`: retrieval figures
+from the gold (the dataset's, or given) and the retrieved ids, or on a span dataset the
+chunks' places in its documents; the refusal, when not given, read from the answer by the
+offline judge's rule; the failure type. Any other score is a declared metric
+(`metrics=`). Every string goes through a `Redactor` before it is written.
 """
 
 from __future__ import annotations
@@ -76,10 +78,11 @@ def _text_size(row: Mapping[str, Any]) -> int:
 class QuestionRecord:
     """One question's result as a harness reports it; every field but the id is optional.
 
-    `retrieved` is ranked (None: unknown; `[]`: nothing retrieved): chunk ids, or
-    mappings `{id?, text?, score?}` (a text whose id is unknown is matched to the
-    dataset's corpus by exact text; unmatched, or shared by several chunks, its id stays
-    unknown, and so do the question's retrieval metrics). `gold_ids`, `question`,
+    `retrieved` is ranked (None: unknown; `[]`: nothing retrieved): chunk ids, or chunks
+    (mappings `{id?, text?, score?, doc_id?, start?, end?}` or `RetrievedChunk`s, checked
+    as a pipeline's output is). A text whose id is unknown is matched to the dataset's
+    corpus by exact text; unmatched, or shared by several chunks, its id stays unknown,
+    and so do the question's id figures (its text is still placed in the documents). `gold_ids`, `question`,
     `reference` and `tags` default to the dataset's. `claims` are `Claim`s or mappings
     with `text`, `verdict` and optionally `evidence_chunk_id`, `evidence`, `reason`;
     without `faithfulness` it is computed from them. `context_relevance`,
