@@ -250,11 +250,11 @@ def _ranked_places(
 
 
 def _placeable(chunks: Sequence[RetrievedChunk], placed: list[Range | None]) -> bool:
-    """Whether every chunk left unplaced had something to place it by. A chunk with no
-    text, no offsets and no corpus id to look up (an import that kept only ids, on a
-    dataset with no corpus) is nowhere we could know: its question's span figures are
-    unknown, not a miss."""
-    return all(
+    """Whether any chunk had something to place it by. Chunks with no text, no offsets
+    and no corpus id to look up (an import that kept only ids, on a dataset with no
+    corpus) are nowhere we could know: when all are such, the question's span figures are
+    unknown, not a miss (one such chunk among placed ones counts as not relevant)."""
+    return not chunks or any(
         p is not None or c.text.strip() or c.start is not None
         for c, p in zip(chunks, placed, strict=True)
     )
@@ -333,7 +333,7 @@ class Scorer:
         ranks: list[int | None] | None
         if asked.gold_spans and placed is not None and chunks is not None:
             if not _placeable(chunks, placed):
-                placed = None  # where a chunk is cannot be known: unknown, never a miss
+                placed = None  # where the chunks are cannot be known: unknown, never a miss
         if asked.gold_spans and placed is not None and chunks is not None:
             ranked = _ranked_places(chunks, placed, given.ids_known)
             cols.update(span_metrics(ranked, asked.gold_spans, self.ks))

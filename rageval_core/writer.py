@@ -82,9 +82,10 @@ class QuestionRecord:
     (mappings `{id?, text?, score?, doc_id?, start?, end?}` or `RetrievedChunk`s, checked
     as a pipeline's output is). A text whose id is unknown is matched to the dataset's
     corpus by exact text; unmatched, or shared by several chunks, its id stays unknown,
-    and so do the question's id figures (its text is still placed in the documents). `gold_ids`, `question`,
-    `reference` and `tags` default to the dataset's. `claims` are `Claim`s or mappings
-    with `text`, `verdict` and optionally `evidence_chunk_id`, `evidence`, `reason`;
+    and so do the question's id figures (its text is still placed in the documents).
+    `gold_ids`, `question`, `reference` and `tags` default to the dataset's. `claims` are
+    `Claim`s or mappings with `text`, `verdict` and optionally `evidence_chunk_id`,
+    `evidence`, `reason`;
     without `faithfulness` it is computed from them. `context_relevance`,
     `context_precision`, `answer_relevancy` (with its reason) and `context_recall` are the
     reference-free verdicts' figures (docs/metrics.md): only the scores, so the per-chunk

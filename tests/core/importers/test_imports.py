@@ -219,7 +219,8 @@ def test_ragas_contexts_without_ids_get_them_from_the_corpus_by_exact_text(fixtu
             matched += 1
         else:  # a text two chunk versions share: which one was retrieved is unknown,
             # but not where its text is: on this span dataset it is scored by its place
-            assert row["retrieved_ids"] == [] and row["mrr"] is not None
+            assert row["retrieved_ids"] == []
+            assert row["mrr"] is not None or not GOLD[qid].answerable
     assert 0 < matched < len(CASES)
     # without the corpus to match against, the ids stay unknown and so does retrieval
     import_run("ragas", bare, results_dir=tmp_path, run_id="nods")
