@@ -238,26 +238,26 @@ def judge_columns(
     }
 
 
-def _ranked_places(
-    chunks: Sequence[RetrievedChunk], placed: list[Range | None], ids_known: bool
-) -> list[Range | None]:
-    """The places span figures are scored on: a repeated id counts once, at its best
-    rank, as for id metrics (a chunk whose id is unknown is its own)."""
-    first: dict[Any, Range | None] = {}
-    for i, (c, p) in enumerate(zip(chunks, placed, strict=True)):
-        first.setdefault(c.id if ids_known else i, p)
-    return list(first.values())
-
-
-def _placeable(chunks: Sequence[RetrievedChunk], placed: list[Range | None]) -> bool:
-    """Whether any chunk had something to place it by. Chunks with no text, no offsets
-    and no corpus id to look up (an import that kept only ids, on a dataset with no
-    corpus) are nowhere we could know: when all are such, the question's span figures are
-    unknown, not a miss (one such chunk among placed ones counts as not relevant)."""
-    return not chunks or any(
+def span_places(
+    chunks: Sequence[RetrievedChunk] | None, placed: list[Range | None] | None
+) -> list[Range | None] | None:
+    """The places a span question's figures are scored on (every use of the placements
+    is here): a repeated id counts once, at its best rank, as for id metrics (a chunk
+    whose id is unknown, "", is its own). None when they cannot be known: chunks unknown,
+    or none with anything to place it by (no text, no offsets, no corpus id: an import
+    that kept only ids, on a dataset without a corpus) — unknown, not a miss. One such
+    chunk among placed ones counts as not relevant."""
+    if chunks is None or placed is None:
+        return None
+    if chunks and not any(
         p is not None or c.text.strip() or c.start is not None
         for c, p in zip(chunks, placed, strict=True)
-    )
+    ):
+        return None
+    first: dict[Any, Range | None] = {}
+    for i, (c, p) in enumerate(zip(chunks, placed, strict=True)):
+        first.setdefault(c.id or i, p)
+    return list(first.values())
 
 
 class Scorer:
@@ -331,11 +331,8 @@ class Scorer:
                 None if ids is None else sum(i not in self.corpus_ids for i in dict.fromkeys(ids))
             )
         ranks: list[int | None] | None
-        if asked.gold_spans and placed is not None and chunks is not None:
-            if not _placeable(chunks, placed):
-                placed = None  # where the chunks are cannot be known: unknown, never a miss
-        if asked.gold_spans and placed is not None and chunks is not None:
-            ranked = _ranked_places(chunks, placed, given.ids_known)
+        ranked = span_places(chunks, placed) if asked.gold_spans else None
+        if asked.gold_spans and ranked is not None:
             cols.update(span_metrics(ranked, asked.gold_spans, self.ks))
             ranks = span_gold_ranks(ranked, asked.gold_spans)
         elif ids is not None and not asked.gold_spans:
