@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import rageval_core
-from rageval_core.errors import SourceError
+from rageval_core.errors import PipelineError, SourceError
 from rageval_core.models import PipelineOutput, RetrievedChunk
 from rageval_core.writer import RunWriter
 
@@ -147,3 +147,36 @@ def test_random_bad_outputs_cost_their_rows_only(tmp_path_factory, picks):
             assert row["error"] is None and row["span_recall_at_5"] == 1.0
         else:
             assert BAD[name][1] in (row["error"] or ""), (name, row["error"])
+
+
+FIELD_VALUES = st.one_of(
+    st.none(),
+    st.integers(-5, 80),
+    st.floats(-5, 80),
+    st.just(float("nan")),
+    st.booleans(),
+    st.sampled_from(["geo", "c1", "", GOLD]),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    values=st.fixed_dictionaries(
+        {k: FIELD_VALUES for k in ("id", "text", "score", "doc_id", "start", "end")}
+    ),
+    answer=st.one_of(st.none(), st.just(GOLD), st.integers()),
+    tokens=FIELD_VALUES,
+)
+def test_a_dict_and_an_object_meet_one_set_of_rules(values, answer, tokens):
+    """Whatever the field values, the dataclasses built in code and the dict with the same
+    keys are accepted alike (to the same value) or refused alike (the same message)."""
+
+    def check(value: object) -> object:
+        try:
+            return PipelineOutput.from_value(value)
+        except PipelineError as exc:
+            return exc.message
+
+    as_object = PipelineOutput(answer, (RetrievedChunk(**values),), input_tokens=tokens)
+    as_dict = {"answer": answer, "retrieved": [values], "input_tokens": tokens}
+    assert check(as_object) == check(as_dict)
