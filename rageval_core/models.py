@@ -6,11 +6,12 @@ library passes these typed values. This module must not do I/O.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Literal, get_args
 
-from rageval_core.errors import PipelineError
+from rageval_core.errors import PipelineError, RagevalError
 
 Verdict = Literal["supported", "unsupported", "contradicted"]
 VERDICTS: tuple[str, ...] = get_args(Verdict)
@@ -162,6 +163,27 @@ class RetrievedChunk:
     start: int | None = None
     end: int | None = None
 
+    @classmethod
+    def from_value(
+        cls, item: Any, where: str, error: type[RagevalError] = PipelineError
+    ) -> RetrievedChunk:
+        """`item` (a mapping, or a `RetrievedChunk` built in code) checked by one set of
+        rules: a string `id`, a string `text` (absent: empty), a finite `score`, offsets
+        as `_offsets` wants them. A bad field is `error` naming `where`."""
+        if isinstance(item, RetrievedChunk):
+            item = {f.name: getattr(item, f.name) for f in fields(item)}
+        if not isinstance(item, Mapping) or not isinstance(item.get("id"), str):
+            raise error(f"{where} needs a string 'id'")
+        text = item.get("text")
+        if text is not None and not isinstance(text, str):
+            raise error(f"{where}.text must be a string, got {type(text).__name__}")
+        return cls(
+            id=item["id"],
+            text=text or "",
+            score=number(item.get("score"), f"{where}.score", error),
+            **_offsets(item, where, error),
+        )
+
 
 @dataclass(frozen=True)
 class PipelineOutput:
@@ -183,91 +205,98 @@ class PipelineOutput:
     the runner refuses undeclared names and non-numbers, naming the question."""
 
     @classmethod
-    def from_value(cls, value: Any) -> PipelineOutput:
+    def from_value(cls, value: Any, error: type[RagevalError] = PipelineError) -> PipelineOutput:
+        """`value` (a dict, or a `PipelineOutput` built in code) checked field by field:
+        both by the same rules, so an object cannot carry what a dict could not. A bad
+        field is `error` naming it (the runner records it as the question's error)."""
         if isinstance(value, PipelineOutput):
-            return value
+            value = {f.name: getattr(value, f.name) for f in fields(value)}
         if not isinstance(value, Mapping):
-            raise PipelineError(
+            raise error(
                 f"pipeline returned {type(value).__name__}; expected PipelineOutput or dict"
             )
         answer = value.get("answer")
         if not isinstance(answer, str):
-            raise PipelineError("pipeline output field 'answer' must be a string")
-        items = value.get("retrieved") or []
+            raise error("pipeline output field 'answer' must be a string")
+        items = value.get("retrieved") or ()
         if isinstance(items, (str, bytes, Mapping)) or not isinstance(items, Sequence):
-            raise PipelineError(
+            raise error(
                 f"pipeline output field 'retrieved' must be a list of chunks, "
                 f"got {type(items).__name__}"
             )
-        retrieved = []
-        for i, item in enumerate(items):
-            if isinstance(item, RetrievedChunk):
-                retrieved.append(item)
-                continue
-            if not isinstance(item, Mapping) or not isinstance(item.get("id"), str):
-                raise PipelineError(f"pipeline output retrieved[{i}] needs a string 'id'")
-            score = item.get("score")
-            if score is not None and (
-                isinstance(score, bool) or not isinstance(score, (int, float))
-            ):
-                raise PipelineError(f"pipeline output retrieved[{i}].score must be a number")
-            retrieved.append(
-                RetrievedChunk(
-                    id=item["id"],
-                    text=str(item.get("text") or ""),
-                    score=None if score is None else float(score),
-                    **_offsets(item, i),
-                )
-            )
-
-        def num(key: str, kind: type) -> Any:
-            raw = value.get(key)
-            if raw is None:
-                return None
-            if isinstance(raw, bool) or not isinstance(raw, (int, float)):
-                raise PipelineError(f"pipeline output field '{key}' must be a number")
-            return kind(raw)
-
+        where = "pipeline output retrieved"
         return cls(
             answer=answer,
-            scores=_scores(value.get("scores")),
-            retrieved=tuple(retrieved),
-            retrieval_ms=num("retrieval_ms", float),
-            generation_ms=num("generation_ms", float),
-            ttft_ms=num("ttft_ms", float),
-            input_tokens=num("input_tokens", int),
-            output_tokens=num("output_tokens", int),
+            scores=_scores(value.get("scores"), error),
+            retrieved=tuple(
+                RetrievedChunk.from_value(item, f"{where}[{i}]", error)
+                for i, item in enumerate(items)
+            ),
+            retrieval_ms=number(
+                value.get("retrieval_ms"), "pipeline output field 'retrieval_ms'", error
+            ),
+            generation_ms=number(
+                value.get("generation_ms"), "pipeline output field 'generation_ms'", error
+            ),
+            ttft_ms=number(value.get("ttft_ms"), "pipeline output field 'ttft_ms'", error),
+            input_tokens=count(
+                value.get("input_tokens"), "pipeline output field 'input_tokens'", error
+            ),
+            output_tokens=count(
+                value.get("output_tokens"), "pipeline output field 'output_tokens'", error
+            ),
         )
 
 
-def _offsets(item: Mapping[str, Any], i: int) -> dict[str, Any]:
+def number(raw: Any, where: str, error: type[RagevalError]) -> float | None:
+    """A finite number as a float, or None; anything else is `error` naming `where`."""
+    if raw is None:
+        return None
+    if isinstance(raw, bool) or not isinstance(raw, (int, float)) or not math.isfinite(raw):
+        raise error(f"{where} must be a number, got {_kind(raw)}")
+    return float(raw)
+
+
+def count(raw: Any, where: str, error: type[RagevalError]) -> int | None:
+    """A whole number >= 0 (3.0 is 3; 3.7 is refused, never truncated), or None."""
+    value = number(raw, where, error)
+    if value is None:
+        return None
+    if not value.is_integer() or value < 0:
+        raise error(f"{where} must be a whole number >= 0, got {raw!r:.40}")
+    return int(raw)
+
+
+def _kind(raw: Any) -> str:
+    return repr(raw)[:40] if isinstance(raw, float) else type(raw).__name__
+
+
+def _offsets(item: Mapping[str, Any], where: str, error: type[RagevalError]) -> dict[str, Any]:
     """`doc_id`, `start`, `end` of a retrieved item, checked: a string document id, and
-    offsets both given or both absent, integers with 0 <= start <= end."""
+    offsets both given or both absent, integers (never floats, never bools) with
+    0 <= start <= end, and a document to count them in."""
     doc_id, start, end = item.get("doc_id"), item.get("start"), item.get("end")
-    where = f"pipeline output retrieved[{i}]"
     if doc_id is not None and not isinstance(doc_id, str):
-        raise PipelineError(f"{where}.doc_id must be a string")
+        raise error(f"{where}.doc_id must be a string")
     if (start is None) != (end is None):
-        raise PipelineError(f"{where}: give both 'start' and 'end' or neither")
+        raise error(f"{where}: give both 'start' and 'end' or neither")
     if start is not None:
         if doc_id is None:
-            raise PipelineError(f"{where}: 'start' and 'end' need a 'doc_id'")
+            raise error(f"{where}: 'start' and 'end' need a 'doc_id'")
         if any(isinstance(v, bool) or not isinstance(v, int) for v in (start, end)):
-            raise PipelineError(f"{where}: 'start' and 'end' must be integers")
+            raise error(f"{where}: 'start' and 'end' must be integers")
         if not 0 <= start <= end:
-            raise PipelineError(f"{where}: needs 0 <= start <= end, got {start}, {end}")
+            raise error(f"{where}: needs 0 <= start <= end, got {start}, {end}")
     return {"doc_id": doc_id, "start": start, "end": end}
 
 
-def _scores(raw: Any) -> dict[str, Any]:
-    """`scores` of a pipeline output as a dict. Names and values are checked by the runner
-    against the run's declarations, where an error can name the question."""
+def _scores(raw: Any, error: type[RagevalError]) -> dict[str, Any]:
+    """`scores` of a pipeline output as a dict. Names and values are checked against the
+    run's declarations (`scoring.py`), where an error can name the question."""
     if raw is None:
         return {}
     if not isinstance(raw, Mapping):
-        raise PipelineError(
-            f"pipeline output field 'scores' must be a mapping, got {type(raw).__name__}"
-        )
+        raise error(f"pipeline output field 'scores' must be a mapping, got {type(raw).__name__}")
     return {str(k): v for k, v in raw.items()}
 
 

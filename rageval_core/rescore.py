@@ -3,14 +3,14 @@
 No pipeline is called: each question's answer, retrieved chunks (ids, texts, scores) and
 reference come from the source run's rows. The new judge decides what a judge decides —
 claims, faithfulness, answer correctness, refusal, its cost and error, and the failure type
-that follows, and the reference-free verdicts (`runner.judge_columns`, exactly as a run
-with that judge would have). All
+that follows, and the reference-free verdicts (`scoring.judge_columns`, the rule every
+door's rows follow, exactly as a run with that judge would have). All
 else is the source's: retrieval metrics, latency, tokens, pipeline cost, declared scores
 and pipeline errors (a question whose pipeline failed has nothing to judge).
 
 The new run's manifest keeps the source's dataset (human labels join on its sha256) and
 config, with the judge replaced, and names its `source_run` and its judge (`JudgeRef`).
-Writing it is the runner's (`runner.RunJob`): the lease, the journal, `--resume`, the
+Writing it is a `runs.job.RunJob`'s, as for `rageval run`: the lease, the journal, `--resume`, the
 bounded pool with its progress bar and Ctrl-C, redaction, and the upload when the results
 location is object storage behave as for `rageval run`; the judge's reply cache is the
 user's, so a second rescore with the same judge makes no calls, into any location.
@@ -33,11 +33,12 @@ from rageval_core.metrics.failure import FailureThresholds
 from rageval_core.models import JudgeInput, RetrievedChunk, RunManifest
 from rageval_core.origin import RunOrigin
 from rageval_core.redact import Redactor
-from rageval_core.runner import RunJob, RunOptions, RunResult, git_commit, judge_columns
 from rageval_core.runs.folder import RunFolder
+from rageval_core.runs.job import RunJob, RunOptions, RunResult, git_commit
 from rageval_core.runs.layout import filesystem, iso
 from rageval_core.runs.manifest import SCHEMA_VERSION
 from rageval_core.runs.reading import read_run_rows
+from rageval_core.scoring import judge_answer, judge_columns
 from rageval_core.userfiles import load_yaml
 
 
@@ -147,7 +148,8 @@ def rescore_row(
     gold = row.get("answerable") is not None and bool(row.get("gold_ids"))
     ranks = list(row.get("gold_ranks") or []) if gold else None
     # NULL answerable (a reference-free question, or an import's unknown gold) stays unknown
-    new.update(judge_columns(judge, inp, row.get("answerable"), ranks, thresholds))
+    judged = judge_answer(judge, inp)
+    new.update(judge_columns(judged, inp.answer, None, row.get("answerable"), ranks, thresholds))
     return redactor.row(new)
 
 
@@ -184,7 +186,7 @@ def _source_config(source: Source, judge: Mapping[str, Any], judge_path: Path) -
 
 
 class Rescorer:
-    """One rescore: stored answers judged again, written by the runner's `RunJob`."""
+    """One rescore: stored answers judged again, written by a `RunJob`."""
 
     def __init__(
         self, source: Source, judge: Mapping[str, Any], judge_path: Path, options: RunOptions

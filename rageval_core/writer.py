@@ -15,10 +15,12 @@ per question, then Parquet, summary and the manifest as `complete`: both write t
 and `RunWriter(..., resume=RUN_ID)` continues it. One writer per run, held by the run's
 lease (`runs/lease.py`).
 
-What the harness gives is recorded; what it does not stays NULL, never invented. Retrieval
-metrics are computed here (`metrics.retrieval`) when both the gold ids (from the dataset, or
-given) and the retrieved ids are known; any other score is a declared metric (`metrics=`).
-Every string goes through a `Redactor` before it is written.
+What the harness gives is recorded; what it does not stays NULL, never invented. Each
+record is scored by `scoring.Scorer`, the code that scores `rageval run`: retrieval figures
+from the gold (the dataset's, or given) and the retrieved ids, or on a span dataset the
+chunks' places in its documents; the refusal, when not given, read from the answer by the
+offline judge's rule; the failure type. Any other score is a declared metric
+(`metrics=`). Every string goes through a `Redactor` before it is written.
 """
 
 from __future__ import annotations
@@ -34,8 +36,7 @@ from typing import Any
 from rageval_core.catalogue import DEFAULT_KS, parse_declared
 from rageval_core.dataset import answerability, load_dataset
 from rageval_core.errors import ConfigError, ResultsError, SourceError, shown
-from rageval_core.metrics.failure import DEFAULT_THRESHOLDS, FailureThresholds, classify_failure
-from rageval_core.metrics.retrieval import gold_ranks, retrieval_metrics
+from rageval_core.metrics.failure import DEFAULT_THRESHOLDS, FailureThresholds
 from rageval_core.models import (
     VERDICTS,
     Claim,
@@ -44,14 +45,18 @@ from rageval_core.models import (
     GoldenDataset,
     GoldenQuestion,
     JudgeRef,
+    RetrievedChunk,
     RunManifest,
+    count,
+    number,
 )
 from rageval_core.origin import RunOrigin
 from rageval_core.redact import Redactor, secret_values
-from rageval_core.runner import RunResult, git_commit
 from rageval_core.runs.folder import PART_ROWS, RunFolder, run_totals
+from rageval_core.runs.job import RunResult, git_commit
 from rageval_core.runs.layout import default_run_id, iso, results_location, utc_now
 from rageval_core.runs.rows import conform_row, question_schema
+from rageval_core.scoring import Asked, Given, Judged, Scorer
 
 NO_DATASET = DatasetRef(name="", version="", sha256="", n_questions=0)
 PART_BYTES = 32 << 20
@@ -73,12 +78,14 @@ def _text_size(row: Mapping[str, Any]) -> int:
 class QuestionRecord:
     """One question's result as a harness reports it; every field but the id is optional.
 
-    `retrieved` is ranked (None: unknown; `[]`: nothing retrieved): chunk ids, or
-    mappings `{id?, text?, score?}` (a text whose id is unknown is matched to the
-    dataset's corpus by exact text; unmatched, or shared by several chunks, its id stays
-    unknown, and so do the question's retrieval metrics). `gold_ids`, `question`,
-    `reference` and `tags` default to the dataset's. `claims` are `Claim`s or mappings
-    with `text`, `verdict` and optionally `evidence_chunk_id`, `evidence`, `reason`;
+    `retrieved` is ranked (None: unknown; `[]`: nothing retrieved): chunk ids, or chunks
+    (mappings `{id?, text?, score?, doc_id?, start?, end?}` or `RetrievedChunk`s, checked
+    as a pipeline's output is). A text whose id is unknown is matched to the dataset's
+    corpus by exact text; unmatched, or shared by several chunks, its id stays unknown,
+    and so do the question's id figures (its text is still placed in the documents).
+    `gold_ids`, `question`, `reference` and `tags` default to the dataset's. `claims` are
+    `Claim`s or mappings with `text`, `verdict` and optionally `evidence_chunk_id`,
+    `evidence`, `reason`;
     without `faithfulness` it is computed from them. `context_relevance`,
     `context_precision`, `answer_relevancy` (with its reason) and `context_recall` are the
     reference-free verdicts' figures (docs/metrics.md): only the scores, so the per-chunk
@@ -114,18 +121,6 @@ class QuestionRecord:
     judge_error: str | None = None
 
 
-def _number(value: Any, name: str, qid: str, kind: type = float) -> Any:
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise SourceError(
-            f"question {shown(qid, 80)}: {name} must be a number, got {type(value).__name__}"
-        )
-    if kind is int and float(value).is_integer():
-        return int(value)
-    return kind(value)
-
-
 def _claim(raw: Any, qid: str, i: int) -> Claim:
     if isinstance(raw, Claim):
         return raw
@@ -142,12 +137,6 @@ def _claim(raw: Any, qid: str, i: int) -> Claim:
         **{k: None if v is None else str(v) for k, v in opt.items()},
         reason=str(raw.get("reason") or ""),
     )
-
-
-def _text(value: Any, qid: str) -> str | None:
-    if value is not None and not isinstance(value, str):
-        raise SourceError(f"question {shown(qid, 80)}: answer_relevancy_reason must be text")
-    return value
 
 
 def _answerable(r: QuestionRecord, q: GoldenQuestion | None, reference: str | None) -> bool | None:
@@ -215,7 +204,6 @@ class RunWriter:
         self.dataset = load_dataset(dataset) if isinstance(dataset, str | Path) else dataset
         self.declared: tuple[DeclaredMetric, ...] = parse_declared(metrics, "metrics")
         self.ks = tuple(sorted(set(ks)))
-        self.thresholds = failure_thresholds
         self.durable = durable
         origin = origin or RunOrigin("writer", name)
         recorded = {**dict(config or {}), "name": name, "origin": origin.to_dict()}
@@ -227,6 +215,9 @@ class RunWriter:
         self.folder = RunFolder(location, run_id)
         self._command = origin.kind  # how warnings name who writes
         self.run_id = self.folder.run_id
+        self.scorer = Scorer(
+            self.run_id, self.dataset, self.ks, failure_thresholds, self.declared, bad=SourceError
+        )
         self._questions = {q.id: q for q in self.dataset.questions} if self.dataset else {}
         self._by_text = _ids_by_text(self.dataset)
         self._schema = question_schema(self.ks, self.declared)
@@ -325,140 +316,95 @@ class RunWriter:
             self._batch, self._batch_bytes = [], 0
 
     def row(self, r: QuestionRecord) -> dict[str, Any]:
-        """The result row (schema `question_schema`) of one record."""
+        """The result row (schema `question_schema`) of one record, scored as `rageval
+        run` scores (`scoring.Scorer`)."""
         qid = r.question_id
         if not isinstance(qid, str) or not qid:
             raise SourceError(f"a question id must be non-empty text, got {qid!r:.80}")
         q: GoldenQuestion | None = self._questions.get(qid)
         if self.dataset is not None and q is None:
             raise SourceError(f"question {shown(qid, 80)} is not in dataset {self.dataset.name!r}")
-        gold = (
-            list(r.gold_ids) if r.gold_ids is not None else (list(q.gold_chunk_ids) if q else None)
-        )
+        where = f"question {shown(qid, 80)}:"
+
+        def num(name: str) -> float | None:
+            return number(getattr(r, name), f"{where} {name}", SourceError)
+
         reference = r.reference if r.reference is not None else (q.reference_answer if q else None)
-        ids, texts, chunk_scores = self._retrieved(r)
-        known = bool(gold) and ids is not None  # no gold: no retrieval figure, never a miss
-        retrieval = retrieval_metrics(ids or [], gold or [], self.ks)
-        if not known:
-            retrieval = dict.fromkeys(retrieval)  # unknown, not a miss
-        ranks = gold_ranks(ids, gold) if known else None
-        claims = [_claim(c, qid, i) for i, c in enumerate(r.claims)]
-        faithfulness = _number(r.faithfulness, "faithfulness", qid)
+        gold = tuple(r.gold_ids) if r.gold_ids is not None else None
+        asked = Asked(
+            qid,
+            r.question if r.question is not None else (q.question if q else None),
+            reference,
+            _answerable(r, q, reference),
+            tuple(r.tags if r.tags is not None else (q.tags if q else ())),
+            gold if gold is not None else (q.gold_chunk_ids if q else ()),
+            () if gold is not None or q is None else q.gold_spans,
+        )
+        if r.answer is not None and not isinstance(r.answer, str):
+            raise SourceError(f"{where} answer must be text")
+        retrieved, ids_known = self._retrieved(r)
+        given = Given(
+            answer=r.answer,
+            retrieved=retrieved,
+            ids_known=ids_known,
+            **{k: num(k) for k in ("retrieval_ms", "generation_ms", "ttft_ms", "total_ms")},
+            input_tokens=count(r.input_tokens, f"{where} input_tokens", SourceError),
+            output_tokens=count(r.output_tokens, f"{where} output_tokens", SourceError),
+            cost_usd=num("cost_usd"),
+            scores=r.scores,
+            error=r.error,
+        )
+        claims = tuple(_claim(c, qid, i) for i, c in enumerate(r.claims))
+        faithfulness = num("faithfulness")
         if faithfulness is None and claims:
             faithfulness = sum(c.verdict == "supported" for c in claims) / len(claims)
-        answerable = _answerable(r, q, reference)
-        scores = self._scores(r)
-        nums = {
-            k: _number(getattr(r, k), k, qid)
-            for k in (
-                "answer_correctness",
-                "context_relevance",
-                "context_precision",
-                "answer_relevancy",
-                "context_recall",
-                "retrieval_ms",
-                "generation_ms",
-                "ttft_ms",
-                "total_ms",
-                "cost_usd",
-                "judge_cost_usd",
-            )
-        }
-        if nums["total_ms"] is None and None not in (nums["retrieval_ms"], nums["generation_ms"]):
-            nums["total_ms"] = nums["retrieval_ms"] + nums["generation_ms"]
-        refused = r.refused
-        if refused is not None and not isinstance(refused, bool):
-            raise SourceError(f"question {shown(qid, 80)}: refused must be true or false")
-        return {
-            "run_id": self.run_id,
-            "question_id": qid,
-            "question": r.question if r.question is not None else (q.question if q else None),
-            "reference_answer": reference,
-            "answerable": answerable,
-            "tags": list(r.tags if r.tags is not None else (q.tags if q else ())),
-            "answer": r.answer,
-            "retrieved_ids": ids or [],
-            "retrieved_texts": texts,
-            "retrieved_scores": chunk_scores,
-            "gold_ids": gold or [],
-            "gold_ranks": ranks or [],
-            **retrieval,
-            "faithfulness": faithfulness,
-            "claims": [c.to_dict() for c in claims],
-            "unsupported_claims": [c.text for c in claims if c.verdict != "supported"],
-            **nums,
-            "refused": refused,
-            "input_tokens": _number(r.input_tokens, "input_tokens", qid, int),
-            "output_tokens": _number(r.output_tokens, "output_tokens", qid, int),
-            "error": r.error,
-            "judge_error": r.judge_error,
-            "answer_relevancy_reason": _text(r.answer_relevancy_reason, qid),
-            "failure_type": self._failure(r, answerable, ranks, faithfulness, nums),
-            **scores,
-        }
+        if r.refused is not None and not isinstance(r.refused, bool):
+            raise SourceError(f"{where} refused must be true or false")
+        if r.answer_relevancy_reason is not None and not isinstance(r.answer_relevancy_reason, str):
+            raise SourceError(f"{where} answer_relevancy_reason must be text")
+        judged = Judged(
+            claims=claims,
+            faithfulness=faithfulness,
+            refused=r.refused,
+            answer_relevancy_reason=r.answer_relevancy_reason,
+            **{
+                k: num(k)
+                for k in (
+                    "answer_correctness",
+                    "context_relevance",
+                    "context_precision",
+                    "answer_relevancy",
+                    "context_recall",
+                )
+            },
+            cost_usd=num("judge_cost_usd"),
+            error=r.judge_error,
+        )
+        return self.scorer.row(asked, given, judged)
 
-    def _retrieved(self, r: QuestionRecord) -> tuple[list[str] | None, list[str], list[Any]]:
-        """Ranked ids (None when any is unknown), texts and scores of the retrieved chunks."""
+    def _retrieved(self, r: QuestionRecord) -> tuple[tuple[RetrievedChunk, ...] | None, bool]:
+        """The ranked chunks (None: unknown) and whether every id is known. An item is an
+        id, or a chunk (a mapping or a `RetrievedChunk`, checked by the rules a pipeline's
+        output meets) whose id may be missing: then it is the corpus chunk with the same
+        text, if exactly one, else unknown (its text is still placed in the documents)."""
         if r.retrieved is None:
-            return None, [], []
-        if isinstance(r.retrieved, str | bytes | Mapping):
-            raise SourceError(f"question {shown(r.question_id, 80)}: retrieved must be a list")
-        ids: list[str | None] = []
-        texts: list[str] = []
-        scores: list[Any] = []
+            return None, True
+        where = f"question {shown(r.question_id, 80)}: retrieved"
+        if isinstance(r.retrieved, str | bytes | Mapping) or not isinstance(r.retrieved, Sequence):
+            raise SourceError(f"{where} must be a list")
+        chunks, known = [], True
         for i, item in enumerate(r.retrieved):
             if isinstance(item, str):
                 item = {"id": item}
-            if not isinstance(item, Mapping):
-                raise SourceError(
-                    f"question {shown(r.question_id, 80)}: retrieved[{i}] must be an id "
-                    "or a mapping with id and/or text"
-                )
-            text = item.get("text")
-            cid = item.get("id")
-            if cid is None and isinstance(text, str):
-                cid = self._by_text.get(text)
-            ids.append(None if cid is None else str(cid))
-            texts.append("" if text is None else str(text))
-            scores.append(_number(item.get("score"), f"retrieved[{i}].score", r.question_id))
-        known = None if None in ids else [i for i in ids if i is not None]
-        return known, texts, scores
-
-    def _scores(self, r: QuestionRecord) -> dict[str, float | None]:
-        names = [d.name for d in self.declared]
-        unknown = [k for k in r.scores if k not in names]
-        if unknown:
-            raise SourceError(
-                f"question {shown(r.question_id, 80)}: score {shown(unknown[0], 64)} "
-                "is not declared; declare it in `metrics=`"
-            )
-        return {n: _number(r.scores.get(n), n, r.question_id) for n in names}
-
-    def _failure(
-        self,
-        r: QuestionRecord,
-        answerable: bool | None,
-        ranks: list[int | None] | None,
-        faithfulness: float | None,
-        nums: Mapping[str, Any],
-    ) -> str | None:
-        """The failure type (docs/metrics.md) from what is known, as `runner.judge_columns`
-        decides it. Without gold or retrieved ids the retrieval steps cannot be judged and
-        are passed over; a reference-free question (answerability unknown) is taken as one
-        that expects an answer, and declining it sets no type. An unanswerable question
-        whose refusal is unknown (no tool reports one) has none: missed refusal and ok
-        cannot be told apart."""
-        if answerable is False and r.refused is None and not r.error:
-            return None
-        return classify_failure(
-            error=r.error,
-            answerable=answerable is not False,
-            refused=bool(r.refused) and answerable is not None,
-            gold_ranks=ranks,
-            faithfulness=faithfulness,
-            answer_correctness=nums["answer_correctness"],
-            thresholds=self.thresholds,
-        )
+            if isinstance(item, Mapping) and item.get("id") is None:
+                text = item.get("text")
+                cid = self._by_text.get(text) if isinstance(text, str) else None
+                if cid is None and not isinstance(text, str):
+                    raise SourceError(f"{where}[{i}] must be an id or a chunk with id and/or text")
+                known = known and cid is not None
+                item = {**item, "id": cid or ""}
+            chunks.append(RetrievedChunk.from_value(item, f"{where}[{i}]", SourceError))
+        return tuple(chunks), known
 
     # -- closing
 

@@ -95,11 +95,22 @@ def clauses(sentences: list[str]) -> list[tuple[str, Terms]]:
     return out
 
 
+def declines(answer: str) -> bool:
+    """The offline judge's refusal rule: an empty answer, or one whose first sentence is
+    refusal-worded. Also how an imported answer whose tool reports no refusal is read
+    (`scoring.py`)."""
+    return _declining(split_sentences(answer))
+
+
+def _declining(sentences: list[str]) -> bool:
+    return not sentences or is_refusal(sentences[0])
+
+
 def extract_claims(answer: str) -> tuple[list[tuple[str, Terms]], bool]:
     """(claims with their terms, refused) for an answer; a refusal has no claims, and a
     refusal-worded sentence later in the answer is a hedge, not a claim."""
     sentences = split_sentences(answer)
-    if not sentences or is_refusal(sentences[0]):
+    if _declining(sentences):
         return [], True
     return clauses([s for s in sentences if not is_refusal(s)]), False
 

@@ -80,7 +80,7 @@ def test_without_a_dataset_gold_is_unknown_and_claims_give_faithfulness(tmp_path
 @pytest.mark.parametrize(
     "fields, message",
     [
-        ({"scores": {"typo": 1.0}}, "score 'typo' is not declared"),
+        ({"scores": {"typo": 1.0}}, "undeclared score(s) 'typo'"),
         ({"faithfulness": "high"}, "faithfulness must be a number"),
         ({"claims": [{"text": "a"}]}, "claims[0]: verdict must be one of"),
         ({"retrieved": "c1"}, "retrieved must be a list"),
