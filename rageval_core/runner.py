@@ -61,7 +61,7 @@ from rageval_core.models import (
 )
 from rageval_core.placement import Placer
 from rageval_core.redact import Redactor
-from rageval_core.runs.folder import MAX_NAMED, RunFolder, run_totals
+from rageval_core.runs.folder import MAX_NAMED, NAMED_TOTALS, RunFolder, run_totals
 from rageval_core.runs.journal import Journal
 from rageval_core.runs.layout import (
     Shard,
@@ -270,23 +270,20 @@ def retrieval_row(
     placed: list[Range | None] | None = None
     cols: dict[str, Any] = {"gold_ids": list(q.gold_labels)}
     if ctx.placer is not None:
-        placed = ctx.placer.place_all(chunks)
+        placement = ctx.placer.place_all(chunks)
+        placed = list(placement.ranges)
         cols.update(
-            retrieved_doc_ids=[p.doc_id if p else None for p in placed],
-            retrieved_starts=[p.start if p else None for p in placed],
-            retrieved_ends=[p.end if p else None for p in placed],
-            n_unplaced=sum(p is None for p in placed),
+            placement.columns(),
             gold_spans=[{"doc_id": s.doc_id, "start": s.start, "end": s.end} for s in q.gold_spans],
         )
     if ctx.corpus_ids is not None:
         cols["n_unknown_ids"] = sum(i not in ctx.corpus_ids for i in dict.fromkeys(ids))
-    if q.gold_spans and placed is not None:
-        first = {}  # a repeated id counts once, at its best rank, as for id metrics
-        for cid, p in zip(ids, placed, strict=True):
-            first.setdefault(cid, p)
-        ranked = list(first.values())
-        cols.update(span_metrics(ranked, q.gold_spans, ctx.config.ks))
-        ranks = span_gold_ranks(ranked, q.gold_spans)
+    if q.gold_spans and ctx.placer is not None and placed is not None:
+        # every range counts; a chunk repeated (same id, same place) once, at its first rank
+        ranked = [p for _, p in dict.fromkeys(zip(ids, placed, strict=True))]
+        twins = ctx.placer.twins(q.gold_spans)
+        cols.update(span_metrics(ranked, q.gold_spans, ctx.config.ks, twins))
+        ranks = span_gold_ranks(ranked, q.gold_spans, twins)
     else:
         cols.update(retrieval_metrics(ids, q.gold_chunk_ids, ctx.config.ks))
         ranks = gold_ranks(ids, q.gold_chunk_ids)
@@ -663,10 +660,11 @@ class RunJob:
     def _shard_totals(self, folder: RunFolder, count: int) -> dict[str, Any]:
         parts = [s.totals for s in folder.shard_statuses(count) if s.status == "complete"]
         keys = dict.fromkeys(k for p in parts for k in p)
-        summed = {k: sum(p.get(k) or 0 for p in parts) for k in keys if k != "unplaced_ids"}
-        if "unplaced_ids" in keys:
-            named = dict.fromkeys(i for p in parts for i in p.get("unplaced_ids") or ())
-            summed["unplaced_ids"] = list(named)[:MAX_NAMED]
+        summed = {k: sum(p.get(k) or 0 for p in parts) for k in keys if k not in NAMED_TOTALS}
+        for key in NAMED_TOTALS:
+            if key in keys:
+                named = dict.fromkeys(i for p in parts for i in p.get(key) or ())
+                summed[key] = list(named)[:MAX_NAMED]
         # Shards run side by side: the run took as long as its slowest shard.
         summed["duration_s"] = max(p.get("duration_s") or 0 for p in parts)
         summed["cost_usd"] = round(summed["cost_usd"], 8)

@@ -67,6 +67,11 @@ SPAN_FIELDS: list[tuple[str, pa.DataType]] = [
     # retrieved chunks not placed in a document / ids not in the corpus (NULL: not checked)
     ("n_unplaced", pa.int64()),
     ("n_unknown_ids", pa.int64()),
+    # chunks whose offsets did not hold their text (placed by text instead); document ids
+    # the dataset does not have, and the chunks naming one placed by text anyway
+    ("n_offsets_mismatched", pa.int64()),
+    ("unknown_doc_ids", pa.list_(pa.string())),
+    ("n_unknown_doc_placed", pa.int64()),
 ]
 """Columns of spans and chunk placement (docs/metrics.md), after the id retrieval columns."""
 

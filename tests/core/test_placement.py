@@ -23,9 +23,11 @@ def chunk(text: str = "", **kw) -> RetrievedChunk:
 
 def test_offsets_exact_text_and_folded_white_space() -> None:
     p = Placer(DOCS)
-    assert p.place(chunk(doc_id="b", start=3, end=9)) == Range("b", 3, 9)
-    assert p.place(chunk(doc_id="b", start=3, end=999)) is None  # beyond the document
-    assert p.place(chunk(doc_id="zzz", start=0, end=1)) is None  # no such document
+    # offsets holding the chunk's text (white space folded) are believed, however short
+    assert p.place(chunk("e sky.", doc_id="b", start=3, end=9)) == Range("b", 3, 9)
+    assert p.place(chunk(" e \n sky. ", doc_id="b", start=3, end=9)) == Range("b", 3, 9)
+    assert p.place(chunk("e sky.", doc_id="b", start=3, end=999)) is None  # beyond it
+    assert p.place(chunk("e sky.", doc_id="zzz", start=0, end=1)) is None  # no such document
     # long text, found exactly (first place in dataset order, or in the named document)
     text = "The Normans lived in Normandy, France."
     assert p.place(chunk(text)) == Range("a", 0, len(text))
