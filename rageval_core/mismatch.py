@@ -14,6 +14,8 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable, Mapping
 from typing import Any, Protocol
 
+from rageval_core.errors import shown
+
 
 def _count(totals: Mapping[str, Any], key: str) -> int:
     value = totals.get(key)
@@ -46,11 +48,13 @@ def unplaced_warning(totals: Mapping[str, Any]) -> str | None:
 
 
 def _names(totals: Mapping[str, Any], key: str) -> str:
-    """The first five names of a totals list, each cut to 60 characters, `…` after them
-    when there are more; empty when there are none."""
+    """The first five names of a totals list, `…` after them when there are more; empty
+    when there are none. A long name keeps its last 60 characters: a path's file name, not
+    the folders every name shares."""
     value = totals.get(key)
-    names = [n[:60] for n in value if isinstance(n, str)] if isinstance(value, list) else []
-    return ", ".join(names[:5]) + (", …" if len(names) > 5 else "")
+    names = [n for n in value if isinstance(n, str)] if isinstance(value, list) else []
+    cut = [shown(n if len(n) <= 60 else f"…{n[-59:]}", bare=True) for n in names[:5]]
+    return ", ".join(cut) + (", …" if len(names) > 5 else "")
 
 
 def offsets_warning(totals: Mapping[str, Any]) -> str | None:
