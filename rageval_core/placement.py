@@ -139,7 +139,7 @@ class Placement:
     """Chunks naming such an id that were placed by their text anyway."""
 
     def columns(self) -> dict[str, Any]:
-        """The row's placement columns (`runs.rows.SPAN_FIELDS`)."""
+        """The row's placement columns (`runs.rows.SPAN_FIELDS`, `PLACEMENT_FIELDS`)."""
         return {
             "retrieved_doc_ids": [r.doc_id if r else None for r in self.ranges],
             "retrieved_starts": [r.start if r else None for r in self.ranges],
