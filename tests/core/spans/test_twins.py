@@ -18,6 +18,7 @@ from rageval_core.metrics.spans import Range, span_metrics, span_scores
 from rageval_core.mismatch import mismatch_warnings
 from rageval_core.models import Document, GoldSpan
 from rageval_core.placement import MIN_TEXT, Placer
+from rageval_core.query import ResultsStore, question_detail
 
 GOLD = "The if statement is used for conditional execution."
 IF_DOC = "XXXXXXXXXX" + GOLD + "YYYYY"
@@ -143,6 +144,10 @@ def test_a_run_scores_the_copy_the_repeat_and_the_mismatched_chunk(tmp_path: Pat
     row = ran.rows.iloc[0]
     assert row["span_recall_at_5"] == 1.0 and row["recall_at_5"] == 1.0
     assert row["failure_type"] != "retrieval_miss"
+    # the Question page says what the figures say: the copy is gold, nothing missed
+    detail = question_detail(ResultsStore(str(tmp_path / "r")), ran.run_id, "q1")
+    assert [c.is_gold for c in detail.retrieved] == [True, False]
+    assert detail.missed_gold_ids == ()
     assert row["n_offsets_mismatched"] == 1 and list(row["unknown_doc_ids"]) == [
         "/elsewhere/else.txt"
     ]
@@ -172,12 +177,14 @@ def test_a_repeated_id_at_another_place_counts_in_the_span_figures(tmp_path: Pat
             ],
         }
 
-    row = rageval_core.evaluate(pipeline, dataset, results=tmp_path / "r", progress=False)
-    row = row.rows.iloc[0]
+    ran = rageval_core.evaluate(pipeline, dataset, results=tmp_path / "r", progress=False)
+    row = ran.rows.iloc[0]
     assert row["span_recall_at_5"] == 1.0
     assert row["span_precision_at_5"] == len(GOLD) / (10 + len(GOLD))
     assert row["precision_at_5"] == 1 / 5  # the exact repeat counts once, at its first rank
     assert list(row["gold_ranks"]) == [2]
+    detail = question_detail(ResultsStore(str(tmp_path / "r")), ran.run_id, "q1")
+    assert [c.is_gold for c in detail.retrieved] == [False, True, True]
 
 
 def test_validate_counts_the_gold_spans_that_have_twins(tmp_path: Path, capsys) -> None:
