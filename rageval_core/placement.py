@@ -283,15 +283,14 @@ class Placer:
         needle = folded(text)
         if len(needle) < MIN_TEXT:
             return ()
+        # the span's text without its outer white space, as a twin is matched
+        core, lead = text.strip(), len(text) - len(text.lstrip())
         out = []
         for hit in self._occurrences(self._folded_text(), needle, None):
             r = self._unfold(hit, len(needle))
             if r.doc_id == span.doc_id and r.start < span.end and span.start < r.end:
                 continue  # the span itself
             twin = self.documents[hit[0]].text[r.start : r.end]
-            # the span's own text without its outer white space, as the twin was matched
-            lead = len(text) - len(text.lstrip())
-            core = text.strip()
             blocks = _blocks(twin, r.start, core, span.start + lead)
             out.append(Twin(r.doc_id, r.start, r.end, span, blocks))
         return tuple(out)
