@@ -193,3 +193,41 @@ def test_validate_counts_the_gold_spans_that_have_twins(tmp_path: Path, capsys) 
     assert main(["validate", str(dataset)]) == 0
     out = capsys.readouterr().out
     assert "2 gold spans (1 with twins: their text stands elsewhere too" in out
+
+
+PIPELINE = """
+def build():
+    def ask(question):
+        n = question.split()[1].rstrip("?")
+        text = "The if statement is used for conditional execution."
+        return {
+            "answer": "x",
+            "retrieved": [{"id": "c" + n, "text": text, "doc_id": "/folder" + n + "/if.txt"}],
+        }
+
+    return ask
+"""
+
+
+def test_shards_merge_the_unknown_document_ids_they_name(tmp_path: Path) -> None:
+    """Totals of two shards: the names merged, the counts summed (a list summed failed)."""
+    dataset = _dataset(tmp_path / "data", DOCS, [SPAN] * 4)
+    (tmp_path / "paths_app.py").write_text(PIPELINE)
+    config = tmp_path / "config.yaml"
+    config.write_text(
+        yaml.safe_dump(
+            {
+                "name": "paths",
+                "dataset": str(dataset),
+                "pipeline": {"factory": "paths_app:build"},
+                "judge": {"kind": "offline"},
+            }
+        )
+    )
+    results = str(tmp_path / "results")
+    for shard in ("1/2", "2/2"):
+        args = ["run", str(config), "--results", results, "--run-id", "sh", "--shard", shard]
+        assert main([*args, "--no-progress"]) == 0
+    totals = json.loads((tmp_path / "results" / "sh" / "manifest.json").read_text())["totals"]
+    assert sorted(totals["unknown_doc_ids"]) == [f"/folder{i}/if.txt" for i in range(1, 5)]
+    assert totals["n_unknown_doc_placed"] == 4 and totals["n_unplaced"] == 0
