@@ -29,12 +29,12 @@ from __future__ import annotations
 import bisect
 import re
 from array import array
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from rageval_core.dataset import document_id
-from rageval_core.metrics.spans import Range, Twin
+from rageval_core.metrics.spans import Range, Twin, span_gold_ranks, span_metrics
 from rageval_core.models import Chunk, Document, GoldSpan, RetrievedChunk
 
 Q = 48
@@ -263,6 +263,17 @@ class Placer:
                 unknown[c.doc_id] = None
                 unknown_placed += r is not None
         return Placement(tuple(ranges), mismatched, tuple(unknown), unknown_placed)  # type: ignore[arg-type]
+
+    def span_figures(
+        self, ids: Sequence[str], placement: Placement, gold: Sequence[GoldSpan], ks: Iterable[int]
+    ) -> tuple[dict[str, float | None], list[int | None]]:
+        """The span columns (`metrics/spans.py`, twins read) and the gold ranks of one
+        question's placed chunks. Every range counts: a chunk repeated at one place (same
+        id, same range) counts once, at its first rank, and the same id at another place is
+        another chunk."""
+        ranked = [r for _, r in dict.fromkeys(zip(ids, placement.ranges, strict=True))]
+        twins = self.twins(gold)
+        return span_metrics(ranked, gold, ks, twins), span_gold_ranks(ranked, gold, twins)
 
     def twins(self, gold: Sequence[GoldSpan]) -> tuple[Twin, ...]:
         """The twins of each gold span (metrics/spans.py): every other place, not

@@ -47,7 +47,6 @@ from rageval_core.errors import ConfigError, ConflictError, PipelineError
 from rageval_core.judges import Judge, make_judge
 from rageval_core.metrics.failure import FailureThresholds, classify_failure
 from rageval_core.metrics.retrieval import gold_ranks, retrieval_metrics
-from rageval_core.metrics.spans import Range, span_gold_ranks, span_metrics
 from rageval_core.models import (
     DatasetRef,
     DeclaredMetric,
@@ -59,7 +58,7 @@ from rageval_core.models import (
     RetrievedChunk,
     RunManifest,
 )
-from rageval_core.placement import Placer
+from rageval_core.placement import Placement, Placer
 from rageval_core.redact import Redactor
 from rageval_core.runs.folder import MAX_NAMED, NAMED_TOTALS, RunFolder, run_totals
 from rageval_core.runs.journal import Journal
@@ -267,23 +266,19 @@ def retrieval_row(
     reads (None: no retrieval gold). A span question is scored on the chunks' places
     (`metrics/spans.py`), any other on ids; placement and id checks are recorded for both."""
     ids = [c.id for c in chunks]
-    placed: list[Range | None] | None = None
+    placement: Placement | None = None
     cols: dict[str, Any] = {"gold_ids": list(q.gold_labels)}
     if ctx.placer is not None:
         placement = ctx.placer.place_all(chunks)
-        placed = list(placement.ranges)
         cols.update(
             placement.columns(),
             gold_spans=[{"doc_id": s.doc_id, "start": s.start, "end": s.end} for s in q.gold_spans],
         )
     if ctx.corpus_ids is not None:
         cols["n_unknown_ids"] = sum(i not in ctx.corpus_ids for i in dict.fromkeys(ids))
-    if q.gold_spans and ctx.placer is not None and placed is not None:
-        # every range counts; a chunk repeated (same id, same place) once, at its first rank
-        ranked = [p for _, p in dict.fromkeys(zip(ids, placed, strict=True))]
-        twins = ctx.placer.twins(q.gold_spans)
-        cols.update(span_metrics(ranked, q.gold_spans, ctx.config.ks, twins))
-        ranks = span_gold_ranks(ranked, q.gold_spans, twins)
+    if q.gold_spans and ctx.placer is not None and placement is not None:
+        figures, ranks = ctx.placer.span_figures(ids, placement, q.gold_spans, ctx.config.ks)
+        cols.update(figures)
     else:
         cols.update(retrieval_metrics(ids, q.gold_chunk_ids, ctx.config.ks))
         ranks = gold_ranks(ids, q.gold_chunk_ids)
