@@ -77,8 +77,7 @@ def unknown_docs_warning(totals: Mapping[str, Any]) -> str | None:
     placed = _count(totals, "n_unknown_doc_placed")
     return (
         f"chunks named document ids the dataset does not have ({names}): {placed} of them "
-        "placed by their text anyway, the rest count as not relevant (do the ids depend on "
-        "the folder the app ran from?)"
+        "placed by their text anyway (do the ids depend on the folder the app ran from?)"
     )
 
 
