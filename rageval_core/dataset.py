@@ -439,11 +439,16 @@ def _records(path: Path, what: str, problems: list[str]) -> _Items | None:
     return value
 
 
+_OFFSET = re.compile(r"[0-9]{1,18}")  # ASCII digits: `str.isdigit` takes `²`, which int() refuses
+_MAX_OFFSET = 10**18
+
+
 def _offset(value: Any) -> int | None:
-    """A character offset written as an integer (YAML gives its digits as text)."""
+    """A character offset: an integer >= 0 of at most 18 digits (YAML gives its digits as
+    text, a `!!int` tag a number of either sign and any size); None for anything else."""
     if isinstance(value, int) and not isinstance(value, bool):
-        return value
-    if isinstance(value, str) and value.strip().isdigit():
+        return value if 0 <= value < _MAX_OFFSET else None
+    if isinstance(value, str) and _OFFSET.fullmatch(value.strip()):
         return int(value.strip())
     return None
 
@@ -471,9 +476,12 @@ def _span(raw: Any, docs: Mapping[str, Document], rec: _Record, n: int) -> GoldS
     if "start" in raw or "end" in raw:
         start, end = _offset(raw.get("start")), _offset(raw.get("end"))
         if start is None or end is None:
-            span.problem(f"{where}: 'start' and 'end' must both be integers >= 0", "start")
+            span.problem(
+                f"{where}: 'start' and 'end' must both be integers >= 0 (at most 18 digits)",
+                "start",
+            )
             return None
-        if not start < end <= len(doc.text):
+        if not 0 <= start < end <= len(doc.text):
             span.problem(
                 f"{where}: needs 0 <= start < end <= {len(doc.text)} (the length of "
                 f"{shown(doc_id)}), got {start}, {end}",

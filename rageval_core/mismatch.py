@@ -2,9 +2,10 @@
 
 A pipeline that chunks its documents differently from the dataset retrieves ids the corpus
 does not have, and every id-based retrieval figure then reads as a miss although the
-right text was retrieved (docs/metrics.md). The runner counts those ids, and the chunks it could
-not place in a span dataset's documents, into the manifest's totals
-(`runner.retrieval_totals`); `rageval run`, `check`, `compare` and the Runs and Diagnose
+right text was retrieved (docs/metrics.md). The runner counts those ids, and on a span
+dataset the chunks it could not place, the chunks whose offsets did not hold their text and
+the document ids the dataset does not have, into the manifest's totals
+(`runs.folder.run_totals`); `rageval run`, `check`, `compare` and the Runs and Diagnose
 pages say it with these sentences. Pure: reads a totals mapping, nothing else.
 """
 
@@ -12,6 +13,8 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Mapping
 from typing import Any, Protocol
+
+from rageval_core.errors import shown
 
 
 def _count(totals: Mapping[str, Any], key: str) -> int:
@@ -36,11 +39,45 @@ def unplaced_warning(totals: Mapping[str, Any]) -> str | None:
     unplaced = _count(totals, "n_unplaced")
     if not unplaced:
         return None
-    names = [str(n)[:60] for n in totals.get("unplaced_ids") or () if isinstance(n, str)]
-    first = f" (first: {', '.join(names[:5])})" if names else ""
+    names = _names(totals, "unplaced_ids")
+    first = f" (first: {names})" if names else ""
     return (
         f"{unplaced} retrieved chunk(s) could not be placed in the dataset's documents and "
         f"count as not relevant{first}"
+    )
+
+
+def _names(totals: Mapping[str, Any], key: str) -> str:
+    """The first five names of a totals list, `…` after them when there are more; empty
+    when there are none. A long name keeps its last 60 characters: a path's file name, not
+    the folders every name shares."""
+    value = totals.get(key)
+    names = [n for n in value if isinstance(n, str)] if isinstance(value, list) else []
+    cut = [shown(n if len(n) <= 60 else f"…{n[-59:]}", bare=True) for n in names[:5]]
+    return ", ".join(cut) + (", …" if len(names) > 5 else "")
+
+
+def offsets_warning(totals: Mapping[str, Any]) -> str | None:
+    """`235 chunks' offsets do not match their text: placed by text (…)`, or None."""
+    n = _count(totals, "n_offsets_mismatched")
+    if not n:
+        return None
+    return (
+        f"{n} chunks' offsets do not match their text: placed by text (LlamaIndex sentence "
+        "windows record the window)"
+    )
+
+
+def unknown_docs_warning(totals: Mapping[str, Any]) -> str | None:
+    """`chunks named document ids the dataset does not have (a, b): 235 placed by their
+    text anyway`, or None."""
+    names = _names(totals, "unknown_doc_ids")
+    if not names:
+        return None
+    placed = _count(totals, "n_unknown_doc_placed")
+    return (
+        f"chunks named document ids the dataset does not have ({names}): {placed} of them "
+        "placed by their text anyway (do the ids depend on the folder the app ran from?)"
     )
 
 
@@ -48,7 +85,12 @@ def mismatch_warnings(totals: Mapping[str, Any] | None) -> tuple[str, ...]:
     """Every warning of a run's totals (a manifest's `totals`), in a fixed order."""
     if not isinstance(totals, Mapping):
         return ()
-    found = (unknown_ids_warning(totals), unplaced_warning(totals))
+    found = (
+        unknown_ids_warning(totals),
+        unknown_docs_warning(totals),
+        offsets_warning(totals),
+        unplaced_warning(totals),
+    )
     return tuple(w for w in found if w)
 
 

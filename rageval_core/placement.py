@@ -1,20 +1,27 @@
-"""Place retrieved chunks in a dataset's documents (docs/metrics.md): offsets given, else by text.
+"""Place retrieved chunks in a dataset's documents (docs/metrics.md): offsets checked against
+the text, else by the text; and the other places of each gold span's text (its twins).
 
-A chunk that carries `doc_id`, `start`, `end` is taken at its word (checked only to lie in
-its document). A chunk whose id is a chunk of the dataset's corpus is where that corpus
-chunk is (found once, by its text, in its own document). Any other chunk is found by its
-text (of at least `MIN_TEXT` characters): exactly first, then with every run of
-white space read as one space (a splitter that re-joins words, a loader that turned `\\r\\n`
-into `\\n`). A text found more than once takes its first place — in the document the chunk
-names, if it names one, else in the first document in dataset order.
+A chunk that carries `doc_id`, `start`, `end` is taken at its word only when
+`document[start:end]` is its text (white space folded: every run of white space read as
+one space, ends stripped). Offsets that say something else (LlamaIndex's sentence windows
+record the sentence's offsets beside the window's text) are counted and the chunk is
+placed by its text, in the document it names. A `doc_id` the dataset does not have (a
+file path from another folder) is counted and named, and the chunk is placed by its text
+anywhere. A chunk whose id is a chunk of the dataset's corpus is where that corpus chunk
+is (found once, by its text, in its own document). Any other chunk is found by its text
+(of at least `MIN_TEXT` characters): exactly first, then white space folded. A text found
+more than once takes its first place — in the document the chunk names, if it names one
+the dataset has, else in the first document in dataset order. A placed range always lies
+in its document and holds the chunk's text (folded).
 
-Finding text goes through an index, not a scan of the documents per chunk: all documents are
-joined into one string (separated by NUL) and every `STEP`-th position is indexed by the `Q`
-characters that start there (long enough to be rare even in repetitive text). A chunk of
-at least `Q + STEP - 1` characters contains an indexed position among its first `STEP`,
-so `STEP` dictionary lookups and a comparison per candidate place it. Shorter chunks fall
-back to `str.find` on the joined text. The white-space-folded index is built the first
-time an exact search fails.
+Finding text goes through an index, not a scan of the documents per chunk: all documents
+are joined into one string (separated by NUL) and every `STEP`-th position is indexed by
+the `Q` characters that start there (long enough to be rare even in repetitive text). A
+chunk of at least `Q + STEP - 1` characters contains an indexed position among its first
+`STEP`, so `STEP` dictionary lookups and a comparison per candidate place it. Shorter
+chunks fall back to `str.find` on the joined text. A match counts only inside one
+document's bounds, so a NUL inside a document is an ordinary character. The
+white-space-folded index is built the first time an exact search fails.
 """
 
 from __future__ import annotations
@@ -22,28 +29,36 @@ from __future__ import annotations
 import bisect
 import re
 from array import array
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from rageval_core.dataset import document_id
-from rageval_core.metrics.spans import Range
-from rageval_core.models import Chunk, Document, RetrievedChunk
+from rageval_core.metrics.spans import Range, Twin
+from rageval_core.models import Chunk, Document, GoldSpan, RetrievedChunk
 
 Q = 48
 STEP = 16
 MEMO_SIZE = 100_000  # texts remembered (a dict of places; cleared when full)
 MIN_TEXT = 16
-"""A shorter text is not placed: `x` or `Yes.` occurs anywhere and would land in a
-gold span by chance."""
+"""A shorter text is not placed, and a shorter gold span has no twins: `x` or `Yes.`
+occurs anywhere and would land in a gold span by chance."""
 _SEP = "\x00"
 _SPACE = re.compile(r"\s+")
+_SPLIT = re.compile(r"(\s+)")
+
+
+def folded(text: str) -> str:
+    """The documented white space folding: each run of white space one space, ends stripped."""
+    return _SPACE.sub(" ", text).strip()
 
 
 @dataclass
 class _Text:
-    """Joined documents with their q-gram index. For the white-space-folded copy, `folds`
-    and `shifts` map a position back to the original: after folded position `folds[i]`
-    the original is `shifts[i]` characters further on."""
+    """Joined documents with their q-gram index; `starts[d]` is where document d begins.
+    For the white-space-folded copy, `folds` and `shifts` map a position back to the
+    original: after folded position `folds[i]` the original is `shifts[i]` characters
+    further on."""
 
     joined: str
     starts: list[int]
@@ -58,12 +73,24 @@ class _Text:
         i = bisect.bisect_right(self.folds, pos) - 1
         return pos + (self.shifts[i] if i >= 0 else 0)
 
+    def end(self, doc: int) -> int:
+        """Where document `doc` ends (its separator, or the end of the text)."""
+        return self.starts[doc + 1] - 1 if doc + 1 < len(self.starts) else len(self.joined)
+
 
 def _index(joined: str) -> dict[str, list[int]]:
     grams: dict[str, list[int]] = {}
     for p in range(0, len(joined) - Q + 1, STEP):
         grams.setdefault(joined[p : p + Q], []).append(p)
     return grams
+
+
+def _starts(lengths: Sequence[int]) -> list[int]:
+    starts, pos = [], 0
+    for n in lengths:
+        starts.append(pos)
+        pos += n + 1
+    return starts
 
 
 def _fold(text: str) -> tuple[str, array, array]:
@@ -80,6 +107,64 @@ def _fold(text: str) -> tuple[str, array, array]:
     return _SPACE.sub(" ", text), folds, shifts
 
 
+def _blocks(twin: str, at: int, span: str, start: int) -> tuple[tuple[int, int, int, int], ...]:
+    """(twin start, twin end, span start, span end) pieces aligning `twin` (at `at`) with
+    `span` (at `start`), texts equal but for the length of their white space runs;
+    neighbours with one shift merged (an exact twin is one piece)."""
+    out: list[list[int]] = []
+    t, s = at, start
+    for a, b in zip(_SPLIT.split(twin), _SPLIT.split(span), strict=True):
+        if not a:
+            continue
+        last = out[-1] if out else None
+        if last and len(a) == len(b) and last[1] - last[0] == last[3] - last[2]:
+            last[1], last[3] = t + len(a), s + len(b)  # one shift goes on
+        else:
+            out.append([t, t + len(a), s, s + len(b)])
+        t, s = t + len(a), s + len(b)
+    return tuple((a, b, c, d) for a, b, c, d in out)
+
+
+@dataclass(frozen=True)
+class Placement:
+    """One question's chunks placed (`Placer.place_all`): a range per chunk (None: not
+    placed), and what did not match the dataset, for the row and the run's warning."""
+
+    ranges: tuple[Range | None, ...]
+    offsets_mismatched: int = 0
+    """Chunks whose offsets did not hold their text: placed by their text instead."""
+    unknown_doc_ids: tuple[str, ...] = ()
+    """Document ids the chunks named that the dataset does not have (first seen first)."""
+    unknown_doc_placed: int = 0
+    """Chunks naming such an id that were placed by their text anyway."""
+
+    def columns(self) -> dict[str, Any]:
+        """The row's placement columns (`runs.rows.SPAN_FIELDS`, `PLACEMENT_FIELDS`)."""
+        return {
+            "retrieved_doc_ids": [r.doc_id if r else None for r in self.ranges],
+            "retrieved_starts": [r.start if r else None for r in self.ranges],
+            "retrieved_ends": [r.end if r else None for r in self.ranges],
+            "n_unplaced": sum(r is None for r in self.ranges),
+            "n_offsets_mismatched": self.offsets_mismatched,
+            "unknown_doc_ids": list(self.unknown_doc_ids),
+            "n_unknown_doc_placed": self.unknown_doc_placed,
+        }
+
+
+def unknown_columns() -> dict[str, Any]:
+    """The placement columns of a question whose retrieved chunks are unknown (a harness
+    that did not say): nothing placed, nothing counted — NULL, not 0."""
+    return {
+        "retrieved_doc_ids": [],
+        "retrieved_starts": [],
+        "retrieved_ends": [],
+        "n_unplaced": None,
+        "n_offsets_mismatched": None,
+        "unknown_doc_ids": [],
+        "n_unknown_doc_placed": None,
+    }
+
+
 class Placer:
     """Places the chunks of many questions in one set of documents; build once per run."""
 
@@ -87,90 +172,139 @@ class Placer:
         self.documents = tuple(documents)
         self._corpus = {c.id: c for c in corpus}
         self._doc_index = {d.id: i for i, d in enumerate(self.documents)}
-        starts, pos = [], 0
-        for d in self.documents:
-            starts.append(pos)
-            pos += len(d.text) + 1
         joined = _SEP.join(d.text for d in self.documents)
-        self._exact = _Text(joined, starts, _index(joined))
+        self._exact = _Text(joined, _starts([len(d.text) for d in self.documents]), _index(joined))
         self._folded: _Text | None = None
         # the same chunk comes back for many questions: each text is searched once
         self._memo: dict[tuple[str, int | None], Range | None] = {}
+        self._twins: dict[GoldSpan, tuple[Twin, ...]] = {}
 
     def _folded_text(self) -> _Text:
         if self._folded is None:
             joined, folds, shifts = _fold(self._exact.joined)
-            starts, at = [0], joined.find(_SEP)
-            while at >= 0:  # documents hold no NUL: each one is a separator
-                starts.append(at + 1)
-                at = joined.find(_SEP, at + 1)
+            # NUL is not white space: no run crosses a separator, each document folds alone
+            starts = _starts([len(_SPACE.sub(" ", d.text)) for d in self.documents])
             self._folded = _Text(joined, starts, _index(joined), folds, shifts)
         return self._folded
 
-    def _candidates(self, t: _Text, needle: str, doc: int | None) -> list[int]:
+    def _occurrences(self, t: _Text, needle: str, doc: int | None) -> Iterator[tuple[int, int]]:
+        """(document index, start in `t`) of each match inside one document, in order."""
+        if not needle or not self.documents:
+            return
+        lo, hi = (0, len(t.joined)) if doc is None else (t.starts[doc], t.end(doc))
         if len(needle) < Q + STEP - 1:
-            if doc is None:
-                found = t.joined.find(needle)
-            else:
-                lo = t.starts[doc]
-                hi = t.starts[doc + 1] - 1 if doc + 1 < len(t.starts) else len(t.joined)
-                found = t.joined.find(needle, lo, hi)
-            return [] if found < 0 else [found]
-        out = []
+            at = t.joined.find(needle, lo, hi)
+            while at >= 0:
+                d = bisect.bisect_right(t.starts, at) - 1
+                if at + len(needle) <= t.end(d):
+                    yield d, at
+                at = t.joined.find(needle, at + 1, hi)
+            return
+        found = set()
         for j in range(STEP):
             for p in t.grams.get(needle[j : j + Q], ()):
                 if p >= j:
-                    out.append(p - j)
-        return sorted(set(out))
-
-    def _find(self, t: _Text, needle: str, doc: int | None) -> tuple[int, int] | None:
-        """(document index, start in `t`) of the first match inside one document."""
-        for start in self._candidates(t, needle, doc):
-            d = bisect.bisect_right(t.starts, start) - 1
-            if doc is not None and d != doc:
+                    found.add(p - j)
+        for start in sorted(found):
+            if start < lo or start + len(needle) > hi:
                 continue
-            if t.joined.startswith(needle, start) and _SEP not in needle:
-                return d, start
-        return None
+            d = bisect.bisect_right(t.starts, start) - 1
+            if start + len(needle) <= t.end(d) and t.joined.startswith(needle, start):
+                yield d, start
 
-    def place(self, chunk: RetrievedChunk) -> Range | None:
-        """The chunk's range in its document, or None when it cannot be placed."""
+    def _believed(self, chunk: RetrievedChunk, doc: int) -> bool:
+        """Whether the chunk's offsets hold its text in document `doc` (folded)."""
+        start, end = chunk.start, chunk.end
+        text = self.documents[doc].text
+        if not all(isinstance(v, int) and not isinstance(v, bool) for v in (start, end)):
+            return False
+        if not 0 <= start <= end <= len(text):  # type: ignore[operator]
+            return False
+        found = text[start:end]
+        return found == chunk.text or folded(found) == folded(chunk.text)
+
+    def _place(self, chunk: RetrievedChunk) -> tuple[Range | None, str | None]:
+        """The chunk's range, and what did not match: `offsets`, `doc`, or None."""
         doc = self._doc_index.get(chunk.doc_id) if chunk.doc_id is not None else None
-        if chunk.doc_id is not None and doc is None:
-            return None  # names a document the dataset does not have
-        if chunk.start is not None and chunk.end is not None:
-            text = self.documents[doc].text  # type: ignore[index]
-            return Range(chunk.doc_id, chunk.start, chunk.end) if chunk.end <= len(text) else None
+        note = "doc" if chunk.doc_id is not None and doc is None else None
+        if doc is not None and (chunk.start is not None or chunk.end is not None):
+            if self._believed(chunk, doc):
+                return Range(self.documents[doc].id, chunk.start, chunk.end), None  # type: ignore[arg-type]
+            note = "offsets"
         known = self._corpus.get(chunk.id)
         if known is not None:
             text, doc = known.text, self._doc_index.get(document_id(known), doc)
         else:
             text = chunk.text
         if len(text.strip()) < MIN_TEXT:
-            return None
+            return None, note
         key = (text, doc)
         if key not in self._memo:
             if len(self._memo) >= MEMO_SIZE:
                 self._memo.clear()
             self._memo[key] = self._search(text, doc)
-        return self._memo[key]
+        return self._memo[key], note
+
+    def place(self, chunk: RetrievedChunk) -> Range | None:
+        """The chunk's range in its document, or None when it cannot be placed."""
+        return self._place(chunk)[0]
 
     def _search(self, text: str, doc: int | None) -> Range | None:
-        hit = self._find(self._exact, text, doc)
+        hit = next(self._occurrences(self._exact, text, doc), None)
         if hit is not None:
             d, start = hit
             base = self._exact.starts[d]
             return Range(self.documents[d].id, start - base, start - base + len(text))
-        folded = self._folded_text()
-        needle = _SPACE.sub(" ", text).strip()
-        hit = self._find(folded, needle, doc)
-        if hit is None:
-            return None
+        hit = next(self._occurrences(self._folded_text(), folded(text), doc), None)
+        return None if hit is None else self._unfold(hit, len(folded(text)))
+
+    def _unfold(self, hit: tuple[int, int], length: int) -> Range:
+        """A match of `length` characters in the folded text as a range of its document:
+        its first and last characters mapped back."""
         d, start = hit
-        base = self._exact.starts[d]
-        # the first and the last character of the match, mapped back
-        begin, end = folded.source(start), folded.source(start + len(needle) - 1) + 1
+        t, base = self._folded_text(), self._exact.starts[d]
+        begin, end = t.source(start), t.source(start + length - 1) + 1
         return Range(self.documents[d].id, begin - base, end - base)
 
-    def place_all(self, chunks: Sequence[RetrievedChunk]) -> list[Range | None]:
-        return [self.place(c) for c in chunks]
+    def place_all(self, chunks: Sequence[RetrievedChunk]) -> Placement:
+        """Every chunk of one question placed, with the counts of what did not match."""
+        ranges, mismatched, unknown, unknown_placed = [], 0, {}, 0
+        for c in chunks:
+            r, note = self._place(c)
+            ranges.append(r)
+            mismatched += note == "offsets"
+            if note == "doc":
+                unknown[c.doc_id] = None
+                unknown_placed += r is not None
+        return Placement(tuple(ranges), mismatched, tuple(unknown), unknown_placed)  # type: ignore[arg-type]
+
+    def twins(self, gold: Sequence[GoldSpan]) -> tuple[Twin, ...]:
+        """The twins of each gold span (metrics/spans.py): every other place, not
+        overlapping the span, of its text white space folded, in any document. A span of
+        fewer than `MIN_TEXT` characters has none."""
+        out: list[Twin] = []
+        for s in gold:
+            if s not in self._twins:
+                self._twins[s] = self._twins_of(s)
+            out += self._twins[s]
+        return tuple(out)
+
+    def _twins_of(self, span: GoldSpan) -> tuple[Twin, ...]:
+        d = self._doc_index.get(span.doc_id)
+        if d is None:
+            return ()
+        text = self.documents[d].text[span.start : span.end]
+        needle = folded(text)
+        if len(needle) < MIN_TEXT:
+            return ()
+        # the span's text without its outer white space, as a twin is matched
+        core, lead = text.strip(), len(text) - len(text.lstrip())
+        out = []
+        for hit in self._occurrences(self._folded_text(), needle, None):
+            r = self._unfold(hit, len(needle))
+            if r.doc_id == span.doc_id and r.start < span.end and span.start < r.end:
+                continue  # the span itself
+            twin = self.documents[hit[0]].text[r.start : r.end]
+            blocks = _blocks(twin, r.start, core, span.start + lead)
+            out.append(Twin(r.doc_id, r.start, r.end, span, blocks))
+        return tuple(out)

@@ -36,7 +36,7 @@ from rageval_core.models import (
     Statement,
     number,
 )
-from rageval_core.placement import Placer
+from rageval_core.placement import Placer, unknown_columns
 
 
 @dataclass(frozen=True)
@@ -239,14 +239,15 @@ def judge_columns(
 
 
 def span_places(
-    chunks: Sequence[RetrievedChunk] | None, placed: list[Range | None] | None
+    chunks: Sequence[RetrievedChunk] | None, placed: Sequence[Range | None] | None
 ) -> list[Range | None] | None:
     """The places a span question's figures are scored on (every use of the placements
-    is here): a repeated id counts once, at its best rank, as for id metrics (a chunk
-    whose id is unknown, "", is its own). None when they cannot be known: chunks unknown,
-    or none with anything to place it by (no text, no offsets, no corpus id: an import
-    that kept only ids, on a dataset without a corpus) — unknown, not a miss. One such
-    chunk among placed ones counts as not relevant."""
+    is here): every retrieved range counts; a chunk repeated at one place (same id, same
+    range) counts once, at its first rank, and the same id at another place is another
+    chunk (a chunk whose id is unknown, "", is its own). None when they cannot be known:
+    chunks unknown, or none with anything to place it by (no text, no offsets, no corpus
+    id: an import that kept only ids, on a dataset without a corpus) — unknown, not a
+    miss. One such chunk among placed ones counts as not relevant."""
     if chunks is None or placed is None:
         return None
     if chunks and not any(
@@ -254,10 +255,10 @@ def span_places(
         for c, p in zip(chunks, placed, strict=True)
     ):
         return None
-    first: dict[Any, Range | None] = {}
-    for i, (c, p) in enumerate(zip(chunks, placed, strict=True)):
-        first.setdefault(c.id or i, p)
-    return list(first.values())
+    first = dict.fromkeys(
+        (c.id or i, p) for i, (c, p) in enumerate(zip(chunks, placed, strict=True))
+    )
+    return [p for _, p in first]
 
 
 class Scorer:
@@ -315,13 +316,11 @@ class Scorer:
         chunks = given.retrieved
         ids = [c.id for c in chunks] if chunks is not None and given.ids_known else None
         cols: dict[str, Any] = {"gold_ids": list(asked.gold_labels)}
-        placed = self.placer.place_all(chunks) if self.placer and chunks is not None else None
+        placement = self.placer.place_all(chunks) if self.placer and chunks is not None else None
+        placed = placement.ranges if placement is not None else None
         if self.placer is not None:
             cols.update(
-                retrieved_doc_ids=[p.doc_id if p else None for p in placed or ()],
-                retrieved_starts=[p.start if p else None for p in placed or ()],
-                retrieved_ends=[p.end if p else None for p in placed or ()],
-                n_unplaced=None if placed is None else sum(p is None for p in placed),
+                placement.columns() if placement is not None else unknown_columns(),
                 gold_spans=[
                     {"doc_id": s.doc_id, "start": s.start, "end": s.end} for s in asked.gold_spans
                 ],
@@ -332,9 +331,10 @@ class Scorer:
             )
         ranks: list[int | None] | None
         ranked = span_places(chunks, placed) if asked.gold_spans else None
-        if asked.gold_spans and ranked is not None:
-            cols.update(span_metrics(ranked, asked.gold_spans, self.ks))
-            ranks = span_gold_ranks(ranked, asked.gold_spans)
+        if asked.gold_spans and ranked is not None and self.placer is not None:
+            twins = self.placer.twins(asked.gold_spans)
+            cols.update(span_metrics(ranked, asked.gold_spans, self.ks, twins))
+            ranks = span_gold_ranks(ranked, asked.gold_spans, twins)
         elif ids is not None and not asked.gold_spans:
             cols.update(retrieval_metrics(ids, asked.gold_chunk_ids, self.ks))
             ranks = gold_ranks(ids, asked.gold_chunk_ids)

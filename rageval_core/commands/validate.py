@@ -8,6 +8,8 @@ from collections import Counter
 
 from rageval_core.dataset import load_dataset
 from rageval_core.errors import DatasetError
+from rageval_core.models import GoldenDataset
+from rageval_core.placement import Placer
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -19,6 +21,20 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("dataset", metavar="DATASET.yaml", help="the golden dataset file")
     parser.set_defaults(func=run)
+
+
+def _spans(ds: GoldenDataset) -> str:
+    """`40 gold spans (3 with twins: their text stands elsewhere too, and a chunk holding
+    a copy covers them)`: twins change what a chunk covers, so the author should know."""
+    spans = [s for q in ds.questions for s in q.gold_spans]
+    placer = Placer(ds.documents)
+    twinned, n = sum(bool(placer.twins([s])) for s in spans), len(spans)
+    if not twinned:
+        return f"{n} gold spans"
+    return (
+        f"{n} gold spans ({twinned} with twins: their text stands elsewhere too, and a chunk "
+        "holding a copy covers them)"
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -37,8 +53,7 @@ def run(args: argparse.Namespace) -> int:
     free = kinds["reference_free"]
     # a questions-only dataset says what its questions are: not unanswerable, unscored
     kind = f"{kinds['unanswerable']} unanswerable" + (f", {free} reference-free" if free else "")
-    spans = sum(len(q.gold_spans) for q in ds.questions)
-    docs = f", {len(ds.documents)} documents, {spans} gold spans" if ds.documents else ""
+    docs = f", {len(ds.documents)} documents, {_spans(ds)}" if ds.documents else ""
     print(
         f"ok: {ds.name} version {ds.version}: {len(ds.questions)} questions "
         f"({kind}), {len(ds.corpus)} chunks{docs}, sha256 {ds.sha256[:12]}"

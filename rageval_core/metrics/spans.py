@@ -24,8 +24,15 @@ The ranked-list metrics of `retrieval.py` follow on span datasets from one relev
 The nDCG gain counts a span once (a second chunk over the same span is like a repeated id),
 so nDCG stays in [0, 1] and equals the id formula when each chunk is one gold span; a chunk
 covering several gold spans earns one gain, as one chunk id does.
-A chunk's rank is its position in the list as returned (1-based); duplicate ids are the
-caller's to drop (`retrieval._ranked`), as for id metrics.
+A chunk's rank is its position in the list as returned (1-based); repeats of one chunk
+(same id, same place) are the caller's to drop, as for id metrics.
+
+**Twins.** Documentation repeats itself: a gold span's text (white space folded) may stand
+elsewhere too, and a chunk holding that copy holds the answer. Each such other place is a
+`Twin` of the span (found by `placement.Placer.twins`); a chunk's characters inside a twin
+count as the span's corresponding characters (`as_gold`), so with twins every formula
+above reads R'_k, the top-k chunks as the gold reads them, in place of R_k. A character
+inside a twin that is itself gold stays where it is as well.
 """
 
 from __future__ import annotations
@@ -94,17 +101,81 @@ def overlap(a: Intervals, b: Intervals) -> int:
     return total
 
 
+class Twin(NamedTuple):
+    """Another place `[start, end)` of document `doc_id` that holds gold span `span`'s text
+    (white space folded). `blocks` align it with the span, piece by piece: (twin start,
+    twin end, span start, span end); a piece of equal lengths maps character for
+    character, a run of white space of another length onto the span's whole run."""
+
+    doc_id: str
+    start: int
+    end: int
+    span: GoldSpan
+    blocks: tuple[tuple[int, int, int, int], ...]
+
+
+def _image(lo: int, hi: int, twin: Twin) -> list[Range]:
+    """The span's characters that twin characters `[lo, hi)` stand for."""
+    out = []
+    for ts, te, gs, ge in twin.blocks:
+        a, b = max(lo, ts), min(hi, te)
+        if b <= a:
+            continue
+        if te - ts == ge - gs:
+            out.append(Range(twin.span.doc_id, gs + a - ts, gs + b - ts))
+        else:
+            out.append(Range(twin.span.doc_id, gs, ge))
+    return out
+
+
+def as_gold(r: Range | None, gold: Sequence[GoldSpan], twins: Sequence[Twin]) -> tuple[Range, ...]:
+    """Chunk `r`'s characters as the gold reads them: its range, with the parts inside a
+    twin moved onto that twin's span (a part that is gold itself stays as well)."""
+    if r is None:
+        return ()
+    mine = [t for t in twins if t.doc_id == r.doc_id and max(t.start, r.start) < min(t.end, r.end)]
+    if not mine:
+        return (r,)
+    kept = [(r.start, r.end)]
+    for t in mine:
+        kept = [
+            (a, b) for s, e in kept for a, b in ((s, min(e, t.start)), (max(s, t.end), e)) if b > a
+        ]
+    out = [Range(r.doc_id, s, e) for s, e in kept]
+    for g in gold:
+        if g.doc_id == r.doc_id and max(g.start, r.start) < min(g.end, r.end):
+            out.append(Range(r.doc_id, max(g.start, r.start), min(g.end, r.end)))
+    for t in mine:
+        out += _image(max(t.start, r.start), min(t.end, r.end), t)
+    return tuple(out)
+
+
+Seen = Sequence[tuple[Range, ...]]
+"""Per chunk, its characters as the gold reads them (`as_gold`)."""
+
+
+def _seen(placed: Sequence[Range | None], gold: Sequence[GoldSpan], twins: Sequence[Twin]) -> Seen:
+    return [as_gold(r, gold, twins) for r in placed]
+
+
+def _scores(seen: Seen, g: Intervals, k: int) -> tuple[float, float, float]:
+    g_size = size(g)
+    r = union(x for rs in seen[:k] for x in rs)
+    inter, r_size = overlap(r, g), size(r)
+    return inter / g_size, (inter / r_size if r_size else 0.0), inter / (r_size + g_size - inter)
+
+
 def span_scores(
-    placed: Sequence[Range | None], gold: Sequence[GoldSpan], k: int
+    placed: Sequence[Range | None],
+    gold: Sequence[GoldSpan],
+    k: int,
+    twins: Sequence[Twin] = (),
 ) -> tuple[float, float, float] | None:
     """(span recall@k, span precision@k, span IoU@k); None without gold spans."""
     g = union(gold)
-    g_size = size(g)
-    if not g_size:
+    if not size(g):
         return None
-    r = union(placed[:k])
-    inter, r_size = overlap(r, g), size(r)
-    return inter / g_size, (inter / r_size if r_size else 0.0), inter / (r_size + g_size - inter)
+    return _scores(_seen(placed, gold, twins), g, k)
 
 
 def _touches(r: Range | None, span: GoldSpan) -> bool:
@@ -116,38 +187,55 @@ def _touches(r: Range | None, span: GoldSpan) -> bool:
     )
 
 
-def span_gold_ranks(placed: Sequence[Range | None], gold: Sequence[GoldSpan]) -> list[int | None]:
+def _touched(seen: Seen, gold: Sequence[GoldSpan]) -> list[frozenset[int]]:
+    """Per chunk, the indexes of the gold spans it shares a character with."""
+    return [
+        frozenset(j for j, s in enumerate(gold) if any(_touches(x, s) for x in rs)) for rs in seen
+    ]
+
+
+def span_gold_ranks(
+    placed: Sequence[Range | None], gold: Sequence[GoldSpan], twins: Sequence[Twin] = ()
+) -> list[int | None]:
     """Per gold span (in its order), the 1-based rank of the first chunk overlapping it."""
-    return [next((i for i, r in enumerate(placed, start=1) if _touches(r, s)), None) for s in gold]
+    touched = _touched(_seen(placed, gold, twins), gold)
+    return [
+        next((i for i, t in enumerate(touched, start=1) if j in t), None) for j in range(len(gold))
+    ]
 
 
 def span_metrics(
-    placed: Sequence[Range | None], gold: Sequence[GoldSpan], ks: Iterable[int] = DEFAULT_KS
+    placed: Sequence[Range | None],
+    gold: Sequence[GoldSpan],
+    ks: Iterable[int] = DEFAULT_KS,
+    twins: Sequence[Twin] = (),
 ) -> dict[str, float | None]:
     """Every span column and the ranked-list columns of a span question, by the module's
     formulas: `span_columns(ks)` and `retrieval_columns(ks)` names. All None without gold."""
     ks = sorted(set(ks))
     if not gold:
         return dict.fromkeys([*span_columns(ks), *retrieval_columns(ks)])
-    touched = [frozenset(j for j, s in enumerate(gold) if _touches(r, s)) for r in placed]
+    g = union(gold)  # gold spans are non-empty ranges (the loader checks)
+    seen = _seen(placed, gold, twins)
+    touched = _touched(seen, gold)
     out: dict[str, float | None] = {}
     for k in ks:
-        scores = span_scores(placed, gold, k)
-        assert scores is not None  # gold spans are non-empty ranges (the loader checks)
-        out[f"span_recall_at_{k}"], out[f"span_precision_at_{k}"], out[f"span_iou_at_{k}"] = scores
+        out[f"span_recall_at_{k}"], out[f"span_precision_at_{k}"], out[f"span_iou_at_{k}"] = (
+            _scores(seen, g, k)
+        )
         top = touched[:k]
-        seen = frozenset().union(*top)
-        out[f"recall_at_{k}"] = len(seen) / len(gold)
+        seen_spans = frozenset().union(*top)
+        out[f"recall_at_{k}"] = len(seen_spans) / len(gold)
         out[f"precision_at_{k}"] = sum(bool(t) for t in top) / k
-        out[f"hit_at_{k}"] = float(bool(seen))
+        out[f"hit_at_{k}"] = float(bool(seen_spans))
     first = next((i for i, t in enumerate(touched, start=1) if t), None)
     out["mrr"] = 0.0 if first is None else 1 / first
-    seen: set[int] = set()
+    earlier: set[int] = set()
     dcg = 0.0
     for i, t in enumerate(touched[:NDCG_K], start=1):
-        if t - seen:
+        if t - earlier:
             dcg += 1 / math.log2(i + 1)
-        seen |= t
+        earlier |= t
     ideal = sum(1 / math.log2(i + 1) for i in range(1, min(len(gold), NDCG_K) + 1))
     out[f"ndcg_at_{NDCG_K}"] = dcg / ideal
     return out

@@ -787,8 +787,15 @@ def question_detail(store: ResultsStore, run_id: str | RunInfo, question_id: str
     placed = tuple(
         places(r.get("retrieved_doc_ids"), r.get("retrieved_starts"), r.get("retrieved_ends"))
     )
-    # on a span question a chunk is gold when it overlaps a gold span (metrics/spans.py)
+    # on a span question a chunk is gold when it overlaps a gold span (metrics/spans.py),
+    # or was the first to cover one through a copy of its text: the row's ranks read
+    # twins, and rank a chunk repeated at one place once (`span_gold_ranks`)
+    ranks = list(r.get("gold_ranks") or ()) if spans else []
+    keys = list(zip(ids, placed, strict=False))
+    firsts = [i for i, k in enumerate(keys) if keys.index(k) == i]
+    ranked = {firsts[k - 1] for k in ranks if k is not None and 0 < k <= len(firsts)}
     hits = relevant(placed, spans) if spans else [cid in gold_set for cid in ids]
+    hits = [h or i in ranked for i, h in enumerate(hits)]
     retrieved = tuple(
         RetrievedRow(
             id=cid,
@@ -802,7 +809,7 @@ def question_detail(store: ResultsStore, run_id: str | RunInfo, question_id: str
     missed = (
         tuple(
             s.label
-            for s, rank in zip(spans, span_gold_ranks(placed, spans), strict=True)
+            for s, rank in zip(spans, ranks or span_gold_ranks(placed, spans), strict=False)
             if rank is None
         )
         if spans

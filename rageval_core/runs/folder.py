@@ -98,20 +98,25 @@ def run_totals(rows: Iterable[Mapping[str, Any]], duration_s: float) -> dict[str
 
 
 MAX_NAMED = 20
-"""How many unplaced chunk ids a manifest names (all are in the rows)."""
+"""How many unplaced chunk ids (or unknown document ids) a manifest names (all are in the rows)."""
+NAMED_TOTALS = ("unplaced_ids", "unknown_doc_ids")
+"""The totals that are lists of names, merged (not summed) across shards."""
 
 
 class _RetrievalTotals:
     """What the run's retrieved ids and chunks did not match in the dataset (docs/metrics.md):
     `n_retrieved` distinct ids per question, summed; `n_unknown_ids` of them not in the
-    corpus; `n_unplaced` chunks not placed in a document, and the first `unplaced_ids`.
+    corpus; `n_unplaced` chunks not placed in a document, and the first `unplaced_ids`;
+    `n_offsets_mismatched` chunks placed by text because their offsets did not hold it, and
+    the first `unknown_doc_ids` with `n_unknown_doc_placed`, each only when there are some.
     Empty for a run whose dataset has neither corpus nor documents (nothing checked), so
     the manifests of runs made before these checks stay as they were."""
 
     def __init__(self) -> None:
         self.checked = self.retrieved = self.unknown = 0
-        self.placed = self.unplaced = 0
+        self.placed = self.unplaced = self.mismatched = self.unknown_placed = 0
         self.names: dict[str, None] = {}
+        self.unknown_docs: dict[str, None] = {}
 
     def add(self, r: Mapping[str, Any]) -> None:
         if r.get("n_unknown_ids") is not None:
@@ -125,6 +130,11 @@ class _RetrievalTotals:
             for cid, start in zip(ids, starts, strict=False):
                 if start is None and len(self.names) < MAX_NAMED:
                     self.names[cid] = None
+            self.mismatched += r.get("n_offsets_mismatched") or 0
+            self.unknown_placed += r.get("n_unknown_doc_placed") or 0
+            for doc in r.get("unknown_doc_ids") or ():
+                if len(self.unknown_docs) < MAX_NAMED:
+                    self.unknown_docs[doc] = None
 
     def totals(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
@@ -132,6 +142,11 @@ class _RetrievalTotals:
             out["n_retrieved"], out["n_unknown_ids"] = self.retrieved, self.unknown
         if self.placed:
             out["n_unplaced"], out["unplaced_ids"] = self.unplaced, list(self.names)
+        if self.mismatched:
+            out["n_offsets_mismatched"] = self.mismatched
+        if self.unknown_docs:
+            out["unknown_doc_ids"] = list(self.unknown_docs)
+            out["n_unknown_doc_placed"] = self.unknown_placed
         return out
 
 

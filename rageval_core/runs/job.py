@@ -46,7 +46,7 @@ from rageval_core.engines import Engine, LocalEngine
 from rageval_core.errors import ConfigError, ConflictError
 from rageval_core.models import RunManifest
 from rageval_core.redact import Redactor
-from rageval_core.runs.folder import MAX_NAMED, RunFolder, run_totals
+from rageval_core.runs.folder import MAX_NAMED, NAMED_TOTALS, RunFolder, run_totals
 from rageval_core.runs.journal import Journal
 from rageval_core.runs.layout import Shard, default_run_id, iso, utc_now, validate_run_id
 from rageval_core.runs.lease import Lease, stale_after_s
@@ -398,10 +398,11 @@ class RunJob:
     def _shard_totals(self, folder: RunFolder, count: int) -> dict[str, Any]:
         parts = [s.totals for s in folder.shard_statuses(count) if s.status == "complete"]
         keys = dict.fromkeys(k for p in parts for k in p)
-        summed = {k: sum(p.get(k) or 0 for p in parts) for k in keys if k != "unplaced_ids"}
-        if "unplaced_ids" in keys:
-            named = dict.fromkeys(i for p in parts for i in p.get("unplaced_ids") or ())
-            summed["unplaced_ids"] = list(named)[:MAX_NAMED]
+        summed = {k: sum(p.get(k) or 0 for p in parts) for k in keys if k not in NAMED_TOTALS}
+        for key in NAMED_TOTALS:
+            if key in keys:
+                named = dict.fromkeys(i for p in parts for i in p.get(key) or ())
+                summed[key] = list(named)[:MAX_NAMED]
         # Shards run side by side: the run took as long as its slowest shard.
         summed["duration_s"] = max(p.get("duration_s") or 0 for p in parts)
         summed["cost_usd"] = round(summed["cost_usd"], 8)

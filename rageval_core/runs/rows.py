@@ -69,6 +69,15 @@ SPAN_FIELDS: list[tuple[str, pa.DataType]] = [
     ("n_unknown_ids", pa.int64()),
 ]
 """Columns of spans and chunk placement (docs/metrics.md), after the id retrieval columns."""
+PLACEMENT_FIELDS: list[tuple[str, pa.DataType]] = [
+    # chunks whose offsets did not hold their text (placed by text instead); document ids
+    # the dataset does not have, and the chunks naming one placed by text anyway
+    ("n_offsets_mismatched", pa.int64()),
+    ("unknown_doc_ids", pa.list_(pa.string())),
+    ("n_unknown_doc_placed", pa.int64()),
+]
+"""What placement did not match (docs/metrics.md, "Span metrics"): added after the pinned
+columns, so files written before them read these as NULL without a problem."""
 
 
 def question_schema(
@@ -116,6 +125,7 @@ def question_schema(
         ("judge_error", pa.string()),
     ]
     fields += JUDGE_FIELDS
+    fields += PLACEMENT_FIELDS
     fields += [(d.name, pa.float64()) for d in declared]
     return pa.schema(fields)
 
@@ -126,7 +136,8 @@ QUESTION_SCHEMA = question_schema()
 PINNED_COLUMNS: tuple[str, ...] = tuple(
     n
     for n in QUESTION_SCHEMA.names
-    if n not in ("retrieved_scores", "total_ms", "judge_error") and n not in dict(JUDGE_FIELDS)
+    if n not in ("retrieved_scores", "total_ms", "judge_error")
+    and n not in dict(JUDGE_FIELDS + PLACEMENT_FIELDS)
 )
 """The per-question columns docs/pipeline.md names as a public contract; every writer fills them."""
 

@@ -23,9 +23,11 @@ def chunk(text: str = "", **kw) -> RetrievedChunk:
 
 def test_offsets_exact_text_and_folded_white_space() -> None:
     p = Placer(DOCS)
-    assert p.place(chunk(doc_id="b", start=3, end=9)) == Range("b", 3, 9)
-    assert p.place(chunk(doc_id="b", start=3, end=999)) is None  # beyond the document
-    assert p.place(chunk(doc_id="zzz", start=0, end=1)) is None  # no such document
+    # offsets holding the chunk's text (white space folded) are believed, however short
+    assert p.place(chunk("e sky.", doc_id="b", start=3, end=9)) == Range("b", 3, 9)
+    assert p.place(chunk(" e \n sky. ", doc_id="b", start=3, end=9)) == Range("b", 3, 9)
+    assert p.place(chunk("e sky.", doc_id="b", start=3, end=999)) is None  # beyond it
+    assert p.place(chunk("e sky.", doc_id="zzz", start=0, end=1)) is None  # no such document
     # long text, found exactly (first place in dataset order, or in the named document)
     text = "The Normans lived in Normandy, France."
     assert p.place(chunk(text)) == Range("a", 0, len(text))
@@ -91,3 +93,130 @@ def test_a_corpus_chunk_id_is_placed_where_that_chunk_is() -> None:
     assert p.place(RetrievedChunk("b#1", "b#1")) == Range("b", 10, 10 + len(same))
     assert p.place(RetrievedChunk("gone#1", same)) is None  # its text is in no document
     assert p.place(RetrievedChunk("other", same)) == Range("a", 0, len(same))
+
+
+# ---------------------------------------------------------------------------- checked offsets
+
+SENTENCE = "Rollo was  their first ruler."
+WINDOW = "The Normans lived in Normandy, France. Rollo was their first ruler."  # folded
+
+
+def test_offsets_that_do_not_hold_the_text_are_counted_and_the_text_placed() -> None:
+    """LlamaIndex's sentence windows: the text is the window, the offsets the sentence's."""
+    p = Placer(DOCS)
+    at = DOCS[0].text.index(SENTENCE)
+    window = RetrievedChunk("w", WINDOW, doc_id="a", start=at, end=at + len(SENTENCE))
+    sentence = RetrievedChunk("s", SENTENCE, doc_id="a", start=at, end=at + len(SENTENCE))
+    got = p.place_all([window, sentence])
+    assert got.ranges == (Range("a", 0, len(DOCS[0].text)), Range("a", at, at + len(SENTENCE)))
+    assert got.offsets_mismatched == 1
+    assert got.columns()["n_offsets_mismatched"] == 1
+
+
+def test_a_negative_or_reversed_offset_never_becomes_a_range() -> None:
+    p = Placer(DOCS)
+    text = "The Normans lived in Normandy, France."
+    for start, end in ((-59, -10), (-5, 10), (10, 3), (0, 10**9)):
+        got = p.place_all([RetrievedChunk("c", text, doc_id="b", start=start, end=end)])
+        assert got.ranges == (Range("b", 10, 10 + len(text)),), (start, end)
+        assert got.offsets_mismatched == 1
+
+
+def test_an_unknown_document_id_falls_back_to_the_text_and_is_named() -> None:
+    """SimpleDirectoryReader(filename_as_id=True) run from another folder: path ids."""
+    p = Placer(DOCS)
+    text = "The Normans lived in Normandy, France."
+    got = p.place_all(
+        [
+            RetrievedChunk("1", text, doc_id="/tmp/two/b.txt", start=10, end=10 + len(text)),
+            RetrievedChunk("2", "Nowhere in the documents at all.", doc_id="/tmp/two/b.txt"),
+            RetrievedChunk("3", text, doc_id="/tmp/two/a.txt"),
+        ]
+    )
+    assert got.ranges == (Range("a", 0, len(text)), None, Range("a", 0, len(text)))
+    assert got.unknown_doc_ids == ("/tmp/two/b.txt", "/tmp/two/a.txt")
+    assert got.unknown_doc_placed == 2
+    assert got.offsets_mismatched == 0  # an unknown document's offsets are not checked
+
+
+def test_a_nul_in_a_document_is_an_ordinary_character() -> None:
+    """The documents are joined with NUL: a NUL inside one once shifted every later
+    document in the folded index (offsets -59..-10, in the wrong document)."""
+    docs = [
+        Document("nul", "A\x00B\x00C  and then  some more text in the first document."),
+        Document("two", "Second document:  the answer is   forty two, said the computer."),
+    ]
+    p = Placer(docs)
+    folded_text = "the answer is forty two, said the computer."
+    r = p.place(chunk(folded_text))
+    assert r is not None and r.doc_id == "two" and 0 <= r.start < r.end <= len(docs[1].text)
+    assert re.sub(r"\s+", " ", docs[1].text[r.start : r.end]) == folded_text
+    # a text holding the NUL is found where it is, and never across two documents
+    assert p.place(chunk("B\x00C  and then  some more")) == Range("nul", 2, 26)
+    assert p.place(chunk("first document.\x00Second document")) is None
+
+
+# ---------------------------------------------------------------------------- property
+
+alphabet = st.sampled_from(["ab", "cd", "e", "Normandy", "x\x00y", "\x01", "é", "𝔘"])
+spaces = st.sampled_from([" ", "  ", "\n", "\t ", "\r\n", "\x1f", "\u2028"])
+
+
+@st.composite
+def texts(draw) -> str:
+    return "".join(draw(alphabet) + draw(spaces) for _ in range(draw(st.integers(0, 40))))
+
+
+@st.composite
+def chunks(draw, docs):
+    """A chunk as a pipeline might send it: a cut of a document (its white space maybe
+    changed) or other text, with right, wrong, negative or no offsets and any document id."""
+    doc = draw(st.sampled_from(docs))
+    n = len(doc.text)
+    start = draw(st.integers(0, n))
+    end = draw(st.integers(start, n))
+    text = draw(
+        st.sampled_from([doc.text[start:end], re.sub(r"\s+", " ", doc.text[start:end]).strip(), ""])
+        | texts()
+    )
+    doc_id = draw(st.sampled_from([None, doc.id, "elsewhere", *(d.id for d in docs)]))
+    offsets = draw(
+        st.sampled_from([(None, None), (start, end)])
+        | st.tuples(st.integers(-(10**6), 10**6), st.integers(-(10**6), 10**6))
+    )
+    return RetrievedChunk("c", text, doc_id=doc_id, start=offsets[0], end=offsets[1])
+
+
+def _folded(s: str) -> str:
+    return re.sub(r"\s+", " ", s).strip()
+
+
+@settings(max_examples=300, deadline=None)
+@given(data=st.data())
+def test_a_placed_range_lies_in_its_document_and_holds_the_chunk_text(data) -> None:
+    docs = [Document(f"d{i}", data.draw(texts())) for i in range(data.draw(st.integers(1, 3)))]
+    p = Placer(docs)
+    cs = data.draw(st.lists(chunks(docs), max_size=6))
+    got = p.place_all(cs)
+    by_id = {d.id: d.text for d in docs}
+    mismatched = 0
+    for c, r in zip(cs, got.ranges, strict=True):
+        believable = c.doc_id in by_id and c.start is not None
+        if believable:
+            doc = by_id[c.doc_id]
+            ok = 0 <= c.start <= c.end <= len(doc) and _folded(doc[c.start : c.end]) == _folded(
+                c.text
+            )
+            mismatched += not ok
+            if ok:
+                assert r == Range(c.doc_id, c.start, c.end)
+        if r is None:
+            continue
+        doc = by_id[r.doc_id]
+        assert 0 <= r.start <= r.end <= len(doc)
+        assert _folded(doc[r.start : r.end]) == _folded(c.text)
+        if c.doc_id in by_id:
+            assert r.doc_id == c.doc_id  # the document it names, when the dataset has it
+    assert got.offsets_mismatched == mismatched
+    named = {c.doc_id for c in cs if c.doc_id is not None and c.doc_id not in by_id}
+    assert set(got.unknown_doc_ids) == named

@@ -82,14 +82,51 @@ def write_dataset(folder: Path, chunks: Iterable[tuple[str, str, str]]) -> Path:
     return path
 
 
+def write_span_dataset(folder: Path, documents: Sequence[dict[str, str]]) -> Path:
+    """A span dataset over `documents` (documents file rows): gold is each question's key
+    phrase quoted in the document holding it (none: unanswerable)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    out = folder / "documents.jsonl"
+    out.write_text("".join(json.dumps(d) + "\n" for d in documents))
+    questions = []
+    for qid, question, phrase in QUESTIONS:
+        entry: dict[str, Any] = {"id": qid, "question": question}
+        if phrase:
+            doc = next(d["id"] for d in documents if phrase in d["text"])
+            entry["gold_spans"] = [{"doc_id": doc, "text": phrase}]
+            entry["reference_answer"] = phrase
+        else:
+            entry["answerable"] = False
+        questions.append(entry)
+    doc = {"name": "handbook-spans", "version": "1", "documents": out.name, "questions": questions}
+    path = folder / "dataset.yaml"
+    path.write_text(yaml.safe_dump(doc, sort_keys=False))
+    return path
+
+
+def by_hand(engine: Any) -> Any:
+    """The framework object's chunks as a plain pipeline would give them: id, text and
+    score only (placed by their text)."""
+    from rageval_core.adapters import adapt
+
+    ask = adapt(engine)
+
+    def pipeline(question: str) -> dict:
+        out = ask(question)
+        return {
+            "answer": out["answer"],
+            "retrieved": [{k: c[k] for k in ("id", "text", "score")} for c in out["retrieved"]],
+        }
+
+    return pipeline
+
+
 # ---------------------------------------------------------------------------- LlamaIndex
 
 
-def llamaindex_parts(chunk_size: int = 24) -> tuple[Any, list[Any]]:
-    """A vector index over the handbook (node ids `doc#i`) and its nodes."""
-    from llama_index.core import Document, VectorStoreIndex
+def llamaindex_embedding() -> Any:
+    """LlamaIndex's embedding interface over `hashed`."""
     from llama_index.core.embeddings import BaseEmbedding
-    from llama_index.core.node_parser import SentenceSplitter
 
     class HashingEmbedding(BaseEmbedding):
         def _get_query_embedding(self, query: str) -> list[float]:
@@ -101,12 +138,68 @@ def llamaindex_parts(chunk_size: int = 24) -> tuple[Any, list[Any]]:
         def _get_text_embedding(self, text: str) -> list[float]:
             return hashed(text)
 
+    return HashingEmbedding()
+
+
+def llamaindex_parts(chunk_size: int = 24) -> tuple[Any, list[Any]]:
+    """A vector index over the handbook (node ids `doc#i`) and its nodes."""
+    from llama_index.core import Document, VectorStoreIndex
+    from llama_index.core.node_parser import SentenceSplitter
+
     docs = [Document(text=t, id_=d) for d, t in DOCUMENTS.items()]
     splitter = SentenceSplitter(
         chunk_size=chunk_size, chunk_overlap=0, id_func=lambda i, doc: f"{doc.doc_id}#{i}"
     )
     nodes = splitter.get_nodes_from_documents(docs)
-    return VectorStoreIndex(nodes, embed_model=HashingEmbedding()), nodes
+    return VectorStoreIndex(nodes, embed_model=llamaindex_embedding()), nodes
+
+
+def llamaindex_sentence_window_engine(top_k: int = 2) -> Any:
+    """LlamaIndex's sentence-window pattern: one node per sentence (its offsets), the
+    sentences around it as `window` metadata, which the postprocessor puts in its place:
+    the recorded text is the window, the offsets stay the sentence's."""
+    from llama_index.core import Document, VectorStoreIndex
+    from llama_index.core.llms import MockLLM
+    from llama_index.core.node_parser import SentenceWindowNodeParser
+    from llama_index.core.postprocessor import MetadataReplacementPostProcessor
+
+    docs = [Document(text=t, id_=d) for d, t in DOCUMENTS.items()]
+    nodes = SentenceWindowNodeParser.from_defaults(window_size=1).get_nodes_from_documents(docs)
+    index = VectorStoreIndex(nodes, embed_model=llamaindex_embedding())
+    return index.as_query_engine(
+        llm=MockLLM(max_tokens=6),
+        similarity_top_k=top_k,
+        node_postprocessors=[MetadataReplacementPostProcessor(target_metadata_key="window")],
+    )
+
+
+def write_handbook(folder: Path) -> Path:
+    """The handbook as one text file per document, as an app's `data/` folder holds it."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for doc_id, text in DOCUMENTS.items():
+        (folder / f"{doc_id}.txt").write_text(text)
+    return folder
+
+
+def llamaindex_directory_documents(folder: str | Path) -> list[Any]:
+    """The documented loader: `SimpleDirectoryReader(..., filename_as_id=True)`, whose
+    document ids are the files' absolute paths."""
+    from llama_index.core import SimpleDirectoryReader
+
+    return SimpleDirectoryReader(str(folder), filename_as_id=True).load_data()
+
+
+def llamaindex_directory_engine(folder: str | Path, top_k: int = 2) -> Any:
+    """A query engine over the files of `folder`, loaded with `filename_as_id=True`."""
+    from llama_index.core import VectorStoreIndex
+    from llama_index.core.llms import MockLLM
+    from llama_index.core.node_parser import SentenceSplitter
+
+    docs = llamaindex_directory_documents(folder)
+    # the file's path counts against the chunk size: a chunk of 24 tokens leaves no room
+    nodes = SentenceSplitter(chunk_size=96, chunk_overlap=0).get_nodes_from_documents(docs)
+    index = VectorStoreIndex(nodes, embed_model=llamaindex_embedding())
+    return index.as_query_engine(llm=MockLLM(max_tokens=6), similarity_top_k=top_k)
 
 
 def llamaindex_engine(top_k: int = 2) -> Any:

@@ -7,10 +7,8 @@ from __future__ import annotations
 import json
 
 import pytest
-import yaml
 
 import rageval_core
-from rageval_core.adapters import adapt
 from rageval_core.catalogue import span_columns
 from rageval_core.cli import main
 from tests.core.adapters import apps
@@ -24,33 +22,8 @@ def span_dataset(folder, capsys) -> str:
     out = folder / "documents.jsonl"
     assert main(["dataset", "documents", "--from-llamaindex", loader, "--out", str(out)]) == 0
     capsys.readouterr()
-    questions = []
-    for qid, question, phrase in apps.QUESTIONS:
-        entry = {"id": qid, "question": question}
-        if phrase:
-            doc = next(d for d, t in apps.DOCUMENTS.items() if phrase in t)
-            entry["gold_spans"] = [{"doc_id": doc, "text": phrase}]
-            entry["reference_answer"] = phrase
-        else:
-            entry["answerable"] = False
-        questions.append(entry)
-    doc = {"name": "handbook-spans", "version": "1", "documents": out.name, "questions": questions}
-    (folder / "dataset.yaml").write_text(yaml.safe_dump(doc, sort_keys=False))
-    return str(folder / "dataset.yaml")
-
-
-def by_hand(engine):
-    """The engine's chunks as a plain pipeline would give them: id, text, score only."""
-    ask = adapt(engine)
-
-    def pipeline(question: str) -> dict:
-        out = ask(question)
-        return {
-            "answer": out["answer"],
-            "retrieved": [{k: c[k] for k in ("id", "text", "score")} for c in out["retrieved"]],
-        }
-
-    return pipeline
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    return str(apps.write_span_dataset(folder, rows))
 
 
 @pytest.mark.parametrize("chunk_size", [24, 60])
@@ -66,7 +39,7 @@ def test_span_figures_from_node_offsets_equal_those_of_the_same_chunks_by_hand(
     results = tmp_path / "results"
     framework = rageval_core.evaluate(engine, dataset, results=results, run_id="li", progress=False)
     hand = rageval_core.evaluate(
-        by_hand(engine), dataset, results=results, run_id="hand", progress=False
+        apps.by_hand(engine), dataset, results=results, run_id="hand", progress=False
     )
     columns = span_columns()
     a = framework.rows.set_index("question_id")[columns]

@@ -185,3 +185,33 @@ def test_gold_ids_need_a_corpus_and_spans_need_documents(tmp_path: Path) -> None
     assert problems_of(path) == [
         f"{path}:5: question q1: gold_spans need the dataset's 'documents:'"
     ]
+
+
+@pytest.mark.parametrize(
+    "start",
+    ["!!int -1000000", "-3", "!!float 3.0", "'²'", "'٣'", "!!int " + "9" * 30, "'1e3'", "true"],
+)
+def test_an_offset_is_an_integer_from_zero_whatever_tag_wrote_it(tmp_path: Path, start) -> None:
+    """`start: !!int -1000000` once validated (the check had no `0 <=`); `'²'` passes
+    `str.isdigit` and then crashed `int()`."""
+    path = write(
+        tmp_path,
+        "  - id: q1\n    question: a\n    reference_answer: b\n"
+        f"    gold_spans:\n      - {{doc_id: faq, start: {start}, end: 5}}\n",
+    )
+    (problem,) = problems_of(path)
+    assert problem.startswith(f"{path}:9: question q1: gold_spans[0]: ")
+    assert "integers >= 0" in problem or "needs 0 <= start" in problem
+
+
+def test_control_characters_in_a_document_are_ordinary_characters(tmp_path: Path) -> None:
+    """A NUL or a unit separator validates, and a span over it is where it says."""
+    docs = [{"id": "bin", "text": "head\x00tail\x1fend and the answer"}, *DOCS]
+    path = write(
+        tmp_path,
+        "  - id: q1\n    question: a\n    reference_answer: b\n"
+        '    gold_spans:\n      - {doc_id: bin, text: "tail\\x1fend"}\n',
+        docs,
+    )
+    (q,) = load_dataset(path).questions
+    assert q.gold_spans == (GoldSpan("bin", 5, 13),)
