@@ -181,3 +181,14 @@ def test_recorded_thresholds_read_back_as_the_one_type():
         FailureThresholds(correctness_min=0.95)
     )
     assert FailureThresholds.recorded({}) == DEFAULT_THRESHOLDS
+
+
+def test_invalid_recorded_thresholds_are_a_problem_of_the_run(results):
+    """A hand-edited manifest: its run says why, and its shares use the defaults."""
+    write(results, "20250101-000000-odd", config("odd", correctness_min=2))
+    s = summarize_run(inspect_run(str(results), "20250101-000000-odd"))
+    assert any("correctness_min must be a number between 0 and 1" in p for p in s["problems"])
+    assert s["answer_correctness_below_threshold"] == pytest.approx(1 / 5)
+    with ResultsStore(results, read_only=True) as store:
+        (row_,) = runs_overview(store).to_dict("records")
+    assert any("correctness_min" in p for p in row_["problems"])

@@ -159,7 +159,17 @@ def test_check_does_not_pass_an_unknown_cost_under_a_limit(runs, tmp_path, capsy
     limits = tmp_path / "limits.yaml"
     limits.write_text(yaml.safe_dump({"total_cost_per_question": {"max": 0.01}}))
     code = main(["check", run_id, "--results", "results", "--thresholds", str(limits)])
-    assert code != 0 and "no value" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert code != 0 and "no value" in out and "$0" not in out
+
+
+def test_check_says_how_many_questions_a_cost_covers(runs, tmp_path, capsys):
+    run_id, _ = runs("partcost", [1, 2])
+    limits = tmp_path / "limits.yaml"
+    limits.write_text(yaml.safe_dump({"total_cost_per_question": {"max": 0.01}}))
+    code = main(["check", run_id, "--results", "results", "--thresholds", str(limits)])
+    out = capsys.readouterr().out
+    assert code == 0 and "covers 2 of 6 questions" in out, out
 
 
 @settings(
@@ -182,3 +192,12 @@ def test_cost_figures_cover_exactly_the_known_costs(tmp_path_factory, costs):
     else:
         assert s["cost_usd_per_question"] is None and s["cost_usd_total"] is None
         assert s["total_cost_per_question"] is None
+
+
+def test_compare_shows_an_unknown_cost_as_a_dash(runs, capsys):
+    """Compare pairs questions with a value in both runs: none, so no delta and no $0."""
+    priced, _ = runs("priced", [1, 2, 3, 4, 5, 6])
+    unknown, _ = runs("nocost", [])
+    assert main(["compare", priced, unknown, "--results", "results", "--metrics", "cost_usd"]) == 0
+    line = next(ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("cost_usd"))
+    assert line.split()[1:4] == ["$0.0030", "–", "–"], line
