@@ -201,3 +201,32 @@ def test_compare_shows_an_unknown_cost_as_a_dash(runs, capsys):
     assert main(["compare", priced, unknown, "--results", "results", "--metrics", "cost_usd"]) == 0
     line = next(ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("cost_usd"))
     assert line.split()[1:4] == ["$0.0030", "–", "–"], line
+
+
+@settings(
+    max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    runs_=st.lists(
+        st.tuples(st.sampled_from([0.0, 0.5, 1.0]), st.none() | st.sampled_from([1e-4, 2e-4])),
+        min_size=1,
+        max_size=5,
+    )
+)
+def test_the_cost_frontier_is_over_the_runs_with_a_cost(tmp_path_factory, runs_):
+    """Any runs, any of them without a cost: those are on no cost frontier (NA), and the
+    others' flags are what they would be without them."""
+    root = tmp_path_factory.mktemp("front")
+    for i, (recall, cost) in enumerate(runs_):
+        rows = [row("q1", recall_at_5=recall, cost_usd=cost, judge_cost_usd=0.0)]
+        write_run(root, f"2025010{i + 1}-000000-r", rows, created_at=f"2025-01-0{i + 1}T00:00:00Z")
+    with ResultsStore(root, read_only=True) as store:
+        df = cost_quality(store, quality="recall_at_5").set_index("run_id")
+    known = {f"2025010{i + 1}-000000-r": (q, c) for i, (q, c) in enumerate(runs_) if c is not None}
+    for run_id, flag in df["dominated_cost"].items():
+        if run_id not in known:
+            assert pd.isna(flag)
+            continue
+        q, c = known[run_id]
+        beaten = any(q2 >= q and c2 <= c and (q2 > q or c2 < c) for q2, c2 in known.values())
+        assert bool(flag) is beaten, (run_id, runs_)
