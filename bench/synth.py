@@ -30,8 +30,8 @@ from rageval_core.catalogue import DEFAULT_KS
 from rageval_core.models import FAILURE_TYPES, DatasetRef, JudgeRef, RunManifest
 from rageval_core.query.source import bind
 from rageval_core.query.summary import (
-    DEFAULT_BELOW,
     SUMMARY_SELECT,
+    below_params,
     finish_summary,
     split_declared,
 )
@@ -39,6 +39,7 @@ from rageval_core.runs.atomic import write_parquet
 from rageval_core.runs.layout import MANIFEST, SUMMARY, iso
 from rageval_core.runs.manifest import manifest_to_dict
 from rageval_core.runs.rows import CLAIM_TYPE, question_schema
+from rageval_core.thresholds import DEFAULT_THRESHOLDS
 
 CONFIGS = ("bm25", "bm25-rerank", "dense", "hybrid", "hybrid-rerank")
 N_RETRIEVED = 20
@@ -286,10 +287,7 @@ def summaries(con: duckdb.DuckDBPyConnection, rows: pa.Table) -> dict[str, dict]
     `summarize_run` runs over a run's file, grouped by run. One query per block of runs,
     because planning that SELECT costs more than a 1,000-question run's file."""
     sql = f"SELECT run_id, {SUMMARY_SELECT} FROM rows GROUP BY run_id"
-    below = {
-        "below_faithfulness": DEFAULT_BELOW["faithfulness"],
-        "below_correctness": DEFAULT_BELOW["answer_correctness"],
-    }
+    below = below_params(DEFAULT_THRESHOLDS)  # the synthetic configs set no thresholds
     cur = con.cursor()
     try:
         cur.register("rows", rows)

@@ -11,13 +11,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from rageval_core.catalogue import Catalogue
+from rageval_core.labels.model import RELEVANCE
 from rageval_core.models import ChunkVerdict
 from rageval_core.query import Unavailable
+from rageval_core.thresholds import answer_relevant
 
 VERDICT_METRICS = ("context_relevance", "context_precision", "answer_relevancy", "context_recall")
 """The reference-free figures of one question, in the order the Question page shows them."""
-RELEVANT_AT = 0.5
-"""An answer relevancy at or above this reads as "relevant" (the label contract)."""
 
 
 def left_out(found: Sequence[Unavailable]) -> frozenset[str]:
@@ -54,11 +54,11 @@ def chunk_word(verdict: ChunkVerdict | None) -> str | None:
     """The judge's verdict on a chunk as a label's word ("relevant"/"irrelevant")."""
     if verdict is None:
         return None
-    return "relevant" if verdict.relevant else "irrelevant"
+    return RELEVANCE[verdict.relevant]
 
 
 def relevancy_word(score: float | None) -> str | None:
     """The judge's answer relevancy as a label's word ("relevant"/"irrelevant")."""
     if score is None:
         return None
-    return "relevant" if score >= RELEVANT_AT else "irrelevant"
+    return RELEVANCE[bool(answer_relevant(score))]

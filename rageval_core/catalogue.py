@@ -29,6 +29,7 @@ from rageval_core import numbers
 from rageval_core.errors import ConfigError
 from rageval_core.models import FAILURE_TYPES, DeclaredMetric, Direction, Unit
 from rageval_core.numbers import MISSING
+from rageval_core.thresholds import DEFAULT_THRESHOLDS
 
 DEFAULT_KS: tuple[int, ...] = (1, 3, 5, 10, 20)
 """Cut-offs whose recall/precision/hit every run stores (docs/pipeline.md)."""
@@ -418,6 +419,8 @@ _STAGE = {
     "total_ms": "latency",
 }
 _COST = {"cost_usd": "pipeline cost", "judge_cost_usd": "judge cost"}
+TOTAL_COST_COUNT = "n_total_cost"
+"""The questions `total_cost_per_question` covers: the pipeline's cost known."""
 ANSWERABLE_ONLY: frozenset[str] = frozenset({"answer_correctness"})
 """Measures whose run-level figures (mean, p10, share below threshold, compare deltas,
 distribution, bottom tenth) cover answerable questions only. On an unanswerable question
@@ -565,6 +568,11 @@ def _run_figures() -> list[Metric]:
         _figure("false_refusal_rate", "false refusals", "lower", "unit", "rate"),
         _figure("total_cost_per_question", "cost / question ($)", "lower", "usd", "per_question"),
         *(
+            _figure(f"n_{c}", f"questions with a {what}", "higher", "count", "count")
+            for c, what in {**_STAGE, **_COST}.items()
+        ),
+        _figure(TOTAL_COST_COUNT, "questions with a cost", "higher", "count", "count"),
+        *(
             _figure(
                 f"failure_{ft}",
                 failure_label(ft),
@@ -656,11 +664,13 @@ DEFINITIONS: Mapping[str, tuple[str, str]] = {
         _SPANS,
     ),
     "faithfulness_below_threshold": (
-        "share of questions whose faithfulness is below the run's threshold (0.8 unless set)",
+        "share of questions whose faithfulness is below the run's failure_thresholds."
+        f"faithfulness_min ({DEFAULT_THRESHOLDS.faithfulness_min:g} unless set)",
         _PER_RUN,
     ),
     "answer_correctness_below_threshold": (
-        "share of answerable questions whose correctness is below the threshold (0.5 unless set)",
+        "share of answerable questions whose correctness is below the run's "
+        f"failure_thresholds.correctness_min ({DEFAULT_THRESHOLDS.correctness_min:g} unless set)",
         _PER_RUN,
     ),
     "recall_gap": (
@@ -677,7 +687,16 @@ DEFINITIONS: Mapping[str, tuple[str, str]] = {
         _PER_RUN,
     ),
     "total_cost_per_question": (
-        "pipeline plus judge cost, mean per question (× 1M: the cost of a million questions)",
+        "pipeline plus judge cost, mean over the questions whose pipeline cost is known (× 1M: "
+        "the cost of a million questions); – when none is",
+        _PER_RUN,
+    ),
+    **{
+        f"n_{c}": (f"questions whose {what} is known: the ones its figures cover", _PER_RUN)
+        for c, what in {**_STAGE, **_COST}.items()
+    },
+    TOTAL_COST_COUNT: (
+        "questions whose pipeline cost is known: the ones cost / question covers",
         _PER_RUN,
     ),
 }

@@ -429,10 +429,13 @@ def pareto(
 ) -> go.Figure:
     """Quality against a cost axis (`x`: the column, `x_metric`: the figure it holds); the
     frontier joins non-dominated runs, dominated are ×. Runs are named on hover only:
-    labels on the points were clipped at the edges and overlapped into garble."""
+    labels on the points were clipped at the edges and overlapped into garble. Runs whose
+    `dominated` flag is NA (the axis figure unknown) are left off, and the title says how
+    many: an unknown cost drawn at $0 sat alone on the frontier."""
     fig = go.Figure()
-    front = df[~df[dominated].astype(bool)].sort_values(x)
-    dom = df[df[dominated].astype(bool)]
+    flag = df[dominated].astype("boolean")
+    front = df[flag.eq(False).fillna(False).to_numpy(bool)].sort_values(x)
+    dom = df[flag.eq(True).fillna(False).to_numpy(bool)]
     xm, ym = cat.entry(x_metric), cat.entry(quality)
     hover = f"%{{customdata}}<br>{_hover(xm, 'x')}, {_hover(ym, 'y')}"
     for part, name, marker, mode in (
@@ -448,7 +451,10 @@ def pareto(
             marker=marker,
             hovertemplate=hover + f"<extra>{name}</extra>",
         )
-    return _layout(fig, f"{ym.label} vs {xm.label}", xm.label, ym.label, x_metric=xm, y_metric=ym)
+    title = f"{ym.label} vs {xm.label}"
+    if left := int(flag.isna().sum()):
+        title += f" · {left} run{'s' if left > 1 else ''} left off: {xm.label} unknown"
+    return _layout(fig, title, xm.label, ym.label, x_metric=xm, y_metric=ym)
 
 
 def stage_latency(df: pd.DataFrame) -> go.Figure:

@@ -18,9 +18,9 @@ from typing import Any
 
 from rageval_core.catalogue import DEFAULT_KS, parse_declared
 from rageval_core.errors import ConfigError, shown
-from rageval_core.metrics.failure import FailureThresholds
 from rageval_core.models import DeclaredMetric
 from rageval_core.redact import env_names, secret_values
+from rageval_core.thresholds import FailureThresholds
 from rageval_core.userfiles import load_yaml
 
 FACTORY_RE = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")

@@ -29,7 +29,9 @@ from rageval_core.models import FAILURE_TYPES
 from rageval_core.numbers import MISSING, absent
 from rageval_core.query.check import argument_run, baseline_run
 from rageval_core.query.compare import question_headline
+from rageval_core.query.coverage import figure_covered
 from rageval_core.query.store import run_catalogue
+from rageval_core.query.summary import COVERED_BY
 from rageval_core.redact import scrub_shapes
 from rageval_core.runs.atomic import atomic_write_bytes
 from rageval_core.runs.reading import RunInfo
@@ -108,11 +110,17 @@ def _summary_section(
     body = []
     for key in cat.figure_names("report"):
         vals = [rows[r].get(key) for r in run_ids]
-        if all(absent(v) for v in vals):
+        if all(absent(v) for v in vals) and key not in COVERED_BY:
             continue  # a figure no run has (spans without documents): an empty row says nothing
-        m = cat.entry(key)
+        m = cat.entry(key)  # an unknown cost or latency stays: "–" says it was not reported
         label = f'<abbr title="{esc(m.definition)} ({esc(m.source)})">{esc(m.label)}</abbr>'
-        cells = [label, *(esc(cat.fmt(key, v)) for v in vals)]
+        cells = [
+            label,
+            *(
+                esc(figure_covered(cat.fmt(key, v), key, rows[r]))
+                for r, v in zip(run_ids, vals, strict=True)
+            ),
+        ]
         if len(run_ids) == 2:
             a, b = vals
             both = not (absent(a) or absent(b))

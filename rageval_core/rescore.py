@@ -29,16 +29,16 @@ from rageval_core.catalogue import DEFAULT_KS
 from rageval_core.config import DEFAULT_CONCURRENCY, PipelineSpec, RunConfig
 from rageval_core.errors import ConfigError, ResultsError, shown
 from rageval_core.judges import Judge, make_judge
-from rageval_core.metrics.failure import FailureThresholds
 from rageval_core.models import JudgeInput, RetrievedChunk, RunManifest
 from rageval_core.origin import RunOrigin
 from rageval_core.redact import Redactor
 from rageval_core.runs.folder import RunFolder
 from rageval_core.runs.job import RunJob, RunOptions, RunResult, git_commit
 from rageval_core.runs.layout import filesystem, iso
-from rageval_core.runs.manifest import SCHEMA_VERSION
+from rageval_core.runs.manifest import SCHEMA_VERSION, config_name
 from rageval_core.runs.reading import read_run_rows
 from rageval_core.scoring import judge_answer, judge_columns
+from rageval_core.thresholds import FailureThresholds
 from rageval_core.userfiles import load_yaml
 
 
@@ -162,13 +162,13 @@ def _source_config(source: Source, judge: Mapping[str, Any], judge_path: Path) -
     params = pipeline.get("params")
     concurrency = c.get("concurrency")
     try:
-        thresholds = FailureThresholds.from_mapping(c.get("failure_thresholds") or {})
+        thresholds = FailureThresholds.recorded(c)
     except ConfigError as exc:
         raise ResultsError(
             f"run {source.run_id}: its manifest's failure_thresholds are invalid", exc.problems
         ) from None
     return RunConfig(
-        name=str(c.get("name") or source.run_id),
+        name=config_name(source.manifest) or source.run_id,
         path=judge_path,
         dataset=source.manifest.dataset.path,
         pipeline=PipelineSpec(

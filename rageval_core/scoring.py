@@ -19,7 +19,7 @@ from rageval_core.config import Prices
 from rageval_core.errors import PipelineError, RagevalError, shown
 from rageval_core.judges import Judge
 from rageval_core.judges.offline import declines
-from rageval_core.metrics.failure import DEFAULT_THRESHOLDS, FailureThresholds, classify_failure
+from rageval_core.metrics.failure import classify_failure
 from rageval_core.metrics.retrieval import gold_ranks, retrieval_metrics
 from rageval_core.metrics.spans import Range, span_gold_ranks, span_metrics
 from rageval_core.models import (
@@ -37,6 +37,7 @@ from rageval_core.models import (
     number,
 )
 from rageval_core.placement import Placer, unknown_columns
+from rageval_core.thresholds import DEFAULT_THRESHOLDS, FailureThresholds
 
 
 @dataclass(frozen=True)

@@ -36,7 +36,6 @@ from typing import Any
 from rageval_core.catalogue import DEFAULT_KS, parse_declared
 from rageval_core.dataset import answerability, load_dataset
 from rageval_core.errors import ConfigError, ResultsError, SourceError, shown
-from rageval_core.metrics.failure import DEFAULT_THRESHOLDS, FailureThresholds
 from rageval_core.models import (
     VERDICTS,
     Claim,
@@ -57,6 +56,7 @@ from rageval_core.runs.job import RunResult, git_commit
 from rageval_core.runs.layout import default_run_id, iso, results_location, utc_now
 from rageval_core.runs.rows import conform_row, question_schema
 from rageval_core.scoring import Asked, Given, Judged, Scorer
+from rageval_core.thresholds import DEFAULT_THRESHOLDS, FailureThresholds
 
 NO_DATASET = DatasetRef(name="", version="", sha256="", n_questions=0)
 PART_BYTES = 32 << 20

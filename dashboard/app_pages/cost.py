@@ -60,6 +60,12 @@ st.caption(
     "cheap on the axis, and strictly better on one. Frontier runs are the only ones worth "
     "choosing between."
 )
+for flag, m in (("dominated_latency", LATENCY), ("dominated_cost", COST)):
+    if unknown := points.loc[points[flag].isna(), "run_id"].tolist():  # no value, not $0
+        st.caption(
+            f"Left off the {md_escape(cat.label(m))} chart, no question reported one: "
+            + ", ".join(f"`{md_escape(r)}`" for r in unknown)
+        )
 table = points[
     [
         "run_id",

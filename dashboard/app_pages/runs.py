@@ -21,6 +21,7 @@ from rageval_core.errors import RagevalError
 from rageval_core.links import ViewState
 from rageval_core.mismatch import run_warnings
 from rageval_core.origin import origin_label
+from rageval_core.query.coverage import figure_covered
 from rageval_core.query.noise import intervals, latency_spreads
 
 MAX_BARS = 60  # newest runs in the failure-share chart; more bars stop being readable
@@ -106,7 +107,8 @@ metric_cols = st.columns(5)
 for i, m in enumerate(keep_figures(list(KEY_METRICS), gaps, cat)):
     figure, delta = cat.entry(m), latest[f"{m}_delta"]
     verdict = figure.verdict(delta, paired.get(m), spreads.get(m))
-    ui.tile(metric_cols[i % 5], figure, latest[m], delta, verdict)
+    label = figure_covered(figure.label, m, latest)  # a cost some questions lack says so
+    ui.tile(metric_cols[i % 5], figure, latest[m], delta, verdict, label)
 st.caption(
     "Δ against the run's previous run (same config and dataset version). Grey: within its "
     "noise (a paired 95% interval that includes 0, or for latency the spread of earlier "

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
@@ -149,3 +149,14 @@ def terminal_progress() -> Iterator[Callable[[str, int, int], None]]:
     finally:
         for bar in bars.values():
             bar.close()
+
+
+def totals_cost(totals: Mapping[str, Any], key: str) -> str:
+    """A run's recorded cost `key` (`cost_usd`, `judge_cost_usd`) as the end of a run
+    prints it: `$0.0060`, `–` when no question had one, `$0.0060 (2 of 6 questions)`."""
+    from rageval_core.catalogue import BUILTIN
+    from rageval_core.query.coverage import covered
+    from rageval_core.runs.folder import known_cost
+
+    text = BUILTIN.fmt(key, known_cost(totals, key))
+    return covered(text, totals.get(f"n_{key}"), totals.get("n_questions"))

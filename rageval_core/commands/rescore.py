@@ -5,8 +5,13 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from rageval_core.commands import add_results_option, add_run_flags, run_options, write_run_to
-from rageval_core.numbers import usd
+from rageval_core.commands import (
+    add_results_option,
+    add_run_flags,
+    run_options,
+    totals_cost,
+    write_run_to,
+)
 from rageval_core.runs.layout import results_location
 
 
@@ -55,6 +60,6 @@ def _rescore(args: argparse.Namespace) -> int:
     print(
         f"{result.status}: {result.run_id} (rescore of {source.run_id}) — "
         f"{t['n_questions']} questions, {t['n_judge_errors']} judge errors, "
-        f"judge {usd(t['judge_cost_usd'])}, {t['duration_s']:.1f} s → {where}"
+        f"judge {totals_cost(t, 'judge_cost_usd')}, {t['duration_s']:.1f} s → {where}"
     )
     return 0

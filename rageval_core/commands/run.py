@@ -8,10 +8,10 @@ from rageval_core.commands import (
     add_results_option,
     add_run_flags,
     run_options,
+    totals_cost,
     write_run_to,
 )
 from rageval_core.errors import ConfigError
-from rageval_core.numbers import usd
 from rageval_core.runs.layout import results_location
 
 
@@ -77,8 +77,8 @@ def _run(args: argparse.Namespace) -> int:
     part = f"shard {result.shard.label} of " if result.shard else ""
     counts = (
         f"{t['n_questions']} questions, {t['n_errors']} errors, "
-        f"{t['n_judge_errors']} judge errors, cost {usd(t['cost_usd'])} "
-        f"(+ judge {usd(t['judge_cost_usd'])}), {t['duration_s']:.1f} s → {where}"
+        f"{t['n_judge_errors']} judge errors, cost {totals_cost(t, 'cost_usd')} "
+        f"(+ judge {totals_cost(t, 'judge_cost_usd')}), {t['duration_s']:.1f} s → {where}"
     )
     if result.missing_shards:
         # This worker's part is done, the run is not: say what is still missing.

@@ -48,15 +48,16 @@ from rageval_core.query import sql
 from rageval_core.query.source import bind, extra_ks, open_run, projection
 from rageval_core.query.summary import (
     COST_COLUMNS,
-    DEFAULT_BELOW,
     LATENCY_COLUMNS,
     QUALITY_METRICS,
     SUMMARY_EXTRA_COLUMNS,
     SUMMARY_KEYS,
     SUMMARY_SELECT,
+    below_params,
     declared_select,
     finish_summary,
     no_figures,
+    run_thresholds,
     split_declared,
     summarize_run,
 )
@@ -66,7 +67,7 @@ from rageval_core.runs.layout import (
     BACKGROUND_BUILD_RUNS as BACKGROUND_BUILD_RUNS,  # the app's, re-exported
 )
 from rageval_core.runs.layout import MANIFEST, RUNS_INDEX, filesystem, is_remote, row_file_stem
-from rageval_core.runs.manifest import manifest_from_dict, manifest_to_dict
+from rageval_core.runs.manifest import config_name, manifest_from_dict, manifest_to_dict
 from rageval_core.runs.reading import RunInfo
 from rageval_core.runs.rows import (
     QUESTION_SCHEMA,
@@ -76,8 +77,10 @@ from rageval_core.runs.rows import (
     stray_run_ids,
 )
 
-CACHE_VERSION = 9  # 7: segments of at most CHUNK_RUNS runs, and the runs index; 8: span figures;
-# 9: the reference-free verdicts and n_reference_free
+CACHE_VERSION = 10  # 7: segments of at most CHUNK_RUNS runs, and the runs index; 8: span
+# figures; 9: the reference-free verdicts and n_reference_free; 10: latency and cost over the
+# questions with a value (NULL, not 0, when none has) with their counts, and each run's own
+# failure thresholds in the shares below threshold
 CHUNK_RUNS = 1024  # runs per segment written by one build step; a full one is never merged
 MAX_SEGMENTS = 8  # more small segments than this and the next update merges the smallest
 SEGMENT_ROW_GROUP = 16_384
@@ -216,7 +219,7 @@ def manifest_row(info: RunInfo) -> dict[str, Any]:
         "created_at": m.created_at,
         "finished_at": m.finished_at,
         "status": info.status,
-        "config_name": str(config.get("name") or ""),
+        "config_name": config_name(m),
         "params": json.dumps(_flat_params(config), sort_keys=True, default=str),
         "config": json.dumps(config, sort_keys=True, default=str),
         "dataset_name": m.dataset.name,
@@ -308,12 +311,15 @@ class DerivedCache:
         column_problems: dict[str, list[str]] = {}
         for info, fp in add:
             found = self._parquet_only_schema(info)
-            if found is None:
+            thresholds, bad_thresholds = run_thresholds(info)
+            if found is None or bad_thresholds:  # run by run: its problem is reported
                 single.append((info, fp))
             else:
                 key, column_problems[info.run_id] = found
-                # runs of one batch share their declarations too: one SELECT list for all
-                groups.setdefault((key, declared_of(info)), []).append((info, fp))
+                # runs of one batch share their declarations and failure thresholds too:
+                # one SELECT list and one set of parameters for all
+                below_key = tuple(sorted(below_params(thresholds).items()))
+                groups.setdefault((key, declared_of(info), below_key), []).append((info, fp))
         rows: list[dict[str, Any]] = []
         tables: list[pa.Table] = []
         done = 0
@@ -379,12 +385,13 @@ class DerivedCache:
         batch: list[tuple[RunInfo, str]],
     ) -> tuple[dict[str, dict[str, Any]], pa.Table]:
         """Summaries (by run id) and narrow rows of runs whose files share one schema and
-        whose manifests declare the same metrics (`key`: file fields, declarations).
+        whose manifests declare the same metrics and failure thresholds (`key`: file
+        fields, declarations, `below_params`).
 
         The files are read once (narrow columns + `error`); the summaries are then
         aggregated over that Arrow table.
         """
-        fields, declared = key
+        fields, declared, below = key
         present = {name for name, _, readable in fields if readable}
         full = question_schema(DEFAULT_KS + tuple(sorted(extra_ks(present))), declared)
         wanted = [
@@ -407,11 +414,7 @@ class DerivedCache:
             cur.register(rows, table)
             select = SUMMARY_SELECT + declared_select(declared)
             q = sql.SUMMARY_BATCH.format(select=select, rows=rows)
-            params = {
-                "below_faithfulness": float(DEFAULT_BELOW["faithfulness"]),
-                "below_correctness": float(DEFAULT_BELOW["answer_correctness"]),
-            }
-            rel = cur.execute(q, params)
+            rel = cur.execute(q, dict(below))
             names = [d[0] for d in rel.description]
             aggs = {
                 r[0]: split_declared(

@@ -22,9 +22,10 @@ from rageval_core import numbers
 from rageval_core.catalogue import BUILTIN, Catalogue
 from rageval_core.errors import ConfigError, ResultsError, shown
 from rageval_core.mismatch import mismatch_warnings
+from rageval_core.query.coverage import part_of
 from rageval_core.query.previous import previous_run, series_of
 from rageval_core.query.store import ResultsStore, require_readable, run_catalogue
-from rageval_core.query.summary import summarize_run
+from rageval_core.query.summary import COVERED_BY, summarize_run
 from rageval_core.runs.reading import RunInfo, inspect_run
 from rageval_core.userfiles import load_yaml
 
@@ -336,6 +337,8 @@ def check_run(
                 note = "no baseline: max_drop/max_rise not checked"
                 if note not in notes:
                     notes.append(note)
+        if part := part_of(values.get(COVERED_BY.get(m, "")), values.get("n_questions")):
+            row_notes.append(f"covers {part}")  # a cost or latency some questions lack
         if breaches and mismatch and _is_retrieval(catalogue, m):
             row_notes += mismatch  # the likely cause, beside the breach it causes
         rows.append(CheckRow(m, v, b, t, tuple(breaches), tuple(row_notes), catalogue.label(m)))

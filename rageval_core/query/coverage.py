@@ -12,16 +12,21 @@ this order: no retrieval gold; no reference answers (correctness and context rec
 judge was not asked for a verdict, or the run predates the verdict (its manifest's judge
 records no `metrics:` choice), or the judge gave none. Counted in one parameterised query
 over the scope's rows (`COUNTS`), never by reading the rows into Python.
+
+A figure known for some questions only (a latency or cost the pipeline reported for some)
+says how many it covers, in one wording: `$0.0030 (2 of 6 questions)` (`covered`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from rageval_core.catalogue import BUILTIN
 from rageval_core.query.source import bind, reading_results
 from rageval_core.query.store import ResultsStore
+from rageval_core.query.summary import COVERED_BY
 
 NO_GOLD = "no retrieval gold: retrieval figures need gold ids or spans"
 NO_REFERENCE = "no reference answers: answer correctness and context recall need one"
@@ -143,3 +148,35 @@ def unavailable_metrics(store: ResultsStore, run_ids: Iterable[str]) -> tuple[Un
         for u in per_run[0]
     )
     return tuple(u for u in kept if u.metrics)
+
+
+def part_of(known: object, questions: object) -> str:
+    """`2 of 6 questions` when `known` of `questions` have a value; "" when all (or none:
+    then the figure itself is `–`) or when either count is unknown."""
+    if not isinstance(known, int) or not isinstance(questions, int):
+        return ""
+    return f"{known:,} of {questions:,} questions" if 0 < known < questions else ""
+
+
+def covered(text: str, known: object, questions: object) -> str:
+    """`text` (a formatted figure) with the questions it covers when only some: `$0.0030
+    (2 of 6 questions)`."""
+    part = part_of(known, questions)
+    return f"{text} ({part})" if part else text
+
+
+def figure_covered(text: str, figure: str, row: Mapping[str, Any]) -> str:
+    """`covered` for `figure` of a run's summary `row` (its `COVERED_BY` count against its
+    `n_questions`); `text` as it is for a figure every question has."""
+    key = COVERED_BY.get(figure)
+    if key is None:
+        return text
+    return covered(text, _int(row.get(key)), _int(row.get("n_questions")))
+
+
+def _int(v: object) -> int | None:
+    """A count from a summary row (an int, a numpy integer, a float from pandas, or NaN)."""
+    try:
+        return None if v is None or v != v else int(v)  # type: ignore[call-overload]
+    except (TypeError, ValueError):
+        return None

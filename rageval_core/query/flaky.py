@@ -15,6 +15,7 @@ import pandas as pd
 
 from rageval_core.query.store import ResultsStore
 from rageval_core.query.views import flaky_questions
+from rageval_core.runs.manifest import config_name
 from rageval_core.runs.reading import RunInfo
 
 
@@ -26,7 +27,7 @@ def series_flaky(
     m = info.manifest
     if m is None:
         return pd.DataFrame(columns=["question_id", "n_runs", "flips", "flaky_note"])
-    config = str(m.config.get("name") or "")
+    config = config_name(m)
     df = flaky_questions(
         store,
         dataset=m.dataset.name,

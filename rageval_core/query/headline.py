@@ -16,6 +16,7 @@ from rageval_core.catalogue import BUILTIN
 from rageval_core.errors import RagevalError
 from rageval_core.models import FAILURE_TYPES
 from rageval_core.query.compare import compare_runs
+from rageval_core.query.coverage import figure_covered
 from rageval_core.query.noise import intervals, latency_spreads
 from rageval_core.query.previous import previous_run
 from rageval_core.query.store import ResultsStore
@@ -46,6 +47,7 @@ class Figure:
     previous: float | None
     interval: tuple[float, float] | None = None  # the delta's paired 95% interval
     noise: float | None = None  # latency: the spread of earlier runs of the series
+    summary: Mapping[str, Any] | None = None  # the run's summary: the questions it covers
 
     @property
     def delta(self) -> float | None:
@@ -61,7 +63,8 @@ class Figure:
         return None if v in (None, "same") else v == "better"
 
     def text(self) -> str:
-        return BUILTIN.fmt(self.name, self.value)
+        """The value, `–` when unknown, with the questions it covers when only some."""
+        return figure_covered(BUILTIN.fmt(self.name, self.value), self.name, self.summary or {})
 
     def delta_text(self) -> str:
         d = self.delta
@@ -100,7 +103,7 @@ def run_headline(store: ResultsStore, run_id: str) -> RunHeadline:
     before = _figures(store, prev_info) if prev_info else {}
     paired, spreads = _noise(store, info, prev_info)
     figures = tuple(
-        Figure(f, BUILTIN.label(f), now.get(f), before.get(f), paired.get(f), spreads.get(f))
+        Figure(f, BUILTIN.label(f), now.get(f), before.get(f), paired.get(f), spreads.get(f), now)
         for f in HEADLINE_FIGURES
     )
     failures = tuple((ft, int(now.get(f"failure_{ft}") or 0)) for ft in FAILURE_TYPES)
@@ -166,9 +169,10 @@ class RunLine:
     dataset: str | None
     n_questions: int
     figures: Mapping[str, float | None]
+    texts: Mapping[str, str]  # each figure as printed: `–` when unknown, coverage when partial
 
     def to_dict(self) -> dict[str, Any]:
-        return {**asdict(self), "figures": dict(self.figures)}
+        return {**asdict(self), "figures": dict(self.figures), "texts": dict(self.texts)}
 
 
 def run_lines(store: ResultsStore) -> tuple[RunLine, ...]:
@@ -188,6 +192,7 @@ def run_lines(store: ResultsStore) -> tuple[RunLine, ...]:
                 dataset=f"{r['dataset_name']} v{version}" if _str(r.get("dataset_name")) else None,
                 n_questions=int(r.get("n_questions") or 0),
                 figures={f: _num(r.get(f)) for f in HEADLINE_FIGURES},
+                texts={f: figure_covered(BUILTIN.fmt(f, r.get(f)), f, r) for f in HEADLINE_FIGURES},
             )
         )
     return tuple(out)
@@ -221,7 +226,7 @@ def format_run_lines(lines: tuple[RunLine, ...]) -> str:
             ln.status,
             (ln.created_at or "")[:16].replace("T", " "),
             str(ln.n_questions),
-            *(BUILTIN.fmt(f, ln.figures[f]) for f in short),
+            *(ln.texts[f] for f in short),
         ]
         for ln in lines
     ]

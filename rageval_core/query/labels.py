@@ -35,9 +35,9 @@ from rageval_core.query import sql
 from rageval_core.query.claims_cache import CLAIMS_SCHEMA, ClaimsCache, registered
 from rageval_core.query.source import bind, reading_results
 from rageval_core.query.store import ResultsStore, gc_paused
+from rageval_core.query.summary import run_thresholds
 from rageval_core.runs.reading import RunInfo
-
-DEFAULT_CORRECT_MIN = 0.5  # config `failure_thresholds.correctness_min` when a run has none
+from rageval_core.thresholds import answer_relevant
 
 
 @dataclass(frozen=True)
@@ -588,13 +588,6 @@ def judge_reasons(
     return out
 
 
-def _correct_min(info: RunInfo) -> float:
-    config = info.manifest.config if info.manifest else {}
-    thresholds = config.get("failure_thresholds") if isinstance(config, Mapping) else None
-    value = thresholds.get("correctness_min") if isinstance(thresholds, Mapping) else None
-    return float(value) if isinstance(value, int | float) else DEFAULT_CORRECT_MIN
-
-
 def review_queue(
     store: ResultsStore, run: str | RunInfo, labels: LabelSet, size: int, seed: int = 0
 ) -> list[QueueItem]:
@@ -638,7 +631,7 @@ def review_queue(
                 params = {
                     **mine_params,
                     **their_params,
-                    "correct_min": _correct_min(info),
+                    "correct_min": run_thresholds(info)[0].correctness_min,
                     "seed": int(seed),
                 }
                 rows = cur.execute(q, params).fetchall()
@@ -694,7 +687,6 @@ __all__ = [
 
 
 RELEVANCE_METRICS: tuple[str, str] = ("chunk relevance", "answer relevancy")
-ANSWER_RELEVANT_MIN = 0.5  # the label contract: answer_relevancy >= 0.5 reads as "relevant"
 
 
 def relevance_agreement(
@@ -706,7 +698,8 @@ def relevance_agreement(
 ) -> dict[str, Agreement]:
     """Per metric of `RELEVANCE_METRICS`, people's relevance labels against the judge of
     `runs` (one judge's runs): a chunk label meets the row's `chunk_verdicts[].relevant`
-    of that chunk id, an answer label the row's `answer_relevancy >= 0.5` when the answer
+    of that chunk id, an answer label whether the row's `answer_relevancy` reads as relevant
+    (`thresholds.answer_relevant`) when the answer
     is its text (matched as claims are). Each label counts once, from the first run of
     `runs` that judged it; a run without the verdict columns gives no pairs."""
     counts: dict[str, Counter[tuple[str, str]]] = {m: Counter() for m in RELEVANCE_METRICS}
@@ -731,7 +724,7 @@ def relevance_agreement(
                     judged[(question_id, ("chunk", c.get("chunk_id")))] = RELEVANCE[c["relevant"]]
             if relevancy is not None and answer:
                 subject = ("answer", claim_key(answer))
-                judged[(question_id, subject)] = RELEVANCE[relevancy >= ANSWER_RELEVANT_MIN]
+                judged[(question_id, subject)] = RELEVANCE[bool(answer_relevant(relevancy))]
         for lab in mine:
             value = judged.get((lab.question_id, lab.subject))
             if value is not None:

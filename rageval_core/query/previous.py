@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from rageval_core.errors import shown
 from rageval_core.models import RunManifest
 from rageval_core.query.store import ResultsStore
+from rageval_core.runs.manifest import config_name
 from rageval_core.runs.reading import RunInfo
 
 
@@ -43,7 +44,7 @@ def series_of(info: RunInfo) -> Series | None:
 
 
 def _series_key(m: RunManifest) -> tuple[str, str, str]:
-    return (str(m.config.get("name") or ""), m.dataset.name, str(m.dataset.version))
+    return (config_name(m), m.dataset.name, str(m.dataset.version))
 
 
 def previous_runs(runs: Iterable[RunInfo]) -> dict[str, RunInfo]:

@@ -4,6 +4,11 @@ Key names double as metric names everywhere else: `<metric>` is the run-level me
 `<metric>_p10` the continuous 10th percentile (docs/metrics.md), so a threshold file can say
 `faithfulness_p10: {min: 0.5}` and mean exactly this value. Run-level figures of
 `ANSWERABLE_ONLY` metrics cover answerable questions only (see `run_value_sql`).
+
+Latency and cost figures are over the questions that have a value, NULL when none has
+(a pipeline that reports no token counts has an unknown cost, not a free one);
+`n_<column>` counts the questions each covers (`COVERED_BY`). The shares below threshold
+use the run's own `failure_thresholds` (`FailureThresholds.recorded`).
 """
 
 from __future__ import annotations
@@ -20,15 +25,39 @@ from rageval_core.catalogue import (
     COST_COLUMNS,
     LATENCY_COLUMNS,
     TAIL_QUANTILE,
+    TOTAL_COST_COUNT,
 )
+from rageval_core.errors import ConfigError
 from rageval_core.models import FAILURE_TYPES, DeclaredMetric
 from rageval_core.query.source import bind, open_run
 from rageval_core.runs.reading import RunInfo
+from rageval_core.thresholds import DEFAULT_THRESHOLDS, FailureThresholds
 
 QUALITY_METRICS: tuple[str, ...] = BUILTIN.measure_names("quality")
-# Below these a question counts in the "share below threshold" figures (docs/metrics.md:
-# 0.8 for unfaithful; 0.5 is the usual pass mark for a graded correctness score).
-DEFAULT_BELOW: Mapping[str, float] = {"faithfulness": 0.8, "answer_correctness": 0.5}
+_TOTAL_COST = "cost_usd + coalesce(judge_cost_usd, 0)"
+"""A question's whole cost: NULL when the pipeline's is unknown; a question no judge priced
+(an import without a judge, a pipeline error) adds no judge cost."""
+COVERED_BY: Mapping[str, str] = {
+    **{f"{c}_{q}": f"n_{c}" for c in LATENCY_COLUMNS for q in ("p50", "p95")},
+    **{f"{c}_{s}": f"n_{c}" for c in COST_COLUMNS for s in ("per_question", "total")},
+    "total_cost_per_question": TOTAL_COST_COUNT,
+}
+"""The count of questions each latency and cost figure covers (the rest have no value)."""
+
+
+def run_thresholds(info: RunInfo) -> tuple[FailureThresholds, list[str]]:
+    """The failure thresholds `info`'s rows were scored with (its manifest's recorded
+    `failure_thresholds`), and the problem when those are invalid (then the defaults)."""
+    config = info.manifest.config if info.manifest else {}
+    try:
+        return FailureThresholds.recorded(config), []
+    except ConfigError as exc:
+        return DEFAULT_THRESHOLDS, [f"{info.path}: {exc.message}: {'; '.join(exc.problems or ())}"]
+
+
+def below_params(t: FailureThresholds) -> dict[str, float]:
+    """The bound `$below_*` parameters of the shares below threshold under `t`."""
+    return {"below_faithfulness": t.faithfulness_min, "below_correctness": t.correctness_min}
 
 
 def run_value_sql(metric: str) -> str:
@@ -71,11 +100,11 @@ def _summary_select() -> str:
         parts.append(f'quantile_cont("{c}", 0.5) AS "{c}_p50"')
         parts.append(f'quantile_cont("{c}", 0.95) AS "{c}_p95"')
     for c in COST_COLUMNS:
-        parts.append(f'avg(coalesce("{c}", 0)) AS "{c}_per_question"')
-        parts.append(f'coalesce(sum("{c}"), 0) AS "{c}_total"')
-    parts.append(
-        "avg(coalesce(cost_usd, 0) + coalesce(judge_cost_usd, 0)) AS total_cost_per_question"
-    )
+        parts.append(f'avg("{c}") AS "{c}_per_question"')
+        parts.append(f'sum("{c}") AS "{c}_total"')
+    parts.append(f"avg({_TOTAL_COST}) AS total_cost_per_question")
+    parts += [f'count("{c}") AS "n_{c}"' for c in (*LATENCY_COLUMNS, *COST_COLUMNS)]
+    parts.append(f"count({_TOTAL_COST}) AS {TOTAL_COST_COUNT}")
     for ft in FAILURE_TYPES:
         parts.append(f"count(*) FILTER (WHERE failure_type = '{ft}') AS \"failure_{ft}\"")
     return ",\n  ".join(parts)
@@ -124,6 +153,8 @@ SUMMARY_KEYS: tuple[str, ...] = (
     *(f"{c}_{q}" for c in LATENCY_COLUMNS for q in ("p50", "p95")),
     *(f"{c}_{s}" for c in COST_COLUMNS for s in ("per_question", "total")),
     "total_cost_per_question",
+    *(f"n_{c}" for c in (*LATENCY_COLUMNS, *COST_COLUMNS)),
+    TOTAL_COST_COUNT,
     *(f"failure_{ft}" for ft in FAILURE_TYPES),
 )
 """Every key `summarize_run` returns, in order (counts are ints, the rest float or None)."""
@@ -135,7 +166,6 @@ def summarize_run(
     con: duckdb.DuckDBPyConnection | None = None,
     fs: fsspec.AbstractFileSystem | None = None,
     to_url: Any = None,
-    below: Mapping[str, float] | None = None,
 ) -> dict[str, Any]:
     """The run's aggregates, keyed by `SUMMARY_KEYS`, plus `problems` (list of str) and
     `declared` (the mean and p10 of each metric the run declares, see `split_declared`).
@@ -144,10 +174,12 @@ def summarize_run(
     Retrieval and answer_correctness figures cover answerable questions only (retrieval
     metrics are NULL otherwise; see ANSWERABLE_ONLY); missed_refusal_rate is over
     unanswerable questions, false_refusal_rate over answerable ones; latency quantiles
-    are continuous; costs treat a missing value as 0.
+    are continuous; latency and cost figures are over the questions with a value
+    (`COVERED_BY`), NULL when none has one; the shares below threshold use the run's own
+    `failure_thresholds`.
     Never raises for a damaged run: what it could not read is listed in `problems`.
     """
-    below = {**DEFAULT_BELOW, **(below or {})}
+    thresholds, threshold_problems = run_thresholds(info)
     declared = info.manifest.metrics if info.manifest else ()
     own = con is None
     con = con or duckdb.connect()
@@ -155,12 +187,8 @@ def summarize_run(
     try:
         with open_run(cur, info, fs=fs, to_url=to_url or (lambda p: p)) as src:
             sql = "SELECT\n  " + SUMMARY_SELECT + declared_select(declared) + f"\nFROM {src.sql}"
-            params = {
-                **src.params,
-                "below_faithfulness": float(below["faithfulness"]),
-                "below_correctness": float(below["answer_correctness"]),
-            }
-            problems = list(src.problems)
+            params = {**src.params, **below_params(thresholds)}
+            problems = [*src.problems, *threshold_problems]
             try:
                 rel = cur.execute(sql, bind(sql, params))
                 names = [d[0] for d in rel.description]

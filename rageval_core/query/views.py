@@ -45,6 +45,7 @@ from rageval_core.query.verdicts import QuestionVerdicts, verdicts_from_row
 from rageval_core.runs.layout import validate_run_id
 from rageval_core.runs.reading import RunInfo
 from rageval_core.runs.rows import QUESTION_SCHEMA
+from rageval_core.thresholds import DEFAULT_THRESHOLDS
 
 QUESTION_METRICS: tuple[str, ...] = BUILTIN.measure_names()
 """Per-question numeric columns a caller may name (ranges, distributions, bottom-X%)."""
@@ -304,7 +305,9 @@ def cost_quality(
 
     `dominated_latency` / `dominated_cost`: another run is at least as good on quality and
     at least as cheap on that axis, strictly better on one. `dominated` uses both axes;
-    rows with `dominated == False` form the Pareto frontier.
+    rows with `dominated == False` form the Pareto frontier. A run whose latency or cost is
+    unknown (NULL: no question reported one) is on no frontier of that axis: its flag is
+    NA, and it neither dominates nor is dominated there.
     """
     allowed = cost_quality_metrics(store)
     if quality not in allowed:
@@ -322,11 +325,11 @@ def cost_quality(
     )
     # Domination is a pairwise comparison of a few hundred per-run rows, not an aggregate.
     qv = df["quality"].to_numpy(dtype=float, na_value=np.nan)
-    lat = df["latency_p95_ms"].to_numpy(dtype=float, na_value=np.inf)
-    cost = df["cost_per_question"].to_numpy(dtype=float, na_value=np.inf)
-    df["dominated_latency"] = _dominated(qv, lat)
-    df["dominated_cost"] = _dominated(qv, cost)
-    df["dominated"] = _dominated(qv, lat, cost)
+    lat = df["latency_p95_ms"].to_numpy(dtype=float, na_value=np.nan)
+    cost = df["cost_per_question"].to_numpy(dtype=float, na_value=np.nan)
+    df["dominated_latency"] = _dominated_where_known(qv, lat)
+    df["dominated_cost"] = _dominated_where_known(qv, cost)
+    df["dominated"] = _dominated_where_known(qv, lat, cost)
     return df
 
 
@@ -334,6 +337,14 @@ def cost_quality_metrics(store: ResultsStore) -> tuple[str, ...]:
     """Qualities `cost_quality` ranks by: higher-is-better quality figures, declared too."""
     cat = store.catalogue()
     return tuple(n for n in cat.figure_names("quality") if not cat.lower_is_better(n))
+
+
+def _dominated_where_known(quality: np.ndarray, *costs: np.ndarray) -> pd.arrays.BooleanArray:
+    """`_dominated` among the rows whose every cost is known; NA for the others."""
+    known = np.logical_and.reduce([~np.isnan(c) for c in costs])
+    out = np.zeros(len(quality), dtype=bool)
+    out[known] = _dominated(quality[known], *(c[known] for c in costs))
+    return pd.arrays.BooleanArray(out, ~known)
 
 
 def _dominated(quality: np.ndarray, *costs: np.ndarray) -> np.ndarray:
@@ -379,7 +390,7 @@ def flaky_questions(
     *,
     dataset: str | None = None,
     dataset_version: str | None = None,
-    correctness_threshold: float = 0.5,
+    correctness_threshold: float = DEFAULT_THRESHOLDS.correctness_min,
     min_runs: int = 2,
     config: str | None = None,
     exclude_runs: Iterable[str] = (),

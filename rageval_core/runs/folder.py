@@ -75,26 +75,36 @@ def same_run_problems(old: RunManifest, new: RunManifest) -> list[str]:
 
 def run_totals(rows: Iterable[Mapping[str, Any]], duration_s: float) -> dict[str, Any]:
     """A run's (or a shard's) `totals`: counts and costs of its rows, and how long it took.
-    One pass over `rows`, so a run read batch by batch is never held whole."""
+    One pass over `rows`, so a run read batch by batch is never held whole. A cost is the
+    sum over the rows that have one, `n_<cost>` of them: None when none has (`known_cost`)."""
     n = errors = judge_errors = 0
-    cost = judge_cost = 0.0
+    costs = {k: [0.0, 0] for k in ("cost_usd", "judge_cost_usd")}  # sum, questions
     retrieval = _RetrievalTotals()
     for r in rows:
         n += 1
         errors += bool(r.get("error"))
         judge_errors += bool(r.get("judge_error"))
-        cost += r.get("cost_usd") or 0.0
-        judge_cost += r.get("judge_cost_usd") or 0.0
+        for k, c in costs.items():
+            if r.get(k) is not None:
+                c[0] += r[k]
+                c[1] += 1
         retrieval.add(r)
     return {
         "n_questions": n,
         "n_errors": errors,
         "n_judge_errors": judge_errors,
-        "cost_usd": round(cost, 8),
-        "judge_cost_usd": round(judge_cost, 8),
+        **{k: round(total, 8) if known else None for k, (total, known) in costs.items()},
+        **{f"n_{k}": known for k, (_, known) in costs.items()},
         "duration_s": round(duration_s, 3),
         **retrieval.totals(),
     }
+
+
+def known_cost(totals: Mapping[str, Any], key: str) -> float | None:
+    """`totals`' cost `key` (`cost_usd`, `judge_cost_usd`), None when no question had one
+    (shards' totals are summed, so an unknown cost is told by its count, `n_<key>`)."""
+    value = totals.get(key)
+    return None if value is None or totals.get(f"n_{key}", 1) == 0 else float(value)
 
 
 MAX_NAMED = 20

@@ -405,6 +405,7 @@ class RunJob:
                 summed[key] = list(named)[:MAX_NAMED]
         # Shards run side by side: the run took as long as its slowest shard.
         summed["duration_s"] = max(p.get("duration_s") or 0 for p in parts)
-        summed["cost_usd"] = round(summed["cost_usd"], 8)
-        summed["judge_cost_usd"] = round(summed["judge_cost_usd"], 8)
+        for key in ("cost_usd", "judge_cost_usd"):  # unknown in every shard: unknown, not 0
+            known = any(p.get(key) is not None for p in parts)
+            summed[key] = round(summed[key], 8) if known else None
         return summed

@@ -17,6 +17,12 @@ from rageval_core.runs.layout import (
 SCHEMA_VERSION = 1
 
 
+def config_name(m: RunManifest) -> str:
+    """The name of the config a run was made with (its config's `name`), "" when it has
+    none: the one rule for the Runs table, the previous run and the flaky series."""
+    return str(m.config.get("name") or "")
+
+
 def manifest_to_dict(m: RunManifest) -> dict[str, Any]:
     d = asdict(m)
     d["tags"] = list(m.tags)

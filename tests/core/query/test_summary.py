@@ -72,7 +72,11 @@ def test_summary_matches_numpy(results):
         assert s[f"{c}_p95"] == pytest.approx(np.quantile(_col(rows, c), 0.95))
     assert s["cost_usd_total"] == pytest.approx(_col(rows, "cost_usd").sum())
     assert s["judge_cost_usd_total"] == pytest.approx(0.02)
-    assert s["judge_cost_usd_per_question"] == pytest.approx(0.02 / 40)
+    # over the 20 questions the judge priced, not 40 with the unknown ones as $0
+    assert s["judge_cost_usd_per_question"] == pytest.approx(0.02 / 20)
+    assert s["n_judge_cost_usd"] == 20 and s["n_cost_usd"] == s["n_total_cost"] == 40
+    total = _col(rows, "cost_usd") + np.nan_to_num(_col(rows, "judge_cost_usd"))
+    assert s["total_cost_per_question"] == pytest.approx(total.mean())
     assert s["failure_ok"] == 10 and s["failure_error"] == 10 and s["failure_unfaithful"] == 0
 
 
