@@ -12,10 +12,13 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
+import yaml
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+import rageval_core
 from rageval_core.adapters import adapt
+from rageval_core.catalogue import retrieval_columns, span_columns
 from rageval_core.cli import main
 from rageval_core.errors import SourceError
 from rageval_core.importers import otel
@@ -205,6 +208,56 @@ def test_a_place_from_metadata_is_a_document_with_whole_ordered_offsets_or_none(
     start = next((meta[k] for k in ("start_index", "start") if meta.get(k) is not None), None)
     if isinstance(doc, str) and doc and type(start) is int and start >= 0 and "end" not in meta:
         assert (chunk["doc_id"], chunk["start"], chunk["end"]) == (doc, start, start + len(text))
+
+
+# ---------------------------------------------------------------------------- scoring
+
+
+def gold_dataset(folder: Path, gold: str) -> Path:
+    """The handbook over the LlamaIndex app's nodes, gold as chunk ids ("ids"), as quoted
+    spans of its documents ("spans"), or both."""
+    _, nodes = apps.llamaindex_parts()
+    path = apps.write_dataset(folder, apps.chunk_rows(nodes, "llamaindex"))
+    if gold == "ids":
+        return path
+    doc = yaml.safe_load(path.read_text())
+    rows = [json.dumps({"id": d, "text": t}) + "\n" for d, t in apps.DOCUMENTS.items()]
+    (folder / "documents.jsonl").write_text("".join(rows))
+    doc["documents"] = "documents.jsonl"
+    phrases = {qid: phrase for qid, _, phrase in apps.QUESTIONS}
+    for q in doc["questions"]:
+        phrase = phrases[q["id"]]
+        where = [d for d, t in apps.DOCUMENTS.items() if phrase and phrase in t]
+        q["gold_spans"] = [{"doc_id": d, "text": phrase} for d in where]
+        if gold == "spans":
+            del q["gold_chunk_ids"]
+    if gold == "spans":
+        del doc["corpus"]
+    path.write_text(yaml.safe_dump(doc, sort_keys=False))
+    return path
+
+
+@pytest.mark.parametrize("gold", ["ids", "spans", "both"])
+def test_an_imported_llamaindex_trace_scores_retrieval_as_the_direct_run_does(
+    gold, traces, tmp_path
+):
+    """The same app asked the same questions: its OTel import and its direct run have
+    the same retrieval and span figures, tokens included."""
+    dataset = gold_dataset(tmp_path / "data", gold)
+    results = tmp_path / "results"
+    rageval_core.evaluate(
+        apps.llamaindex_engine(), dataset, results=results, run_id="direct", progress=False
+    )
+    args = ["import", "otel", str(traces["llamaindex"]), "--dataset", str(dataset)]
+    assert main([*args, "--results", str(results), "--run-id", "traced"]) == 0
+    columns = ["retrieved_ids", "gold_ids", "gold_ranks", *retrieval_columns(), *span_columns()]
+    columns += ["input_tokens", "output_tokens"]
+    direct, traced = rows(results, "direct"), rows(results, "traced")
+    assert sorted(direct) == sorted(traced) == ["q1", "q2", "q3", "q4"]
+    figure = "recall_at_5" if gold == "ids" else "span_recall_at_5"
+    assert [direct[q][figure] for q in ("q1", "q2", "q3")] == [1.0, 1.0, 1.0]
+    for qid in direct:
+        assert {c: traced[qid][c] for c in columns} == {c: direct[qid][c] for c in columns}, qid
 
 
 def test_without_a_dataset_every_traced_question_is_a_reference_free_row(traces, tmp_path):
