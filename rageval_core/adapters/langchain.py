@@ -30,6 +30,8 @@ from langchain_core.retrievers import BaseRetriever
 from langchain_core.runnables import Runnable
 
 from rageval_core.adapters.common import (
+    DOC_ID_KEYS,
+    START_KEYS,
     Tally,
     chunk,
     document_rows,
@@ -43,8 +45,6 @@ ANSWER_KEYS = ("answer", "result", "output", "text", "response")
 DOCUMENT_KEYS = ("context", "source_documents", "documents", "docs", "sources")
 INPUT_KEYS = ("input", "question", "query")
 SCORE_KEYS = ("score", "relevance_score", "similarity_score")
-# Where a chunk's source document is named: loaders set `source`, splitters copy it.
-DOC_ID_KEYS = ("doc_id", "source")
 HOW_TO_RETURN = (
     "return {'answer': ..., 'context': docs}, e.g. "
     "RunnableParallel(context=retriever, question=RunnablePassthrough())"
@@ -125,7 +125,7 @@ def _chunks(documents: Sequence[Document]) -> list[dict[str, Any]]:
                 "ids=...)): the default ids are random and cannot match gold",
             )
         score = next((meta[k] for k in SCORE_KEYS if meta.get(k) is not None), None)
-        where = placed(meta, doc.page_content, DOC_ID_KEYS, ("start_index", "start"))
+        where = placed(meta, doc.page_content, DOC_ID_KEYS, START_KEYS)
         out.append(chunk(cid, doc.page_content, score, **where))
     return out
 

@@ -7,13 +7,17 @@ the question is the topmost span that has an input (`input.value`, else
 `gen_ai.input.messages`) and, below it, a retrieval or an LLM span; its output is the
 answer. Below it:
 - the retrieved documents are those of the last retrieval-like span to end: an
-  OpenInference RETRIEVER (`retrieval.documents.N.document.{id,content,score}`), a
-  RERANKER (`reranker.output_documents.N.document.*`), a GenAI `retrieval` span
-  (`gen_ai.retrieval.documents`); retrieval time is the union of those spans;
+  OpenInference RETRIEVER (`retrieval.documents.N.document.{id,content,score,metadata}`),
+  a RERANKER (`reranker.output_documents.N.document.*`), a GenAI `retrieval` span
+  (`gen_ai.retrieval.documents`); a document's metadata gives its source document and
+  start by the LangChain adapter's rule; retrieval time is the union of those spans;
 - LLM spans (OpenInference LLM, GenAI `chat`/`text_completion`/`generate_content`) give
   the generation time, tokens (`llm.token_count.*`, `gen_ai.usage.*`; an LLM span whose
-  LLM descendants report tokens is not counted again) and the model (recorded in the
-  run's config);
+  LLM descendants have tokens is not counted again) and the model (recorded in the run's
+  config). A LlamaIndex LLM call that reports no usage is counted from its recorded
+  prompt and output with LlamaIndex's own counter, as a direct run counts it
+  (`adapters/llamaindex.py`): the one thing read with a framework's package, and only
+  when it is installed;
 - the question span's duration is the total, its ERROR status the question's error.
 A question asked in several traces is kept once, the newest; with a dataset, traced
 questions are matched to its questions by text and the others listed (`notes`), not
@@ -31,7 +35,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rageval_core.adapters.common import Tally, first_present
+from rageval_core.adapters.common import (
+    DOC_ID_KEYS,
+    START_KEYS,
+    Tally,
+    chunk,
+    first_present,
+    placed,
+)
 from rageval_core.bounded_json import BadJSON, Limits, loads, read_lines
 from rageval_core.errors import SourceError, shown
 from rageval_core.importers.common import Imported
@@ -44,8 +55,12 @@ MAX_ID_CHARS = 64
 MAX_DOCUMENTS = 1000  # documents of one retrieval span (a larger index is hostile)
 KEPT = ("input.", "output.", "openinference.", "llm.", "retrieval.", "reranker.", "gen_ai.")
 DOCUMENT_KEY = re.compile(
-    r"(retrieval\.documents|reranker\.output_documents)\.(\d{1,6})\.document\.(id|content|score)"
+    r"(retrieval\.documents|reranker\.output_documents)\.(\d{1,6})"
+    r"\.document\.(id|content|score|metadata)"
 )
+MESSAGE_KEY = re.compile(r"llm\.input_messages\.(\d{1,6})\.message\.(role|content)")
+REDACTED = "__REDACTED__"  # what OpenInference writes for a value OPENINFERENCE_HIDE_* hides
+LLAMAINDEX_SCOPE = "openinference.instrumentation.llama_index"
 LLM_OPERATIONS = {"chat", "text_completion", "generate_content"}
 QUESTION_KEYS = ("input", "question", "query", "query_str")
 ANSWER_KEYS = ("answer", "response", "output", "result", "text")
@@ -63,6 +78,7 @@ class Span:
     end: int
     attrs: dict[str, Any]
     source: str  # FILE:LINE
+    scope: str = ""  # the instrumentation's name (OTLP `scopeSpans[].scope.name`)
     error: str | None = None
     children: list[Span] = field(default_factory=list)
 
@@ -167,7 +183,7 @@ def _id(raw: Any, what: str) -> str:
     return raw
 
 
-def _span(raw: Any, source: str, n: int) -> Span:
+def _span(raw: Any, source: str, n: int, scope: str) -> Span:
     name = raw.get("name") if type(raw) is dict else None
     try:
         if type(raw) is not dict:
@@ -199,6 +215,7 @@ def _span(raw: Any, source: str, n: int) -> Span:
             end=end,
             attrs=attrs,
             source=f"{source}:{n}",
+            scope=scope,
             error=(str(status.get("message") or "span status ERROR")[:2000] if failed else None),
         )
     except _Bad as exc:
@@ -217,7 +234,10 @@ def read_spans(path: Path) -> list[Span]:
                 scopes = rs.get("scopeSpans") if type(rs) is dict else None
                 for ss in _list(scopes, "scopeSpans"):
                     members = ss.get("spans") if type(ss) is dict else None
-                    spans += [_span(s, source, n) for s in _list(members, "spans")]
+                    scope = ss.get("scope") if type(ss) is dict else None
+                    name = scope.get("name") if type(scope) is dict else None
+                    name = name if type(name) is str else ""
+                    spans += [_span(s, source, n, name) for s in _list(members, "spans")]
         except _Bad as exc:
             raise SourceError(f"{source}:{n}: {exc}") from None
     return spans
@@ -312,7 +332,11 @@ def _output_ids(span: Span) -> dict[int, Any]:
 
 def _document(d: Mapping[str, Any], span: Span, i: int) -> dict[str, Any]:
     """One retrieved document; one without an id is matched to the dataset's corpus by
-    its text (the writer's rule)."""
+    its text (the writer's rule). Its `doc_id`, `start` and `end` come from its metadata
+    as the LangChain adapter takes them (`placed`, then `chunk`: offsets only with a
+    document, whole numbers, start <= end); OpenInference's LlamaIndex instrumentor
+    records a node's metadata but not its `ref_doc_id` or offsets, so its chunks have
+    none and are placed by their text."""
     cid = d.get("id")
     if cid is not None and (not isinstance(cid, str | int) or isinstance(cid, bool)):
         raise SourceError(f"{span.where}: document {i} id must be text")
@@ -330,10 +354,26 @@ def _document(d: Mapping[str, Any], span: Span, i: int) -> dict[str, Any]:
     }
     if isinstance(score, int | float) and not isinstance(score, bool) and math.isfinite(score):
         out["score"] = float(score)
+    where = placed(_metadata(d.get("metadata")), out["text"], DOC_ID_KEYS, START_KEYS)
+    doc = where["doc_id"]
+    if (isinstance(doc, str) and doc) or (isinstance(doc, int) and not isinstance(doc, bool)):
+        located = chunk("", out["text"], None, **where)
+        out.update((k, located[k]) for k in ("doc_id", "start", "end") if k in located)
     return out
 
 
-def _tokens(span: Span) -> tuple[Any, Any]:
+def _metadata(raw: Any) -> Mapping[str, Any]:
+    """A document's metadata: OpenInference writes it as JSON text, GenAI as an object."""
+    if isinstance(raw, str):
+        try:
+            raw = loads(raw)
+        except ValueError:  # BadJSON: no metadata
+            return {}
+    return raw if isinstance(raw, Mapping) else {}
+
+
+def _reported(span: Span) -> tuple[Any, Any]:
+    """(input, output) tokens the span reports (OpenInference, else GenAI)."""
     a = span.attrs
     return (
         first_present(
@@ -348,6 +388,90 @@ def _tokens(span: Span) -> tuple[Any, Any]:
             ),
         ),
     )
+
+
+class _Counter:
+    """LlamaIndex's token counter, loaded on the first LlamaIndex LLM call that reports no
+    usage; `uncounted` is how many such calls found no llama-index-core to count them."""
+
+    def __init__(self) -> None:
+        self._loaded: tuple[Any, Any] | None = None
+        self._absent = False
+        self.uncounted = 0
+
+    def tools(self) -> tuple[Any, Any] | None:
+        """(TokenCounter(), ChatMessage), or None without llama-index-core."""
+        if self._loaded is None and not self._absent:
+            try:
+                from llama_index.core.base.llms.types import ChatMessage
+                from llama_index.core.utilities.token_counting import TokenCounter
+            except ImportError:
+                self._absent = True
+            else:
+                self._loaded = (TokenCounter(), ChatMessage)
+        if self._loaded is None:
+            self.uncounted += 1
+        return self._loaded
+
+
+def _shown_text(value: Any) -> str | None:
+    """A recorded text, or None where it is absent or hidden (OPENINFERENCE_HIDE_*)."""
+    return value if isinstance(value, str) and value != REDACTED else None
+
+
+@dataclass(frozen=True)
+class _Sent:
+    """What one LlamaIndex LLM call was sent, where recorded whole (else None): its
+    prompts (a completion) or its messages as (role, content) (a chat)."""
+
+    prompts: list[str] | None = None
+    messages: list[tuple[str, str]] | None = None
+
+
+def _sent(span: Span) -> _Sent | None:
+    """None when the span records no call of its own (`predict` around `complete`)."""
+    prompts = span.attrs.get("llm.prompts")
+    if prompts is not None:  # hidden, it is the text REDACTED, not a list
+        texts = [_shown_text(p) for p in prompts] if isinstance(prompts, list) else [None]
+        return _Sent(prompts=None if None in texts else texts)
+    by_index: dict[int, dict[str, Any]] = defaultdict(dict)
+    for key, value in span.attrs.items():
+        m = MESSAGE_KEY.fullmatch(key)
+        if m:
+            by_index[int(m[1])][m[2]] = value
+    if not by_index:
+        return None
+    messages = [(m.get("role"), _shown_text(m.get("content"))) for _, m in sorted(by_index.items())]
+    whole = all(isinstance(r, str) and c is not None for r, c in messages)
+    return _Sent(messages=messages if whole else None)
+
+
+def _tokens(span: Span, counter: _Counter) -> tuple[Any, Any]:
+    """(input, output) tokens of an LLM span: reported; for a LlamaIndex call a side
+    reported as none or 0 is counted from its recorded texts as `adapters/llamaindex.py`
+    counts it (reported usage, else TokenCounter; the output as `str(response)`, which
+    OpenInference records as `output.value`)."""
+    prompt, completion = _reported(span)
+    sent = _sent(span) if span.scope == LLAMAINDEX_SCOPE else None
+    if (prompt and completion) or sent is None:
+        return prompt, completion
+    tools = counter.tools()
+    if tools is None:
+        return prompt, completion
+    count, message = tools
+    if not prompt and sent.prompts is not None:
+        prompt = sum(count.get_string_tokens(p) for p in sent.prompts)
+    elif not prompt and sent.messages is not None:
+        try:
+            prompt = count.estimate_tokens_in_messages(
+                [message(role=r, content=c) for r, c in sent.messages]
+            )
+        except ValueError:  # a role LlamaIndex does not know: not its message
+            pass
+    output = _shown_text(span.attrs.get("output.value"))
+    if not completion and output is not None:
+        completion = count.get_string_tokens(output)
+    return prompt, completion
 
 
 def _model(span: Span) -> str | None:
@@ -391,11 +515,12 @@ def _questions(spans: list[Span]) -> list[Span]:
     return sorted(found, key=lambda s: s.start)
 
 
-def _record(q: Span, models: set[str]) -> dict[str, Any]:
+def _record(q: Span, models: set[str], counter: _Counter) -> dict[str, Any]:
     below = [s for s in _walk(q) if s is not q]
     tally = Tally()
     docs: list[dict[str, Any]] | None = None
     last_end = -1
+    tokens = {id(s): _tokens(s, counter) for s in below if s.kind == "llm"}
     for s in below:
         if s.kind == "retrieval":
             tally.add_interval("retrieval", s.start / 1e9, s.end / 1e9)
@@ -408,11 +533,11 @@ def _record(q: Span, models: set[str]) -> dict[str, Any]:
             if model:
                 models.add(model)
             if not any(
-                d.kind == "llm" and any(t is not None for t in _tokens(d))
+                d.kind == "llm" and any(t is not None for t in tokens[id(d)])
                 for d in _walk(s)
                 if d is not s
             ):
-                tally.add_tokens(*_tokens(s))
+                tally.add_tokens(*tokens[id(s)])
     answer = _io(q, "output", ANSWER_KEYS)
     out = tally.output(answer if answer is not None else "", docs or [])
     return {
@@ -443,11 +568,18 @@ def read(path: Path, dataset: GoldenDataset | None = None) -> Imported:
             "a retriever or LLM span, OpenInference or GenAI attributes)"
         )
     models: set[str] = set()
+    counter = _Counter()
     newest: dict[str, dict[str, Any]] = {}
     for q in questions:  # oldest first: a later trace of the same question replaces it
-        record = _record(q, models)
+        record = _record(q, models, counter)
         newest[_key(record["question"])] = record
     notes = []
+    if counter.uncounted:
+        notes.append(
+            f"{counter.uncounted} LlamaIndex LLM call(s) report no token counts: counting "
+            "them as a direct run does needs llama-index-core (pip install llama-index-core); "
+            "their tokens are left unknown"
+        )
     if len(newest) < len(questions):
         notes.append(
             f"{len(questions) - len(newest)} repeated question(s): the newest trace of each kept"

@@ -12,6 +12,7 @@ import sys
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from tests.core.adapters import apps
 
@@ -20,7 +21,15 @@ EXTRA = "Where do visitors sign in?"
 ASKED = [q for _, q, _ in apps.QUESTIONS] + [EXTRA, apps.QUESTIONS[0][1]]
 
 
-def write_traces(out: Path, framework: str, questions: Sequence[str] = ASKED) -> Path:
+def write_traces(
+    out: Path,
+    framework: str,
+    questions: Sequence[str] = ASKED,
+    app: Any = None,
+    config: Any = None,
+) -> Path:
+    """The traces of `app` (default: the framework's app of `apps`) asked `questions`;
+    `config` is the instrumentor's OpenInference TraceConfig (what it hides)."""
     from google.protobuf.json_format import MessageToJson
     from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
     from opentelemetry.sdk.trace import TracerProvider
@@ -41,8 +50,9 @@ def write_traces(out: Path, framework: str, questions: Sequence[str] = ASKED) ->
     provider = TracerProvider()
     provider.add_span_processor(SimpleSpanProcessor(exporter))
     instrumentor = Inst()
-    app = build()  # built before instrumenting: index-time spans are not questions' spans
-    instrumentor.instrument(tracer_provider=provider)
+    if app is None:  # built before instrumenting: index-time spans are not questions' spans
+        app = build()
+    instrumentor.instrument(tracer_provider=provider, config=config)
     try:
         with open(out, "w") as fh, warnings.catch_warnings():
             # OpenInference calls methods pydantic 2 and langchain-core 1.8 deprecate; as

@@ -5,23 +5,27 @@ with one line naming file, line and span, and nothing is written."""
 from __future__ import annotations
 
 import json
+import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
-from hypothesis import given, settings
+import yaml
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+import rageval_core
 from rageval_core.adapters import adapt
+from rageval_core.catalogue import retrieval_columns, span_columns
 from rageval_core.cli import main
 from rageval_core.errors import SourceError
 from rageval_core.importers import otel
 from tests.conftest import import_or_skip_unless_ci
 from tests.core.adapters import apps
 from tests.core.adapters.pages import open_every_page
-from tests.core.importers.otel_traces import EXTRA, write_traces
+from tests.core.importers.otel_traces import ASKED, EXTRA, write_traces
 
 INSTRUMENTORS = {
     "llamaindex": "openinference.instrumentation.llama_index",
@@ -45,7 +49,19 @@ def traces() -> Iterator[dict[str, Path]]:
         files["langchain-dataset"] = apps.write_dataset(
             root / "lc", apps.chunk_rows(apps.langchain_chunks(), "langchain")
         )
+        files["llamaindex-chat"] = write_traces(
+            root / "chat.jsonl", "llamaindex", app=chat_engine()
+        )
         yield files
+
+
+def chat_engine():
+    """The LlamaIndex app with a chat model (LlamaIndex's mock of one): its calls are chats,
+    their messages recorded instead of a prompt."""
+    from llama_index.core.llms.mock import MockFunctionCallingLLM
+
+    index, _ = apps.llamaindex_parts()
+    return index.as_query_engine(llm=MockFunctionCallingLLM(is_chat_model=True), similarity_top_k=2)
 
 
 def rows(results: Path, run_id: str) -> dict[str, dict]:
@@ -75,13 +91,173 @@ def test_traces_matched_to_a_dataset_become_its_questions_with_chunks_tokens_and
         assert row["answer"] == expected["answer"]
         assert row["retrieval_ms"] > 0 and row["generation_ms"] > 0, (framework, qid, row)
         assert row["total_ms"] >= max(row["retrieval_ms"], row["generation_ms"])
-        if framework == "langchain":  # the fake chat model reports usage; MockLLM none
-            assert (row["input_tokens"], row["output_tokens"]) == (40, 7)
-            assert row["retrieved_scores"] == [None, None]
+        # the fake chat model reports usage; MockLLM none, so both runs count its texts
+        tokens = (expected["input_tokens"], expected["output_tokens"])
+        assert (row["input_tokens"], row["output_tokens"]) == tokens and None not in tokens
+        assert row["cost_usd"] is None  # tokens known, no price: unknown, never $0
+        if framework == "langchain":
+            assert tokens == (40, 7) and row["retrieved_scores"] == [None, None]
         else:
-            assert row["input_tokens"] is None
             assert row["retrieved_scores"] == [c["score"] for c in expected["retrieved"]]
     assert got["q1"]["recall_at_1"] == 1.0 and got["q1"]["gold_ids"]
+
+
+def test_a_llamaindex_chat_model_is_counted_from_its_messages_as_the_direct_run_counts(traces):
+    live = adapt(chat_engine())
+    records = {r["question"]: r for r in otel.read(traces["llamaindex-chat"]).records}
+    for _, question, _ in apps.QUESTIONS:
+        expected = live(question)
+        tokens = (expected["input_tokens"], expected["output_tokens"])
+        assert None not in tokens
+        assert (records[question]["input_tokens"], records[question]["output_tokens"]) == tokens
+
+
+@pytest.mark.parametrize("framework", list(INSTRUMENTORS))
+def test_chunks_keep_the_document_and_offsets_the_trace_records(framework, traces):
+    """LangChain's instrumentor records each document's metadata (`source`,
+    `start_index`): the chunks are placed as the direct run places them. LlamaIndex's
+    records a node's id, text, score and metadata, not its `ref_doc_id` or offsets: its
+    chunks have no place and are placed by their text."""
+    records = {r["question"]: r for r in otel.read(traces[framework]).records}
+    live = adapt(apps.llamaindex_engine() if framework == "llamaindex" else apps.langchain_chain())
+    for _, question, _ in apps.QUESTIONS:
+        expected = live(question)["retrieved"]
+        assert all("doc_id" in c and "start" in c for c in expected)
+        if framework == "llamaindex":
+            expected = [{k: c[k] for k in ("id", "text", "score")} for c in expected]
+        assert records[question]["retrieved"] == expected
+
+
+def test_hidden_prompts_leave_input_tokens_unknown(tmp_path):
+    """OPENINFERENCE_HIDE_PROMPTS writes the prompt as `__REDACTED__`: its tokens are
+    unknown, never the count of that word; the output, still recorded, is counted."""
+    import_or_skip_unless_ci(
+        "openinference.instrumentation.llama_index", "pip install 'rageval[otel]'"
+    )
+    from openinference.instrumentation import TraceConfig
+
+    question = apps.QUESTIONS[0][1]
+    path = write_traces(
+        tmp_path / "hidden.jsonl", "llamaindex", [question], config=TraceConfig(hide_prompts=True)
+    )
+    (record,) = otel.read(path).records
+    assert record["input_tokens"] is None
+    assert record["output_tokens"] == adapt(apps.llamaindex_engine())(question)["output_tokens"]
+
+
+def test_without_llama_index_uncounted_calls_stay_unknown_and_are_named(traces, monkeypatch):
+    monkeypatch.setitem(sys.modules, "llama_index.core.utilities.token_counting", None)
+    imported = otel.read(traces["llamaindex"])
+    assert all(r["input_tokens"] is None and r["output_tokens"] is None for r in imported.records)
+    calls = f"{len(ASKED)} LlamaIndex LLM call(s) report no token counts"  # one per trace
+    assert any(calls in n for n in imported.notes)
+    # usage a span reports needs no counter
+    assert otel.read(traces["langchain"]).records[0]["input_tokens"] == 40
+
+
+def question_line(document: dict[str, str]) -> str:
+    """A traced question whose retriever returned one document (its OpenInference
+    attributes `document.*`)."""
+    attrs = {
+        "openinference.span.kind": "RETRIEVER",
+        **{f"retrieval.documents.0.document.{k}": v for k, v in document.items()},
+    }
+    listed = [{"key": k, "value": {"stringValue": v}} for k, v in attrs.items()]
+    retriever = span("retrieve", spanId="s2", parentSpanId="s1", attributes=listed)
+    return request(span(), retriever) + "\n"
+
+
+JSONISH = st.one_of(
+    st.integers(-5, 200),  # offsets near a document's, and names: the usual case first
+    st.sampled_from(["search-guide", ""]),
+    st.none(),
+    st.booleans(),
+    st.integers(-(10**20), 10**20),
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.text(max_size=8),
+    st.lists(st.integers(), max_size=2),
+)
+
+
+@settings(max_examples=150, deadline=None)
+@example(meta={"source": "search-guide", "start_index": 59}, text="Use hybrid search")
+@given(
+    meta=st.dictionaries(
+        st.sampled_from(["doc_id", "source", "start_index", "start", "end", "page"]), JSONISH
+    ),
+    text=st.text(max_size=20),
+)
+def test_a_place_from_metadata_is_a_document_with_whole_ordered_offsets_or_none(
+    meta, text, tmp_path_factory
+):
+    """Whatever a document's metadata holds, its chunk gets a non-empty `doc_id` and
+    integer offsets 0 <= start <= end, or no place (then it is placed by its text) —
+    never a negative, fractional or reversed offset; a well-formed place is kept."""
+    path = tmp_path_factory.mktemp("meta") / "traces.jsonl"
+    document = {"id": "c1", "content": text, "metadata": json.dumps(meta)}
+    path.write_text(question_line(document))
+    ((chunk,),) = (r["retrieved"] for r in otel.read(path).records)
+    if "doc_id" not in chunk:
+        assert "start" not in chunk and "end" not in chunk
+    else:
+        assert isinstance(chunk["doc_id"], str) and chunk["doc_id"]
+    if "start" in chunk:
+        assert type(chunk["start"]) is int and type(chunk["end"]) is int
+        assert 0 <= chunk["start"] <= chunk["end"]
+    doc = next((meta[k] for k in ("doc_id", "source") if meta.get(k) is not None), None)
+    start = next((meta[k] for k in ("start_index", "start") if meta.get(k) is not None), None)
+    if isinstance(doc, str) and doc and type(start) is int and start >= 0 and "end" not in meta:
+        assert (chunk["doc_id"], chunk["start"], chunk["end"]) == (doc, start, start + len(text))
+
+
+# ---------------------------------------------------------------------------- scoring
+
+
+def gold_dataset(folder: Path, gold: str) -> Path:
+    """The handbook over the LlamaIndex app's nodes, gold as chunk ids ("ids"), as quoted
+    spans of its documents ("spans"), or both."""
+    _, nodes = apps.llamaindex_parts()
+    path = apps.write_dataset(folder, apps.chunk_rows(nodes, "llamaindex"))
+    if gold == "ids":
+        return path
+    doc = yaml.safe_load(path.read_text())
+    rows = [json.dumps({"id": d, "text": t}) + "\n" for d, t in apps.DOCUMENTS.items()]
+    (folder / "documents.jsonl").write_text("".join(rows))
+    doc["documents"] = "documents.jsonl"
+    phrases = {qid: phrase for qid, _, phrase in apps.QUESTIONS}
+    for q in doc["questions"]:
+        phrase = phrases[q["id"]]
+        where = [d for d, t in apps.DOCUMENTS.items() if phrase and phrase in t]
+        q["gold_spans"] = [{"doc_id": d, "text": phrase} for d in where]
+        if gold == "spans":
+            del q["gold_chunk_ids"]
+    if gold == "spans":
+        del doc["corpus"]
+    path.write_text(yaml.safe_dump(doc, sort_keys=False))
+    return path
+
+
+@pytest.mark.parametrize("gold", ["ids", "spans", "both"])
+def test_an_imported_llamaindex_trace_scores_retrieval_as_the_direct_run_does(
+    gold, traces, tmp_path
+):
+    """The same app asked the same questions: its OTel import and its direct run have
+    the same retrieval and span figures, tokens included."""
+    dataset = gold_dataset(tmp_path / "data", gold)
+    results = tmp_path / "results"
+    rageval_core.evaluate(
+        apps.llamaindex_engine(), dataset, results=results, run_id="direct", progress=False
+    )
+    args = ["import", "otel", str(traces["llamaindex"]), "--dataset", str(dataset)]
+    assert main([*args, "--results", str(results), "--run-id", "traced"]) == 0
+    columns = ["retrieved_ids", "gold_ids", "gold_ranks", *retrieval_columns(), *span_columns()]
+    columns += ["input_tokens", "output_tokens"]
+    direct, traced = rows(results, "direct"), rows(results, "traced")
+    assert sorted(direct) == sorted(traced) == ["q1", "q2", "q3", "q4"]
+    figure = "recall_at_5" if gold == "ids" else "span_recall_at_5"
+    assert [direct[q][figure] for q in ("q1", "q2", "q3")] == [1.0, 1.0, 1.0]
+    for qid in direct:
+        assert {c: traced[qid][c] for c in columns} == {c: direct[qid][c] for c in columns}, qid
 
 
 def test_without_a_dataset_every_traced_question_is_a_reference_free_row(traces, tmp_path):
@@ -115,8 +291,8 @@ def test_an_imported_trace_run_opens_on_every_page(traces, tmp_path, monkeypatch
 # ---------------------------------------------------------------------------- bad files
 
 
-def one_span_line(name: str = "q", **span) -> str:
-    """An ExportTraceServiceRequest of one span (a question span, unless overridden)."""
+def span(name: str = "q", **fields) -> dict:
+    """One OTLP span (a question span, unless `fields` override it)."""
     base = {
         "traceId": "t1",
         "spanId": "s1",
@@ -125,8 +301,16 @@ def one_span_line(name: str = "q", **span) -> str:
         "endTimeUnixNano": "2000",
         "attributes": [{"key": "input.value", "value": {"stringValue": "q?"}}],
     }
-    request = {"resourceSpans": [{"scopeSpans": [{"spans": [{**base, **span}]}]}]}
-    return json.dumps(request)
+    return {**base, **fields}
+
+
+def request(*spans: dict) -> str:
+    """An ExportTraceServiceRequest of `spans`, as one line of a trace file."""
+    return json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": list(spans)}]}]})
+
+
+def one_span_line(name: str = "q", **fields) -> str:
+    return request(span(name, **fields))
 
 
 def refused(tmp_path: Path, content: bytes, capsys) -> str:
@@ -219,7 +403,15 @@ def genai_trace(path: Path) -> Path:
             root.set_attribute("gen_ai.output.messages", json.dumps(reply))
             with tracer.start_as_current_span("retrieval") as r:
                 r.set_attribute("gen_ai.operation.name", "retrieval")
-                docs = [{"id": "a#1", "score": 0.9, "content": "A"}, {"id": "b#2", "score": 0.5}]
+                docs = [
+                    {
+                        "id": "a#1",
+                        "score": 0.9,
+                        "content": "A",
+                        "metadata": {"source": "a", "start_index": 3},
+                    },
+                    {"id": "b#2", "score": 0.5},
+                ]
                 r.set_attribute("gen_ai.retrieval.documents", json.dumps(docs))
             with tracer.start_as_current_span("chat gpt-test") as c:
                 c.set_attribute("gen_ai.operation.name", "chat")
@@ -246,7 +438,7 @@ def test_genai_attributes_give_question_answer_documents_tokens_model_and_error(
     first, second = imported.records
     assert (first["question"], first["answer"]) == ("What is hybrid search?", "answer 0")
     assert first["retrieved"] == [
-        {"id": "a#1", "text": "A", "score": 0.9},
+        {"id": "a#1", "text": "A", "score": 0.9, "doc_id": "a", "start": 3, "end": 4},
         {"id": "b#2", "text": "", "score": 0.5},
     ]
     assert (first["input_tokens"], first["output_tokens"]) == (120, 9)
