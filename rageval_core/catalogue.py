@@ -450,6 +450,12 @@ def _builtin_measures() -> list[Metric]:
         # per-question counts of what did not match the dataset (docs/metrics.md); no figures
         _measure("n_unplaced", "chunks not placed in a document", "lower", "count"),
         _measure("n_unknown_ids", "retrieved ids not in the corpus", "lower", "count"),
+        _measure(
+            "n_offsets_mismatched", "chunks whose offsets missed their text", "lower", "count"
+        ),
+        _measure(
+            "n_unknown_doc_placed", "chunks of unknown documents placed by text", "lower", "count"
+        ),
         *(_measure(c, f"{_STAGE[c]} (ms)", "lower", "ms", "latency") for c in LATENCY_COLUMNS),
         *(_measure(c, f"{_COST[c]} ($)", "lower", "usd", "cost") for c in COST_COLUMNS),
     ]
@@ -661,6 +667,16 @@ DEFINITIONS: Mapping[str, tuple[str, str]] = {
     "n_unknown_ids": (
         "retrieved chunk ids that are not in the dataset's corpus: is the pipeline chunking "
         "differently? Use gold_spans",
+        _SPANS,
+    ),
+    "n_offsets_mismatched": (
+        "retrieved chunks whose offsets did not hold their text (a sentence window records "
+        "the window): placed by their text instead",
+        _SPANS,
+    ),
+    "n_unknown_doc_placed": (
+        "retrieved chunks naming a document id the dataset does not have (a path as id), "
+        "placed by their text anyway",
         _SPANS,
     ),
     "faithfulness_below_threshold": (
