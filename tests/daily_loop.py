@@ -31,7 +31,9 @@ class FlakySeries:
     runs: tuple[str, ...]
 
 
-def _copy(results: Path, run_id: str, day: int, broken: bool, wrong: str) -> None:
+def _copy(
+    results: Path, run_id: str, day: int, broken: bool, wrong: str, params: dict | None = None
+) -> None:
     folder = results / run_id
     shutil.copytree(results / SOURCE, folder)
     rows = pq.read_table(folder / "questions.parquet").to_pylist()
@@ -60,6 +62,7 @@ def _copy(results: Path, run_id: str, day: int, broken: bool, wrong: str) -> Non
         created_at=f"2026-11-{day:02d}T09:00:00Z",
         finished_at=f"2026-11-{day:02d}T09:00:02Z",
     )
+    manifest["config"]["pipeline"]["params"].update(params or {})
     atomic_write_json(folder / MANIFEST, manifest)
     atomic_write_json(folder / SUMMARY, summarize_run(inspect_run(str(results), run_id)))
 
@@ -72,3 +75,11 @@ def add_flaky_series(results: Path, wrong: str = WRONG) -> FlakySeries:
     for run_id, (day, broken) in zip(ids, plan, strict=True):
         _copy(results, run_id, day, broken, wrong)
     return FlakySeries(QUESTION, ok_run=ids[1], broken_run=ids[2], runs=(SOURCE, *ids))
+
+
+def add_changed_settings(results: Path, wrong: str = WRONG) -> FlakySeries:
+    """One more `bm25-top5` run after the demo's with `top_k` 5 -> 3 in which q001 is
+    wrong: a parameter changed under one config name, not a flaky question."""
+    run_id = "20261125-090000-bm25-top5"
+    _copy(results, run_id, 25, True, wrong, params={"top_k": 3})
+    return FlakySeries(QUESTION, ok_run=SOURCE, broken_run=run_id, runs=(SOURCE, run_id))

@@ -75,8 +75,8 @@ except RagevalError as exc:
     page.publish(chosen_state)
     st.error(f"Cannot compare these runs: {exc}")
     st.stop()
-for w in cmp.warnings:
-    st.warning(w, icon=":material/warning:")
+for w in cmp.warnings:  # they name runs, configs and datasets: text from manifests
+    st.warning(md_escape(w), icon=":material/warning:")
 
 st.subheader("Config differences")
 differing, same = split_config_diff(cmp.config_diff)

@@ -189,6 +189,13 @@ if len(note):  # names the config: text from a manifest
         f"Flaky question: {md_escape(note.iloc[0])}; a regression here may be noise.",
         icon=":material/casino:",
     )
+before, changed = data.settings_change(run)
+if changed:  # settings are text from manifests
+    st.info(
+        f"The settings changed since the previous run of this config, {md_escape(before)}: "
+        f"{md_escape('; '.join(changed))}. A change in this question follows them, not noise.",
+        icon=":material/tune:",
+    )
 if len(history) >= query.CHART_RUNS:
     st.caption(f"The newest {query.CHART_RUNS:,} runs that have this question.")
 if len(history) > 1:

@@ -11,7 +11,6 @@ in numpy.
 
 from __future__ import annotations
 
-import json
 import threading
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
@@ -24,14 +23,15 @@ import pandas as pd
 import pyarrow as pa
 
 from rageval_core.catalogue import BUILTIN, Catalogue
-from rageval_core.errors import ConfigError
+from rageval_core.errors import ConfigError, shown
 from rageval_core.mismatch import mismatch_warnings
 from rageval_core.query import sql
-from rageval_core.query.flaky import mark_flaky
+from rageval_core.query.flaky import mark_flaky, named_changes
 from rageval_core.query.source import bind, open_run, reading_results
 from rageval_core.query.store import ResultsStore, require_readable, run_catalogue
 from rageval_core.query.summary import run_value_sql
 from rageval_core.query.views import allowed_name
+from rageval_core.runs.manifest import config_name, flatten
 from rageval_core.runs.reading import RunInfo
 
 
@@ -75,16 +75,6 @@ class Comparison:
     @property
     def improvements(self) -> pd.DataFrame:
         return self.changes[self.changes["kind"] == "improvement"].reset_index(drop=True)
-
-
-def flatten(value: Any, prefix: str = "") -> dict[str, str]:
-    """Nested mappings as dotted keys; leaves rendered as compact JSON."""
-    if isinstance(value, Mapping) and value:
-        out: dict[str, str] = {}
-        for k in sorted(value, key=str):
-            out.update(flatten(value[k], f"{prefix}.{k}" if prefix else str(k)))
-        return out
-    return {prefix: json.dumps(value, sort_keys=True, default=str)}
 
 
 def _manifest_view(info: RunInfo) -> dict[str, Any]:
@@ -272,7 +262,12 @@ def compare_runs(
     base, candidates = infos[0], infos[1:]
     catalogue, conflicts = run_catalogue(*infos)
     mets = _compared_metrics(metrics, catalogue)
-    warnings = [*conflicts, *_dataset_warnings(base, candidates), *_run_warnings(infos)]
+    warnings = [
+        *conflicts,
+        *_dataset_warnings(base, candidates),
+        *_settings_warnings(base, candidates),
+        *_run_warnings(infos),
+    ]
     with store.cursor() as cur:  # tables registered on the cursor go with it
         read = {i.run_id: _read_run(store, cur, i, mets) for i in infos}
         metric_rows = _baseline_metric_rows(base.run_id, read[base.run_id].means, mets)
@@ -350,6 +345,25 @@ def _dataset_warnings(base: RunInfo, candidates: Sequence[RunInfo]) -> list[str]
                 f"({cm.dataset.sha256[:12]}), baseline {base.run_id} used "
                 f"{bm.dataset.name} v{bm.dataset.version} ({bm.dataset.sha256[:12]}): "
                 "deltas mix question-set changes with pipeline changes"
+            )
+    return out
+
+
+def _settings_warnings(base: RunInfo, candidates: Sequence[RunInfo]) -> list[str]:
+    """A warning per candidate run of the baseline's config name with other settings (a
+    parameter changed under the same name): its changes follow the settings, not noise."""
+    out = []
+    for i in candidates:
+        bm, cm = base.manifest, i.manifest
+        if bm is None or cm is None or config_name(bm) != config_name(cm):
+            continue
+        changes = named_changes(bm, cm)
+        if changes:
+            out.append(
+                f"{i.run_id} and baseline {base.run_id} are both config "
+                f"{shown(config_name(cm), 80)} with other settings "
+                f"({shown('; '.join(changes), 400, bare=True)}): "
+                "their changes follow the settings, not noise"
             )
     return out
 

@@ -2,9 +2,13 @@
 version (the same pipeline, the same questions, a different answer), so a lead can tell
 noise from a regression before acting on it.
 
-A run's *series* is its config name plus dataset name and version. Compare asks what was
-known before the runs it compares (they are left out of the history: a fresh regression
-must not make its own question look flaky).
+A run's *series* is its config name plus dataset name and version; only the runs of the
+series with the run's own settings (`runs.manifest.config_fingerprint`: the config less
+its name and how it was run, the judge, the dataset's content) count. A flip between
+runs of other settings — a chunk size changed under the same name — is the change, not
+noise, and `settings_change` names it. Compare asks what was known before the runs it
+compares (they are left out of the history: a fresh regression must not make its own
+question look flaky).
 """
 
 from __future__ import annotations
@@ -13,17 +17,65 @@ from collections.abc import Iterable, Sequence
 
 import pandas as pd
 
+from rageval_core.models import RunManifest
+from rageval_core.query.previous import previous_run
 from rageval_core.query.store import ResultsStore
 from rageval_core.query.views import flaky_questions
-from rageval_core.runs.manifest import config_name
+from rageval_core.runs.manifest import config_fingerprint, config_name, settings_changes
 from rageval_core.runs.reading import RunInfo
+
+MAX_CHANGES = 5
+"""Settings a change note names; the rest are counted."""
+
+
+def same_settings(store: ResultsStore, info: RunInfo) -> list[str]:
+    """Ids of the runs the store lists with `info`'s config name, dataset version and
+    settings (`info` itself included): the runs whose flips are noise."""
+    m = info.manifest
+    if m is None:
+        return []
+    series = (config_name(m), m.dataset.name, str(m.dataset.version))
+    fingerprint = config_fingerprint(m)
+    return [
+        r.run_id
+        for r in (*store.runs(), info)
+        if r.manifest is not None
+        and (config_name(r.manifest), r.manifest.dataset.name, str(r.manifest.dataset.version))
+        == series
+        and config_fingerprint(r.manifest) == fingerprint
+    ]
+
+
+def settings_change(store: ResultsStore, info: RunInfo) -> tuple[str | None, list[str]]:
+    """The previous run of `info` (`previous.previous_run`) and the settings that differ
+    from it (`config.pipeline.params.chunk_size 64 → 256`, at most `MAX_CHANGES` and a
+    count of the rest); (None, []) when there is no previous run or nothing changed."""
+    before = previous_run(store, info)
+    if before is None or before.manifest is None or info.manifest is None:
+        return None, []
+    changes = named_changes(before.manifest, info.manifest)
+    return (before.run_id, changes) if changes else (None, [])
+
+
+def run_settings_change(store: ResultsStore, run_id: str) -> tuple[str | None, list[str]]:
+    """`settings_change` of a run named by id (the Question page), as the store last saw it."""
+    return settings_change(store, store.run(run_id))
+
+
+def named_changes(before: RunManifest, after: RunManifest) -> list[str]:
+    """`runs.manifest.settings_changes`, at most `MAX_CHANGES` and `and 3 more`."""
+    changes = settings_changes(before, after)
+    if len(changes) > MAX_CHANGES:
+        changes = [*changes[:MAX_CHANGES], f"and {len(changes) - MAX_CHANGES} more"]
+    return changes
 
 
 def series_flaky(
     store: ResultsStore, info: RunInfo, exclude_runs: Iterable[str] = ()
 ) -> pd.DataFrame:
     """The flaky questions of `info`'s series (see `flaky_questions` for the columns),
-    plus `flaky_note`: `flipped 3× in 7 runs of bm25-top5`; empty without a manifest."""
+    plus `flaky_note`: `flipped 3× in 7 runs of bm25-top5 with the same settings`; empty
+    without a manifest."""
     m = info.manifest
     if m is None:
         return pd.DataFrame(columns=["question_id", "n_runs", "flips", "flaky_note"])
@@ -34,12 +86,14 @@ def series_flaky(
         dataset_version=str(m.dataset.version),
         config=config,
         exclude_runs=exclude_runs,
+        runs=same_settings(store, info),
     )
     if df.empty:
         return df.assign(flips=pd.Series(dtype=int), flaky_note=pd.Series(dtype=str))
     flips = df["verdict_flips"].astype(int).clip(lower=df["correctness_flips"].astype(int))
     notes = [
-        f"flipped {f}× in {n} runs of {config}" for f, n in zip(flips, df["n_runs"], strict=True)
+        f"flipped {f}× in {n} runs of {config} with the same settings"
+        for f, n in zip(flips, df["n_runs"], strict=True)
     ]
     return df.assign(flips=flips, flaky_note=notes)
 

@@ -219,6 +219,7 @@ WITH s AS (
   WHERE dataset_name = $dataset
     AND ($dataset_version IS NULL OR dataset_version = $dataset_version)
     AND ($config IS NULL OR config_name = $config)
+    AND ($any_run OR list_contains($runs::VARCHAR[], run_id))
     AND NOT list_contains($exclude::VARCHAR[], run_id)
 ),
 h AS (

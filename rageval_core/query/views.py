@@ -394,27 +394,38 @@ def flaky_questions(
     min_runs: int = 2,
     config: str | None = None,
     exclude_runs: Iterable[str] = (),
+    runs: Iterable[str] | None = None,
 ) -> pd.DataFrame:
     """Questions whose outcome flips between consecutive runs of the same dataset.
 
     A verdict flip is failure_type changing between `ok` and not ok; a correctness flip is
     answer_correctness crossing `correctness_threshold`. `dataset` defaults to the dataset of
     the newest run; `config` keeps the runs of one config name (flakiness proper: the same
-    pipeline answering differently); `exclude_runs` leaves runs out (a comparison asks what
-    was known before the runs it compares). Columns: question_id, n_runs, n_ok,
+    pipeline answering differently); `runs` keeps only those runs (`flaky.series_flaky`:
+    the runs of one config's settings); `exclude_runs` leaves runs out (a comparison asks
+    what was known before the runs it compares). Columns: question_id, n_runs, n_ok,
     verdict_flips, correctness_flips, correctness_min, correctness_max. The result is
     memoised on the store, and in the cache directory, until a refresh sees a change (it
     scans every run's narrow rows).
     """
     exclude = tuple(sorted(validate_run_id(r) for r in exclude_runs))
+    only = None if runs is None else tuple(sorted(validate_run_id(r) for r in runs))
     key = ("flaky", dataset, _opt_str(dataset_version), float(correctness_threshold), min_runs)
     key += (config, exclude) if config is not None or exclude else ()
+    key += (only,) if only is not None else ()
     return store.memo(
         key,
         lambda: _cache_retry(
             store,
             lambda: _flaky(
-                store, dataset, dataset_version, correctness_threshold, min_runs, config, exclude
+                store,
+                dataset,
+                dataset_version,
+                correctness_threshold,
+                min_runs,
+                config,
+                exclude,
+                only,
             ),
         ),
         persist=True,
@@ -429,6 +440,7 @@ def _flaky(
     min_runs: int,
     config: str | None = None,
     exclude: tuple[str, ...] = (),
+    only: tuple[str, ...] | None = None,
 ) -> pd.DataFrame:
     with (
         store.cursor() as cur,
@@ -450,6 +462,8 @@ def _flaky(
             "min_runs": int(min_runs),
             "config": config,
             "exclude": list(exclude),
+            "any_run": only is None,
+            "runs": list(only or ()),
         }
         return _df(cur, q, {**runs.params, **rows.params, **params})
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Mapping
 from dataclasses import asdict
 from typing import Any
@@ -21,6 +23,49 @@ def config_name(m: RunManifest) -> str:
     """The name of the config a run was made with (its config's `name`), "" when it has
     none: the one rule for the Runs table, the previous run and the flaky series."""
     return str(m.config.get("name") or "")
+
+
+NOT_SETTINGS = frozenset(
+    {"name", "tags", "concurrency", "engine", "origin", "thresholds", "prices", "dataset"}
+)
+"""Config keys that do not change what a run's rows say: its name and labels, how it was
+run (threads, engine, who wrote it), the CI gate's thresholds, prices (cost only) and the
+dataset's path (the dataset is its content hash instead)."""
+
+
+def flatten(value: Any, prefix: str = "") -> dict[str, str]:
+    """Nested mappings as dotted keys; leaves rendered as compact JSON."""
+    if isinstance(value, Mapping) and value:
+        out: dict[str, str] = {}
+        for k in sorted(value, key=str):
+            out.update(flatten(value[k], f"{prefix}.{k}" if prefix else str(k)))
+        return out
+    return {prefix: json.dumps(value, sort_keys=True, default=str)}
+
+
+def settings(m: RunManifest) -> dict[str, str]:
+    """What decides a run's rows, as dotted keys: its config without `NOT_SETTINGS`, the
+    judge it used and the dataset's content. Two runs with equal settings ran the same
+    pipeline on the same questions: a question that flips between them is noise."""
+    config = {k: v for k, v in m.config.items() if k not in NOT_SETTINGS}
+    return flatten({"config": config, "judge": asdict(m.judge), "dataset": m.dataset.sha256})
+
+
+def config_fingerprint(m: RunManifest) -> str:
+    """A short hash of `settings`: equal for runs of the same pipeline, config and data."""
+    text = json.dumps(settings(m), sort_keys=True)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def settings_changes(before: RunManifest, after: RunManifest) -> list[str]:
+    """`config.pipeline.params.chunk_size 64 → 256`, one line per setting that differs
+    (the keys as `settings` spells them, a missing one `–`); empty when equal."""
+    a, b = settings(before), settings(after)
+    return [
+        f"{k} {a.get(k, '–')} → {b.get(k, '–')}"
+        for k in sorted(a.keys() | b.keys())
+        if a.get(k) != b.get(k)
+    ]
 
 
 def manifest_to_dict(m: RunManifest) -> dict[str, Any]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.daily_loop import WRONG, add_flaky_series
+from tests.daily_loop import WRONG, add_changed_settings, add_flaky_series
 
 
 @pytest.fixture
@@ -25,7 +25,7 @@ def test_tails_lists_the_flaky_question_with_how_often(series, app):
     assert not at.exception
     [flaky] = [d for d in at.dataframe if "verdict_flips" in d.value.columns]
     row = flaky.value.set_index("question_id").loc[s.question]
-    assert row["flaky_note"] == "flipped 3× in 4 runs of bm25-top5"
+    assert row["flaky_note"] == "flipped 3× in 4 runs of bm25-top5 with the same settings"
     assert (row["n_runs"], row["n_ok"], row["verdict_flips"]) == (4, 2, 3)
 
 
@@ -40,7 +40,7 @@ def test_compare_marks_the_flaky_regression_and_shows_the_answer_diff(series, ap
     )
     row = regressions.set_index("question_id").loc[s.question]
     # in the Regressed tab; known before the two compared runs: the demo run and the 25th
-    assert row["flaky_note"] == "flipped 1× in 2 runs of bm25-top5"
+    assert row["flaky_note"] == "flipped 1× in 2 runs of bm25-top5 with the same settings"
     assert any("Known flaky question: flipped 1× in 2 runs" in w.value for w in at.warning)
     diff = next(m for m in _markdown(at) if ":green-background[" in m)
     assert ":red-background[~~" in diff and ":green-background[dry-goods courier]" in diff
@@ -59,3 +59,14 @@ def test_question_history_says_flaky_and_diffs_against_the_run_before(series, ap
     assert any("Flaky question: flipped 3× in 4 runs" in w.value for w in at.warning)
     assert at.selectbox(key="question_diff_base").value == s.ok_run  # the run before
     assert any(":green-background[" in m and "Oslo." in m for m in _markdown(at))
+
+
+def test_question_page_names_a_parameter_change_instead_of_noise(results, app):
+    s = add_changed_settings(results)
+    at = app(results, run=s.broken_run, question=s.question)
+    at.run()
+    at.switch_page("app_pages/question.py").run()
+    assert not at.exception
+    assert not any("Flaky question" in w.value for w in at.warning)
+    [note] = [i.value for i in at.info if "settings changed" in i.value]
+    assert s.ok_run in note and r"config.pipeline.params.top\_k 5 → 3" in note  # escaped

@@ -9,7 +9,7 @@ from rageval_core.models import Claim
 from rageval_core.query import ResultsStore, compare_runs, flaky_questions
 from rageval_core.query.answer_diff import answer_diff, claim_changes, word_diff
 from rageval_core.query.compare import format_comparison
-from rageval_core.query.flaky import run_flaky
+from rageval_core.query.flaky import run_flaky, settings_change
 
 from .conftest import row, write_run
 
@@ -48,7 +48,7 @@ def test_flaky_is_per_config_series_and_can_leave_runs_out(results):
     assert left_out.empty
     f = run_flaky(store, "nightly-2")
     assert list(f["question_id"]) == ["q1"]
-    assert f["flaky_note"].iloc[0] == "flipped 2× in 3 runs of nightly"
+    assert f["flaky_note"].iloc[0] == "flipped 2× in 3 runs of nightly with the same settings"
 
 
 def test_compare_marks_a_regression_on_a_known_flaky_question(results):
@@ -70,7 +70,7 @@ def test_compare_marks_a_regression_on_a_known_flaky_question(results):
     assert q.loc["q1", "kind"] == q.loc["q2", "kind"] == "regression"
     assert bool(q.loc["q1", "flaky"]) and not bool(q.loc["q2", "flaky"])
     # the compared runs are not their own evidence: nightly-0 and -1 are the history
-    assert q.loc["q1", "flaky_note"] == "flipped 1× in 2 runs of nightly"
+    assert q.loc["q1", "flaky_note"] == "flipped 1× in 2 runs of nightly with the same settings"
     text = format_comparison(c)
     assert "Regressed: 2 questions (1 known flaky)" in text
     rows = [ln.split() for ln in text.splitlines() if ln.startswith("regression")]
@@ -159,4 +159,54 @@ def test_the_report_marks_a_regression_on_a_known_flaky_question(results):
     )
     page = build_report(ResultsStore(results), "nightly-3", baseline="nightly-2")
     assert "Regressed: 1 question (1 known flaky)" in page
-    assert "regression (flaky: flipped 1× in 2 runs of nightly)" in page
+    assert "regression (flaky: flipped 1× in 2 runs of nightly with the same settings)" in page
+
+
+def _chunk_sizes(results, sizes):
+    """Runs of one config name whose chunk size changes: 64 answers q1 right, 256 wrongly,
+    every time (a deterministic pipeline: the flips follow the parameter)."""
+    for i, size in enumerate(sizes):
+        q1 = "ok" if size == 64 else "incorrect"
+        write_run(
+            results,
+            f"chunks-{i}",
+            [row("q1", failure_type=q1, answer_correctness=float(q1 == "ok")), row("q2")],
+            created_at=f"2025-02-0{i + 1}T00:00:00Z",
+            config={"name": "chunks", "pipeline": {"params": {"chunk_size": size}}},
+        )
+
+
+def test_a_parameter_change_under_one_name_is_not_noise(results):
+    _chunk_sizes(results, [64, 64, 256, 64, 256])
+    store = ResultsStore(results)
+    assert run_flaky(store, "chunks-4").empty  # 256 twice, the same answer twice
+    assert run_flaky(store, "chunks-3").empty  # 64 three times
+    c = compare_runs(store, ["chunks-3", "chunks-4"])
+    q = c.questions.set_index("question_id")
+    assert q.loc["q1", "kind"] == "regression" and not bool(q.loc["q1", "flaky"])
+    [warning] = [w for w in c.warnings if "other settings" in w]
+    assert "config.pipeline.params.chunk_size 64 → 256" in warning
+    text = format_comparison(c)
+    assert "Regressed: 1 question," in text and "known flaky" not in text
+    assert "chunk_size 64 → 256" in text
+    # the Question page's note: the run before and what changed since
+    assert settings_change(store, store.run("chunks-4")) == (
+        "chunks-3",
+        ["config.pipeline.params.chunk_size 64 → 256"],
+    )
+    assert settings_change(store, store.run("chunks-1")) == (None, [])
+
+
+def test_flips_under_the_same_settings_stay_flaky_beside_other_settings(results):
+    _chunk_sizes(results, [64, 256])
+    for i, q1 in enumerate(["incorrect", "ok"]):  # 64 again, now flipping: noise
+        write_run(
+            results,
+            f"chunks-{i + 2}",
+            [row("q1", failure_type=q1, answer_correctness=float(q1 == "ok")), row("q2")],
+            created_at=f"2025-02-0{i + 3}T00:00:00Z",
+            config={"name": "chunks", "pipeline": {"params": {"chunk_size": 64}}},
+        )
+    f = run_flaky(ResultsStore(results), "chunks-3")
+    assert list(f["question_id"]) == ["q1"]
+    assert f["flaky_note"].iloc[0] == "flipped 2× in 3 runs of chunks with the same settings"
