@@ -74,7 +74,7 @@ class RunConfig:
     dataset: str
     pipeline: PipelineSpec
     judge: Mapping[str, Any] | None = None
-    prices: Prices = Prices()
+    prices: Prices | None = None
     concurrency: int = DEFAULT_CONCURRENCY
     tags: tuple[str, ...] = ()
     thresholds: Mapping[str, Any] = field(default_factory=dict)
@@ -108,7 +108,12 @@ class RunConfig:
             "dataset": self.dataset,
             "pipeline": {"factory": self.pipeline.factory, "params": dict(self.pipeline.params)},
             "judge": dict(self.judge or {"kind": "offline"}),
-            "prices": {k: getattr(self.prices, k) for k in PRICE_KEYS},
+            # no `prices:`, no prices: the cost is unknown, not $0 (recorded as absent)
+            **(
+                {"prices": {k: getattr(self.prices, k) for k in PRICE_KEYS}}
+                if self.prices is not None
+                else {}
+            ),
             "concurrency": self.concurrency,
             "ks": list(self.ks),
             "failure_thresholds": {
@@ -175,8 +180,11 @@ class _Reader:
                 )
         return PipelineSpec(factory, dict(params))
 
-    def prices(self) -> Prices:
-        p = self.mapping("prices") or {}
+    def prices(self) -> Prices | None:
+        """The config's `prices:`; None without one: a cost nobody priced is unknown."""
+        p = self.mapping("prices")
+        if p is None:
+            return None
         values = {}
         for k, v in p.items():
             if k not in PRICE_KEYS:

@@ -103,6 +103,24 @@ def test_a_run_without_token_counts_has_no_cost(runs, tmp_path):
     assert "$0.00 " not in out.replace("judge $0.00", "")
 
 
+def test_tokens_without_prices_are_an_unknown_cost(tmp_path, monkeypatch, capsys):
+    """A config with no `prices:` priced nothing: its cost is unknown, not $0.00."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    config = project(tmp_path, "unpriced", list(range(1, N + 1)))
+    data = yaml.safe_load(config.read_text())
+    del data["prices"]
+    config.write_text(yaml.safe_dump(data))
+    assert main(["run", str(config), "--results", "results", "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    run_id = re.search(r"complete: (\S+) —", out).group(1)
+    m = manifest(tmp_path / "results", run_id)
+    assert m["totals"]["cost_usd"] is None and "prices" not in m["config"]
+    assert re.search(r"cost / question \(\$\)\s+–", out), out
+    summary = json.loads((tmp_path / "results" / run_id / SUMMARY).read_text())
+    assert summary["cost_usd_per_question"] is None
+
+
 def test_a_sharded_run_without_token_counts_has_no_cost(tmp_path, monkeypatch, capsys):
     """Shards' totals are merged: a cost no shard knows stays unknown (it was summed to 0)."""
     monkeypatch.chdir(tmp_path)
