@@ -9,10 +9,12 @@ placed by its text, in the document it names. A `doc_id` the dataset does not ha
 file path from another folder) is counted and named, and the chunk is placed by its text
 anywhere. A chunk whose id is a chunk of the dataset's corpus is where that corpus chunk
 is (found once, by its text, in its own document). Any other chunk is found by its text
-(of at least `MIN_TEXT` characters): exactly first, then white space folded. A text found
+(of at least `MIN_TEXT` characters): exactly first, then white space folded, then with
+white space ignored (a splitter that joined sentences with a space the text does not
+have: LlamaIndex's sentence windows). A text found
 more than once takes its first place — in the document the chunk names, if it names one
 the dataset has, else in the first document in dataset order. A placed range always lies
-in its document and holds the chunk's text (folded).
+in its document and holds the chunk's text (folded, or but for its white space).
 
 Finding text goes through an index, not a scan of the documents per chunk: all documents
 are joined into one string (separated by NUL) and every `STEP`-th position is indexed by
@@ -21,7 +23,8 @@ chunk of at least `Q + STEP - 1` characters contains an indexed position among i
 `STEP`, so `STEP` dictionary lookups and a comparison per candidate place it. Shorter
 chunks fall back to `str.find` on the joined text. A match counts only inside one
 document's bounds, so a NUL inside a document is an ordinary character. The
-white-space-folded index is built the first time an exact search fails.
+white-space-folded index is built the first time an exact search fails, the one without
+white space the first time a folded search fails.
 """
 
 from __future__ import annotations
@@ -93,18 +96,24 @@ def _starts(lengths: Sequence[int]) -> list[int]:
     return starts
 
 
-def _fold(text: str) -> tuple[str, array, array]:
-    """`text` with each run of white space made one space, and where the runs that got
-    shorter end in it (`folds`) with the characters removed up to there (`shifts`)."""
+def squeezed(text: str) -> str:
+    """`text` with no white space at all: the last resort of placement by text."""
+    return _SPACE.sub("", text)
+
+
+def _fold(text: str, space: str = " ") -> tuple[str, array, array]:
+    """`text` with each run of white space made `space` (one space, or nothing), and
+    where the runs that got shorter end in it (`folds`) with the characters removed up to
+    there (`shifts`)."""
     folds, shifts = array("q"), array("q")
-    removed = 0
+    removed, kept = 0, len(space)
     for m in _SPACE.finditer(text):
         n = m.end() - m.start()
-        if n > 1:
-            removed += n - 1
-            folds.append(m.start() - (removed - (n - 1)) + 1)
+        if n > kept:
+            folds.append(m.start() - removed + kept)
+            removed += n - kept
             shifts.append(removed)
-    return _SPACE.sub(" ", text), folds, shifts
+    return _SPACE.sub(space, text), folds, shifts
 
 
 def _blocks(twin: str, at: int, span: str, start: int) -> tuple[tuple[int, int, int, int], ...]:
@@ -175,17 +184,27 @@ class Placer:
         joined = _SEP.join(d.text for d in self.documents)
         self._exact = _Text(joined, _starts([len(d.text) for d in self.documents]), _index(joined))
         self._folded: _Text | None = None
+        self._squeezed: _Text | None = None
         # the same chunk comes back for many questions: each text is searched once
         self._memo: dict[tuple[str, int | None], Range | None] = {}
         self._twins: dict[GoldSpan, tuple[Twin, ...]] = {}
 
     def _folded_text(self) -> _Text:
         if self._folded is None:
-            joined, folds, shifts = _fold(self._exact.joined)
-            # NUL is not white space: no run crosses a separator, each document folds alone
-            starts = _starts([len(_SPACE.sub(" ", d.text)) for d in self.documents])
-            self._folded = _Text(joined, starts, _index(joined), folds, shifts)
+            self._folded = self._refolded(" ")
         return self._folded
+
+    def _squeezed_text(self) -> _Text:
+        if self._squeezed is None:
+            self._squeezed = self._refolded("")
+        return self._squeezed
+
+    def _refolded(self, space: str) -> _Text:
+        """The joined documents with each run of white space made `space`, indexed."""
+        joined, folds, shifts = _fold(self._exact.joined, space)
+        # NUL is not white space: no run crosses a separator, each document folds alone
+        starts = _starts([len(_SPACE.sub(space, d.text)) for d in self.documents])
+        return _Text(joined, starts, _index(joined), folds, shifts)
 
     def _occurrences(self, t: _Text, needle: str, doc: int | None) -> Iterator[tuple[int, int]]:
         """(document index, start in `t`) of each match inside one document, in order."""
@@ -255,14 +274,22 @@ class Placer:
             d, start = hit
             base = self._exact.starts[d]
             return Range(self.documents[d].id, start - base, start - base + len(text))
-        hit = next(self._occurrences(self._folded_text(), folded(text), doc), None)
-        return None if hit is None else self._unfold(hit, len(folded(text)))
+        for t, needle in (
+            (self._folded_text(), folded(text)),
+            # a splitter that joined sentences with a space the text does not have
+            # (LlamaIndex's sentence windows: "Galilee.[1]" read as "Galilee. [1]")
+            (self._squeezed_text(), squeezed(text)),
+        ):
+            hit = next(self._occurrences(t, needle, doc), None)
+            if hit is not None:
+                return self._unfold(hit, len(needle), t)
+        return None
 
-    def _unfold(self, hit: tuple[int, int], length: int) -> Range:
-        """A match of `length` characters in the folded text as a range of its document:
-        its first and last characters mapped back."""
+    def _unfold(self, hit: tuple[int, int], length: int, t: _Text | None = None) -> Range:
+        """A match of `length` characters in the folded (or squeezed) text `t` as a
+        range of its document: its first and last characters mapped back."""
         d, start = hit
-        t, base = self._folded_text(), self._exact.starts[d]
+        t, base = t or self._folded_text(), self._exact.starts[d]
         begin, end = t.source(start), t.source(start + length - 1) + 1
         return Range(self.documents[d].id, begin - base, end - base)
 

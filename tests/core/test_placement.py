@@ -1,4 +1,5 @@
-"""Placing retrieved chunks in documents: offsets, exact text, white-space-folded text."""
+"""Placing retrieved chunks in documents: offsets, exact text, white-space-folded text, text
+without white space."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from hypothesis import strategies as st
 
 from rageval_core.metrics.spans import Range
 from rageval_core.models import Document, RetrievedChunk
-from rageval_core.placement import MIN_TEXT, Placer
+from rageval_core.placement import MIN_TEXT, Placer, squeezed
 
 DOCS = [
     Document("a", "The Normans lived in Normandy, France.\r\nRollo was  their first ruler."),
@@ -81,6 +82,14 @@ def test_a_cut_of_a_document_is_placed_where_its_text_is(docs, data) -> None:
     assert r2 is not None
     got = next(d for d in docs if d.id == r2.doc_id).text[r2.start : r2.end]
     assert re.sub(r"\s+", " ", got).strip() == squashed
+    # a space the document does not have (a sentence window's joined sentences): placed on
+    # the same characters but for white space
+    at = data.draw(st.integers(1, len(squashed) - 1))
+    spaced = squashed[:at] + " " + squashed[at:]
+    r3 = p.place(chunk(spaced))
+    assert r3 is not None
+    got = next(d for d in docs if d.id == r3.doc_id).text[r3.start : r3.end]
+    assert squeezed(got) == squeezed(spaced)
 
 
 def test_a_corpus_chunk_id_is_placed_where_that_chunk_is() -> None:
@@ -214,9 +223,20 @@ def test_a_placed_range_lies_in_its_document_and_holds_the_chunk_text(data) -> N
             continue
         doc = by_id[r.doc_id]
         assert 0 <= r.start <= r.end <= len(doc)
-        assert _folded(doc[r.start : r.end]) == _folded(c.text)
+        # folded, or (found only without white space) but for its white space
+        assert squeezed(doc[r.start : r.end]) == squeezed(c.text)
         if c.doc_id in by_id:
             assert r.doc_id == c.doc_id  # the document it names, when the dataset has it
     assert got.offsets_mismatched == mismatched
     named = {c.doc_id for c in cs if c.doc_id is not None and c.doc_id not in by_id}
     assert set(got.unknown_doc_ids) == named
+
+
+def test_a_window_joined_with_a_space_the_document_lacks_is_placed_on_its_text() -> None:
+    """LlamaIndex's sentence windows join sentences with a space: `Galilee.[citation
+    needed]` in the document reads `Galilee. [citation needed]` in the window (SQuAD's
+    Normans article); neither the exact nor the folded text is there."""
+    doc = Document("normans", "He held Galilee.[citation needed]\n\nThen Cyprus fell.")
+    window = "He held Galilee. [citation needed]\n\nThen Cyprus fell."
+    r = Placer([doc]).place(chunk(window))
+    assert r == Range("normans", 0, len(doc.text))
