@@ -6,7 +6,10 @@ score, source document (`ref_doc_id`) and character offsets (`start_char_idx`,
 handler on the root dispatcher, added once, files each event under the question the
 current context is answering (a ContextVar, so the run's threads never mix questions).
 Tokens are the usage the LLM reports; where it reports none (MockLLM, some local models)
-LlamaIndex's own tokenizer counts them, as its TokenCountingHandler does.
+LlamaIndex's own tokenizer counts them, as its TokenCountingHandler does. A call made
+inside another (a `CustomLLM`'s `chat` is its `complete`) is counted once, as the inner
+call: the outer one is not counted again, the rule the OTel importer follows for nested
+LLM spans.
 """
 
 from __future__ import annotations
@@ -22,7 +25,12 @@ from llama_index.core.callbacks.token_counting import get_tokens_from_response
 from llama_index.core.instrumentation import get_dispatcher
 from llama_index.core.instrumentation.event_handlers import BaseEventHandler
 from llama_index.core.instrumentation.events import BaseEvent
-from llama_index.core.instrumentation.events.llm import LLMChatEndEvent, LLMCompletionEndEvent
+from llama_index.core.instrumentation.events.llm import (
+    LLMChatEndEvent,
+    LLMChatStartEvent,
+    LLMCompletionEndEvent,
+    LLMCompletionStartEvent,
+)
 from llama_index.core.instrumentation.events.retrieval import (
     RetrievalEndEvent,
     RetrievalStartEvent,
@@ -49,6 +57,8 @@ class _Question:
     def __init__(self) -> None:
         self.tally = Tally()
         self.open: dict[str, list[float]] = {"retrieval": [], "generation": []}
+        self.calls = 0  # LLM calls counted so far
+        self.llm: list[int] = []  # `calls` when each open LLM call started
 
 
 class _Handler(BaseEventHandler):
@@ -68,8 +78,13 @@ class _Handler(BaseEventHandler):
             question.open[_STARTS[kind]].append(now)
         elif kind in _ENDS and question.open[_ENDS[kind]]:
             question.tally.add_interval(_ENDS[kind], question.open[_ENDS[kind]].pop(), now)
-        elif isinstance(event, LLMChatEndEvent | LLMCompletionEndEvent) and event.response:
-            question.tally.add_tokens(*_tokens(event))
+        elif isinstance(event, LLMChatStartEvent | LLMCompletionStartEvent):
+            question.llm.append(question.calls)
+        elif isinstance(event, LLMChatEndEvent | LLMCompletionEndEvent):
+            before = question.llm.pop() if question.llm else question.calls
+            if event.response and question.calls == before:  # no call inside it counted
+                question.tally.add_tokens(*_tokens(event))
+                question.calls += 1
 
 
 def _tokens(event: LLMChatEndEvent | LLMCompletionEndEvent) -> tuple[int, int]:

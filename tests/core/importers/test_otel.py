@@ -52,6 +52,9 @@ def traces() -> Iterator[dict[str, Path]]:
         files["llamaindex-chat"] = write_traces(
             root / "chat.jsonl", "llamaindex", app=chat_engine()
         )
+        files["llamaindex-custom-chat"] = write_traces(
+            root / "custom-chat.jsonl", "llamaindex", app=custom_chat_engine()
+        )
         yield files
 
 
@@ -62,6 +65,20 @@ def chat_engine():
 
     index, _ = apps.llamaindex_parts()
     return index.as_query_engine(llm=MockFunctionCallingLLM(is_chat_model=True), similarity_top_k=2)
+
+
+def custom_chat_engine():
+    """A local model as LlamaIndex's `CustomLLM` that says it is a chat model (MockLLM
+    here): its `chat` is its `complete`, so each call fires a chat and a completion."""
+    from llama_index.core.llms import LLMMetadata, MockLLM
+
+    class ChatMock(MockLLM):
+        @property
+        def metadata(self) -> LLMMetadata:
+            return LLMMetadata(num_output=self.max_tokens or -1, is_chat_model=True)
+
+    index, _ = apps.llamaindex_parts()
+    return index.as_query_engine(llm=ChatMock(max_tokens=6), similarity_top_k=2)
 
 
 def rows(results: Path, run_id: str) -> dict[str, dict]:
@@ -110,6 +127,20 @@ def test_a_llamaindex_chat_model_is_counted_from_its_messages_as_the_direct_run_
         tokens = (expected["input_tokens"], expected["output_tokens"])
         assert None not in tokens
         assert (records[question]["input_tokens"], records[question]["output_tokens"]) == tokens
+
+
+def test_a_call_inside_a_call_is_counted_once_by_the_direct_run_as_by_the_import(traces):
+    """A CustomLLM's chat runs its complete: two events, one call (it was counted twice,
+    31 in / 12 out for a completion of 15 / 5). Once, as the inner call, both ways."""
+    live = adapt(custom_chat_engine())
+    records = {r["question"]: r for r in otel.read(traces["llamaindex-custom-chat"]).records}
+    plain = adapt(apps.llamaindex_engine())
+    for _, question, _ in apps.QUESTIONS:
+        got = live(question)
+        tokens = (got["input_tokens"], got["output_tokens"])
+        assert (records[question]["input_tokens"], records[question]["output_tokens"]) == tokens
+        # one answer of at most 6 tokens, as the completion model's: not counted twice
+        assert got["output_tokens"] == plain(question)["output_tokens"] == 6
 
 
 @pytest.mark.parametrize("framework", list(INSTRUMENTORS))
