@@ -19,9 +19,10 @@ on it without pulling in Arrow or a filesystem.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -402,12 +403,20 @@ def _span_measures(ks: Iterable[int]) -> list[Metric]:
 
 def span_columns(ks: Iterable[int] = DEFAULT_KS) -> list[str]:
     """Names of the per-k span columns (`span_recall_at_5`, …), in schema order."""
-    return [m.name for m in _span_measures(ks)]
+    return list(_names(_span_measures, tuple(ks)))
 
 
 def retrieval_columns(ks: Iterable[int] = DEFAULT_KS) -> list[str]:
     """Names of the per-k retrieval columns in schema order, then `mrr` and nDCG."""
-    return [m.name for m in _retrieval_measures(ks)]
+    return list(_names(_retrieval_measures, tuple(ks)))
+
+
+@functools.lru_cache(maxsize=64)
+def _names(
+    measures: Callable[[Iterable[int]], list[Metric]], ks: tuple[int, ...]
+) -> tuple[str, ...]:
+    """The column names of `measures(ks)`, kept: every row of a run asks for the same ks."""
+    return tuple(m.name for m in measures(ks))
 
 
 LATENCY_COLUMNS: tuple[str, ...] = ("retrieval_ms", "generation_ms", "ttft_ms", "total_ms")

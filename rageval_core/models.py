@@ -7,7 +7,7 @@ library passes these typed values. This module must not do I/O.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Literal, get_args
 
@@ -248,21 +248,23 @@ class PipelineOutput:
         )
 
 
-def number(raw: Any, where: str, error: type[RagevalError]) -> float | None:
-    """A finite number as a float, or None; anything else is `error` naming `where`."""
+def number(raw: Any, where: str | Callable[[], str], error: type[RagevalError]) -> float | None:
+    """A finite number as a float, or None; anything else is `error` naming `where` (a
+    callable is asked only then: a message is not built for every good value)."""
     if raw is None:
         return None
     if isinstance(raw, bool) or not isinstance(raw, (int, float)) or not math.isfinite(raw):
-        raise error(f"{where} must be a number, got {_kind(raw)}")
+        raise error(f"{where() if callable(where) else where} must be a number, got {_kind(raw)}")
     return float(raw)
 
 
-def count(raw: Any, where: str, error: type[RagevalError]) -> int | None:
+def count(raw: Any, where: str | Callable[[], str], error: type[RagevalError]) -> int | None:
     """A whole number >= 0 (3.0 is 3; 3.7 is refused, never truncated), or None."""
     value = number(raw, where, error)
     if value is None:
         return None
     if not value.is_integer() or value < 0:
+        where = where() if callable(where) else where
         raise error(f"{where} must be a whole number >= 0, got {raw!r:.40}")
     return int(raw)
 

@@ -306,7 +306,8 @@ class Scorer:
             )
         out: dict[str, float | None] = dict.fromkeys(self.names)
         for k, v in given.items():
-            out[k] = number(v, f"question {shown(qid, 80)}: score {shown(k, 64)}", self.bad)
+            where = lambda k=k: f"question {shown(qid, 80)}: score {shown(k, 64)}"  # noqa: E731
+            out[k] = number(v, where, self.bad)
         return out
 
     def retrieval(self, asked: Asked, given: Given) -> tuple[dict[str, Any], list | None]:
