@@ -18,6 +18,7 @@ from typing import Any
 
 from rageval_core.catalogue import DEFAULT_KS, parse_declared
 from rageval_core.errors import ConfigError, shown
+from rageval_core.judges import judge_problems
 from rageval_core.metrics.failure import FailureThresholds
 from rageval_core.models import DeclaredMetric
 from rageval_core.redact import env_names, secret_values
@@ -175,6 +176,13 @@ class _Reader:
                 )
         return PipelineSpec(factory, dict(params))
 
+    def judge(self) -> dict[str, Any] | None:
+        j = self.mapping("judge")
+        if j is None:
+            return None
+        self.problems += judge_problems(j)
+        return dict(j)
+
     def prices(self) -> Prices:
         p = self.mapping("prices") or {}
         values = {}
@@ -235,14 +243,13 @@ def parse_config(raw: Any, path: Path) -> RunConfig:
         what = "the file is empty" if raw is None else f"found {type(raw).__name__}"
         raise ConfigError(f"{path}: invalid run config", [f"expected a mapping; {what}"])
     r = _Reader(raw)
-    judge = r.mapping("judge")
     thresholds = r.mapping("thresholds") or {}
     config = RunConfig(
         name=r.text("name"),
         path=path,
         dataset=r.text("dataset"),
         pipeline=r.pipeline(),
-        judge=dict(judge) if judge is not None else None,
+        judge=r.judge(),
         prices=r.prices(),
         concurrency=r.concurrency(),
         tags=r.tags(),
