@@ -14,7 +14,7 @@ from rageval_core.adapters import adapt
 from rageval_core.catalogue import span_columns
 from rageval_core.cli import main
 from tests.core.adapters import apps
-from tests.core.adapters.test_frameworks import need
+from tests.core.adapters.apps import need
 
 
 def span_dataset(folder, capsys) -> str:
