@@ -899,6 +899,15 @@ def _builtin() -> Catalogue:
 BUILTIN = _builtin()
 """The catalogue of what every run has; runs with `metrics:` extend it (`with_declared`)."""
 
+QUESTION_METRICS: tuple[str, ...] = BUILTIN.measure_names()
+"""Per-question numeric columns a caller may name (ranges, distributions, bottom-X%).
+Here, not in the query layer, so the URL contract (links.py) validates against it without
+importing DuckDB."""
+
+SORT_KEYS: tuple[str, ...] = ("severity", "question_id", "failure_type", *QUESTION_METRICS)
+"""Accepted `sort` values of `question_rows`; `severity` = failure type order, then
+answer correctness (worst first)."""
+
 
 def parse_declared(raw: object, source: str) -> tuple[DeclaredMetric, ...]:
     """Validate a manifest's `metrics:` mapping; ConfigError naming `source` and the entry.

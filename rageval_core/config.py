@@ -18,6 +18,7 @@ from typing import Any
 
 from rageval_core.catalogue import DEFAULT_KS, parse_declared
 from rageval_core.errors import ConfigError, shown
+from rageval_core.judges import judge_problems
 from rageval_core.models import DeclaredMetric
 from rageval_core.redact import env_names, secret_values
 from rageval_core.thresholds import FailureThresholds
@@ -180,6 +181,13 @@ class _Reader:
                 )
         return PipelineSpec(factory, dict(params))
 
+    def judge(self) -> dict[str, Any] | None:
+        j = self.mapping("judge")
+        if j is None:
+            return None
+        self.problems += judge_problems(j)
+        return dict(j)
+
     def prices(self) -> Prices | None:
         """The config's `prices:`; None without one: a cost nobody priced is unknown."""
         p = self.mapping("prices")
@@ -243,14 +251,13 @@ def parse_config(raw: Any, path: Path) -> RunConfig:
         what = "the file is empty" if raw is None else f"found {type(raw).__name__}"
         raise ConfigError(f"{path}: invalid run config", [f"expected a mapping; {what}"])
     r = _Reader(raw)
-    judge = r.mapping("judge")
     thresholds = r.mapping("thresholds") or {}
     config = RunConfig(
         name=r.text("name"),
         path=path,
         dataset=r.text("dataset"),
         pipeline=r.pipeline(),
-        judge=dict(judge) if judge is not None else None,
+        judge=r.judge(),
         prices=r.prices(),
         concurrency=r.concurrency(),
         tags=r.tags(),

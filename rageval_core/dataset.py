@@ -24,6 +24,7 @@ import yaml
 
 from rageval_core.errors import ConfigError, DatasetError, shown
 from rageval_core.models import (
+    QUESTION_ID_RE,
     Answerability,
     Chunk,
     Document,
@@ -49,9 +50,6 @@ QUESTION_FIELDS = (
 SPAN_FIELDS = ("doc_id", "start", "end", "text")
 DOCUMENT_FIELDS = ("id", "text", "title", "version")
 YAML_SUFFIXES = (".yaml", ".yml")
-# Question ids travel in URLs (`?question=`), file names and messages: a safe alphabet, so
-# every id that validates round-trips through a link (rageval_core/links.py uses this pattern).
-QUESTION_ID_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.:@#+-]{0,127}$")
 QUESTION_ID_RULE = "1-128 of A-Z a-z 0-9 _ . : @ # + -, not starting with . : @ # + -"
 
 _KEPT_SCALAR_TAGS = {"tag:yaml.org,2002:null", "tag:yaml.org,2002:merge"}

@@ -6,7 +6,7 @@ Every selection a page makes lives in the URL so a copied link opens the same vi
 anyone (docs/dashboard.md, "Deep-link parameters"). `ViewState.from_query_params` is the
 only way a URL value reaches a page: run ids go through `validate_run_id`, question ids
 through the pattern datasets validate them with (so every question of a valid dataset has
-a working link), metrics and failure types through the query layer's whitelists. An
+a working link), metrics, sort keys and failure types through the catalogue's whitelists. An
 invalid value is dropped and reported as a message (markdown-escaped: pages show it with
 `st.error`), never raised. Nothing here touches Streamlit or the results.
 """
@@ -21,11 +21,9 @@ from dataclasses import dataclass, fields, replace
 from typing import Any
 from urllib.parse import urlencode
 
-from rageval_core.catalogue import DEFINITIONS_PATH
-from rageval_core.dataset import QUESTION_ID_RE
+from rageval_core.catalogue import DEFINITIONS_PATH, QUESTION_METRICS, SORT_KEYS
 from rageval_core.errors import ResultsError
-from rageval_core.models import FAILURE_TYPES
-from rageval_core.query import QUESTION_METRICS, SORT_KEYS
+from rageval_core.models import FAILURE_TYPES, QUESTION_ID_RE
 from rageval_core.runs.layout import validate_run_id
 
 TAG_RE = re.compile(r"^[^\x00-\x1f<>]{1,64}$")

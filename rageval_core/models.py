@@ -7,11 +7,17 @@ library passes these typed values. This module must not do I/O.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Literal, get_args
 
 from rageval_core.errors import PipelineError, RagevalError
+
+# Question ids travel in URLs (`?question=`), file names and messages: a safe alphabet, so
+# every id that validates round-trips through a link (rageval_core/links.py uses this pattern;
+# here, not in dataset.py, so links.py stays light).
+QUESTION_ID_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.:@#+-]{0,127}$")
 
 Verdict = Literal["supported", "unsupported", "contradicted"]
 VERDICTS: tuple[str, ...] = get_args(Verdict)

@@ -28,7 +28,7 @@ from typing import Any
 from rageval_core.catalogue import DEFAULT_KS
 from rageval_core.config import DEFAULT_CONCURRENCY, PipelineSpec, RunConfig
 from rageval_core.errors import ConfigError, ResultsError, shown
-from rageval_core.judges import Judge, make_judge
+from rageval_core.judges import Judge, judge_problems, make_judge
 from rageval_core.models import JudgeInput, RetrievedChunk, RunManifest
 from rageval_core.origin import RunOrigin
 from rageval_core.redact import Redactor
@@ -54,10 +54,8 @@ def load_judge_config(path: str | os.PathLike[str]) -> dict[str, Any]:
         raise ConfigError(
             f"{path}: a judge config is a mapping (kind: offline | openai, …), found {found}"
         )
-    try:
-        make_judge(raw).close()
-    except ConfigError as exc:
-        raise ConfigError(f"{path}: {exc.message}", exc.problems) from None
+    if problems := judge_problems(raw):
+        raise ConfigError(f"{path}: invalid judge config", problems)
     return dict(raw)
 
 

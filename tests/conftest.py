@@ -62,3 +62,17 @@ def browser() -> Iterator:
         b = p.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
         yield b
         b.close()
+
+
+@pytest.fixture
+def inspected_runs(monkeypatch) -> list[str]:
+    """The run ids whose manifest the store reads from here on (a local folder or a
+    bucket: the runs index stands in for unchanged ones)."""
+    import rageval_core.query.store as store
+
+    inspected: list[str] = []
+    real = store.inspect_run
+    monkeypatch.setattr(
+        store, "inspect_run", lambda loc, rid: inspected.append(rid) or real(loc, rid)
+    )
+    return inspected

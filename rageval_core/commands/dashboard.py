@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from rageval_core.commands import add_results_option, terminal_progress
 from rageval_core.errors import ConfigError, RagevalError
+from rageval_core.links import dashboard_link
 from rageval_core.runs.layout import (
     BACKGROUND_BUILD_RUNS,
     LABELS_ENV,
@@ -105,14 +106,10 @@ def streamlit_command(port: int, host: str) -> list[str]:
 def _links(base: str, runs: list[RunInfo] | None) -> list[str]:
     """The Runs page and the newest complete run's Diagnose view, as `rageval run` prints
     them; the newest run only when the command summarised the runs (`_build_cache`): a
-    first start leaves the manifests to the server, which reads them anyway. The Runs
-    page is the app's home, so its link needs no link builder (which imports the query
-    layer, for its whitelists)."""
+    first start leaves the manifests to the server, which reads them anyway."""
     lines = [f"runs: {base}/"]
     done = [r for r in runs or () if r.status == "complete" and r.manifest]
     if done:
-        from rageval_core.links import dashboard_link
-
         newest = max(done, key=lambda r: (r.manifest.created_at, r.run_id))
         lines.append(f"newest run: {dashboard_link('diagnose', newest.run_id, base)}")
     return lines

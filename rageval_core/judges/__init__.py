@@ -42,11 +42,46 @@ def _openai(config: Mapping[str, Any]) -> Judge:
     return OpenAIJudge.from_config(config)
 
 
+def _openai_settings(config: Mapping[str, Any]) -> object:
+    from rageval_core.judges.openai import OpenAISettings
+
+    return OpenAISettings.from_config(config)
+
+
 # Imported lazily so an offline run never loads the HTTP stack.
 KINDS: dict[str, Callable[[Mapping[str, Any]], Judge]] = {
     "offline": _offline,
     "openai": _openai,
 }
+# What reading a kind's settings takes, without its side effects (an HTTP client, the
+# environment's API key): the offline judge is its settings.
+_SETTINGS: dict[str, Callable[[Mapping[str, Any]], object]] = {
+    "offline": _offline,
+    "openai": _openai_settings,
+}
+
+
+def _with_kind(config: Mapping[str, Any] | None) -> dict[str, Any]:
+    """`config` with its kind checked (offline when absent)."""
+    config = dict(config or {})
+    if not isinstance(config.get("kind", "offline"), str):
+        raise ConfigError(f"judge.kind must be a string, got {shown(config['kind'])}")
+    kind = config.setdefault("kind", "offline")
+    if kind not in KINDS:
+        raise ConfigError(f"unknown judge kind {shown(kind)}; choose one of: {', '.join(KINDS)}")
+    return config
+
+
+def judge_problems(config: Mapping[str, Any] | None) -> list[str]:
+    """Every problem of a `judge:` mapping, found without building the judge: a run config
+    (config.py) and `rescore`'s JUDGE.yaml (rescore.py) report them when the file loads,
+    with the file's other problems, before a dataset is read or a run written."""
+    try:
+        config = _with_kind(config)
+        _SETTINGS[config["kind"]](config)
+    except ConfigError as exc:
+        return list(exc.problems or [exc.message])
+    return []
 
 
 def make_judge(config: Mapping[str, Any] | None) -> Judge:
@@ -54,15 +89,11 @@ def make_judge(config: Mapping[str, Any] | None) -> Judge:
 
     HTTP judges keep their replies in the user's cache folder (or the config's
     `cache_dir`; `cache: false` for none), so an unchanged re-run or rescore makes no
-    calls wherever it writes. Unknown kinds and bad keys raise ConfigError.
+    calls wherever it writes. Unknown kinds and bad keys raise ConfigError (a loaded
+    config has none: `judge_problems`); an unset API key variable raises it here.
     """
-    config = dict(config or {})
-    if not isinstance(config.get("kind", "offline"), str):
-        raise ConfigError(f"judge.kind must be a string, got {shown(config['kind'])}")
-    kind = config.setdefault("kind", "offline")
-    if kind not in KINDS:
-        raise ConfigError(f"unknown judge kind {shown(kind)}; choose one of: {', '.join(KINDS)}")
-    return KINDS[kind](config)
+    config = _with_kind(config)
+    return KINDS[config["kind"]](config)
 
 
-__all__ = ["Judge", "make_judge", "KINDS"]
+__all__ = ["Judge", "make_judge", "judge_problems", "KINDS"]

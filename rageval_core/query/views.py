@@ -30,6 +30,8 @@ from rageval_core.catalogue import (
     DECLARED_NAME_RE,
     DEFAULT_KS,
     LATENCY_COLUMNS,
+    QUESTION_METRICS,
+    SORT_KEYS,
     Catalogue,
 )
 from rageval_core.errors import ConfigError, NotFoundError, ResultsError
@@ -46,9 +48,6 @@ from rageval_core.runs.layout import validate_run_id
 from rageval_core.runs.reading import RunInfo
 from rageval_core.runs.rows import QUESTION_SCHEMA
 from rageval_core.thresholds import DEFAULT_THRESHOLDS
-
-QUESTION_METRICS: tuple[str, ...] = BUILTIN.measure_names()
-"""Per-question numeric columns a caller may name (ranges, distributions, bottom-X%)."""
 
 CHART_RUNS = 1_000
 """Newest runs a view over every run returns by default (trend, cost/quality, a question's
@@ -72,10 +71,6 @@ _SEVERITY = (
     + " ".join(f"WHEN '{ft}' THEN {i}" for i, ft in enumerate(FAILURE_TYPES))
     + f" ELSE {len(FAILURE_TYPES)} END"
 )
-
-SORT_KEYS: tuple[str, ...] = ("severity", "question_id", "failure_type", *QUESTION_METRICS)
-"""Accepted `sort` values of `question_rows`; `severity` = failure type order, then
-answer correctness (worst first)."""
 
 
 def allowed_name(name: str, allowed: Sequence[str], what: str) -> str:

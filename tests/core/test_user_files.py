@@ -15,7 +15,7 @@ from rageval_core.cli import main
 from rageval_core.config import load_config
 from rageval_core.errors import ConfigError, DatasetError
 from rageval_core.query import load_thresholds
-from tests.core.dataset.test_hostile import _limit_memory, billion_laughs, cli
+from tests.core.hostile_files import billion_laughs, cli, limit_memory
 
 EXAMPLE = Path(__file__).resolve().parents[1].parent / "rageval_core" / "example"
 CONFIG = f"""name: bm25
@@ -166,6 +166,6 @@ def test_yaml_subprocess_guard_really_limits_memory():
     done = subprocess.run(
         [sys.executable, "-c", "b = bytearray(2_000_000_000)"],
         capture_output=True,
-        preexec_fn=_limit_memory,
+        preexec_fn=limit_memory,
     )
     assert done.returncode != 0 and b"MemoryError" in done.stderr

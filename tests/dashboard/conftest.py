@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import tempfile
 from collections.abc import Callable, Iterator
@@ -91,3 +92,11 @@ def make_corrupt(results: Path, run_id: str = "20261201-000000-broken") -> str:
     (results / run_id).mkdir()
     (results / run_id / MANIFEST).write_text('{"run_id": "20261201-000000-bro')
     return run_id
+
+
+@pytest.fixture
+def execs(monkeypatch) -> list[tuple]:
+    """`rageval dashboard`'s os.execve calls, recorded and not run (no server starts)."""
+    calls: list[tuple] = []
+    monkeypatch.setattr(os, "execve", lambda *a: calls.append(a))
+    return calls

@@ -15,7 +15,6 @@ import time
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from dashboard.pages import PAGES as LINK_PAGES
 from rageval_core.catalogue import BUILTIN
 from rageval_core.query import (
     QuestionFilter,
@@ -27,6 +26,15 @@ from rageval_core.query import (
     runs_overview,
 )
 from rageval_core.runs.lease import STALE_ENV
+from tests.dashboard.apptest import (
+    PAGES,
+    PAGES_TITLES,
+    figure,
+    no_exception,
+    open_page,
+    texts,
+    trace_names,
+)
 from tests.dashboard.conftest import (
     LATEST,
     PREVIOUS,
@@ -34,33 +42,6 @@ from tests.dashboard.conftest import (
     make_corrupt,
     make_running,
 )
-
-PAGES_TITLES = {p.key: p.title for p in LINK_PAGES.values()}
-PAGES = ["diagnose", "tails", "retrieval", "cost", "compare", "question"]
-
-
-def texts(elements) -> list[str]:
-    return [e.value for e in elements]
-
-
-def figure(at: AppTest, i: int) -> dict:
-    return json.loads(at.get("plotly_chart")[i].proto.spec)
-
-
-def trace_names(at: AppTest, i: int) -> list[str]:
-    return [t.get("name") for t in figure(at, i)["data"]]
-
-
-def open_page(at: AppTest, page: str) -> AppTest:
-    """Open `page` first, as a browser following a deep link does (no Runs page run before)."""
-    no_exception(at.switch_page(f"app_pages/{page}.py").run())
-    assert [t.value for t in at.title] == [PAGES_TITLES[page]]
-    return at
-
-
-def no_exception(at: AppTest) -> AppTest:
-    assert not at.exception, [e.value for e in at.exception]
-    return at
 
 
 @pytest.fixture(scope="module")

@@ -3,19 +3,8 @@ server starts, in the folder the app's read-only store then uses."""
 
 from __future__ import annotations
 
-import os
-
-import pytest
-
 from rageval_core.cli import main
 from rageval_core.query import ResultsStore
-
-
-@pytest.fixture
-def execs(monkeypatch) -> list[tuple]:
-    calls: list[tuple] = []
-    monkeypatch.setattr(os, "execve", lambda *a: calls.append(a))
-    return calls
 
 
 def test_the_cache_is_built_before_streamlit_starts(

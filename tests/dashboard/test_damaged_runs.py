@@ -13,8 +13,8 @@ import pytest
 from rageval_core.errors import shown
 from rageval_core.links import md_escape
 from rageval_core.runs.layout import MANIFEST
+from tests.dashboard.apptest import PAGES, no_exception, texts
 from tests.dashboard.conftest import LATEST, RUN_IDS, make_running
-from tests.dashboard.test_app import PAGES, no_exception, texts
 
 
 def dangling_manifest(results: Path) -> str:

@@ -9,7 +9,7 @@ import json
 import pytest
 
 from tests.core.query.conftest import row, write_run
-from tests.dashboard.test_app import figure, no_exception, open_page, texts
+from tests.dashboard.apptest import figure, no_exception, open_page, texts
 
 DECLARED = {
     "groundedness": {"label": "groundedness", "direction": "higher"},

@@ -15,7 +15,7 @@ from rageval_core.catalogue import (
     SECTIONS,
     parse_declared,
 )
-from tests.dashboard.test_app import no_exception, open_page
+from tests.dashboard.apptest import no_exception, open_page
 from tests.dashboard.test_declared_pages import (
     DECLARED,
     declared_results,  # noqa: F401  (fixture)

@@ -9,8 +9,8 @@ import pytest
 
 from dashboard import data
 from rageval_core.query import ResultsStore
+from tests.dashboard.apptest import no_exception, open_page
 from tests.dashboard.conftest import LATEST, RUN_IDS
-from tests.dashboard.test_app import no_exception, open_page
 
 
 @pytest.fixture

@@ -12,8 +12,8 @@ from rageval_core.cli import main
 from rageval_core.dataset import example_dataset_path
 from rageval_core.importers import import_run
 from tests.core.importers.conftest import CASES, FILES
+from tests.dashboard.apptest import figure, no_exception, open_page, texts
 from tests.dashboard.conftest import LATEST
-from tests.dashboard.test_app import figure, no_exception, open_page, texts
 
 # tool -> (fixture, one of its declared metrics, that metric's label)
 TOOLS = {

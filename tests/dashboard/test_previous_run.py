@@ -15,7 +15,7 @@ from rageval_core.query import ResultsStore
 from rageval_core.query.headline import run_headline
 from rageval_core.query.previous import previous_runs
 from tests.core.query.conftest import row, write_run
-from tests.dashboard.test_app import no_exception, open_page
+from tests.dashboard.apptest import no_exception, open_page
 
 # (run id, config, dataset version, status, recall@5), oldest first; ids out of order
 RUNS = [

@@ -11,7 +11,7 @@ import pytest
 
 from rageval_core.cli import main
 from rageval_core.dataset import load_dataset
-from tests.dashboard.test_app import no_exception, open_page
+from tests.dashboard.apptest import no_exception, open_page
 from tests.dashboard.test_verdict_pages import _all_text
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "rageval_core" / "example"

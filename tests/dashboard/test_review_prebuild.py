@@ -12,7 +12,6 @@ from rageval_core.labels.example import example_labels
 from rageval_core.query import ResultsStore
 from rageval_core.query.claims_cache import ClaimsCache
 from rageval_core.query.labels import judge_reports
-from tests.dashboard.test_command_cache import execs  # noqa: F401 (the fixture: os.execve recorded, not run)
 
 
 @pytest.mark.usefixtures("execs")

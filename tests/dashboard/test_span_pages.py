@@ -8,7 +8,7 @@ import json
 
 from rageval_core.demo import DEMO_RUNS, demo_run_id
 from tests.core.query.conftest import row, write_run
-from tests.dashboard.test_app import no_exception, open_page, texts
+from tests.dashboard.apptest import no_exception, open_page, texts
 
 CHUNKS = {d.config: demo_run_id(d) for d in DEMO_RUNS if d.config.startswith("chunks-")}
 SMALL, LARGE = CHUNKS["chunks-40"], CHUNKS["chunks-120"]

@@ -14,7 +14,7 @@ import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from rageval_core.query import ResultsStore
-from tests.dashboard.test_app import no_exception, open_page
+from tests.dashboard.apptest import no_exception, open_page
 
 
 def _cache_files(results: Path) -> list[Path]:

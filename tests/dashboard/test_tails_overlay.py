@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from tests.dashboard.test_app import open_page, trace_names
+from tests.dashboard.apptest import open_page, trace_names
 from tests.dashboard.test_declared_pages import declared_results  # noqa: F401 (fixture)
 
 

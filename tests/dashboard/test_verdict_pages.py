@@ -19,7 +19,7 @@ from rageval_core.query.coverage import NO_GOLD, NO_REFERENCE
 from rageval_core.runner import RunOptions, run
 from tests.core.query.conftest import row, write_run
 from tests.core.runner.conftest import Toy
-from tests.dashboard.test_app import no_exception, open_page, texts
+from tests.dashboard.apptest import no_exception, open_page, texts
 from tests.dashboard.test_review_pages import button, read_labels, sign
 from tests.dashboard.test_review_pages import texts as texts_of
 

@@ -7,23 +7,13 @@ import json
 
 import boto3
 
-import rageval_core.query.store as store_mod
 from rageval_core import query
 from rageval_core.runs.layout import MANIFEST
 from rageval_core.runs.remote import upload_run
 
 
-def _counting(monkeypatch) -> list[str]:
-    inspected: list[str] = []
-    real = store_mod.inspect_run
-    monkeypatch.setattr(
-        store_mod, "inspect_run", lambda loc, rid: inspected.append(rid) or real(loc, rid)
-    )
-    return inspected
-
-
 def test_a_bucket_refresh_reads_only_the_runs_that_changed(
-    bucket, demo_results, tmp_path, monkeypatch
+    bucket, demo_results, tmp_path, inspected_runs
 ):
     location = f"s3://{bucket}/team"
     ids = sorted(p.name for p in demo_results.iterdir() if not p.name.startswith("."))
@@ -38,7 +28,8 @@ def test_a_bucket_refresh_reads_only_the_runs_that_changed(
     assert [p.run_id for p in first.problems] == ["'bad name!'"]  # named, not a run
     overview = query.runs_overview(first)
 
-    inspected = _counting(monkeypatch)
+    inspected = inspected_runs
+    inspected.clear()  # counted from the restart on
     restarted = query.ResultsStore(location, read_only=True, cache_dir=cache)
     assert inspected == []  # the runs index stood in for every manifest
     assert restarted.runs() == first.runs()

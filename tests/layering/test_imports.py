@@ -171,16 +171,22 @@ def test_metrics_may_import_the_catalogue_models_errors_and_each_other():
 
 
 def test_building_the_command_line_loads_neither_the_query_layer_nor_the_app():
-    # `rageval --help` and every command's parser: the links a command prints come from
-    # rageval_core.links, imported when it prints one (it needs the query layer's names)
-    code = (
-        "import sys\n"
-        "from rageval_core.cli import build_parser\n"
-        "build_parser()\n"
-        "print(sorted(m for m in ('duckdb', 'pandas', 'streamlit', 'dashboard', "
-        "'rageval_core.query', 'rageval_core.links') if m in sys.modules))\n"
-    )
+    # `rageval --help` and every command's parser
+    assert _loaded_by("from rageval_core.cli import build_parser; build_parser()") == []
+
+
+def test_the_url_contract_loads_neither_the_query_layer_nor_dataframes():
+    # the CLI prints links with it and the dashboard validates every URL value through it
+    assert _loaded_by("import rageval_core.links", (*HEAVY, "pyarrow")) == []
+
+
+HEAVY = ("duckdb", "pandas", "streamlit", "dashboard", "rageval_core.query")
+
+
+def _loaded_by(statement: str, heavy: tuple[str, ...] = HEAVY) -> list[str]:
+    """The modules of `heavy` a fresh interpreter holds after `statement`."""
+    code = f"import sys\n{statement}\nprint(sorted(m for m in {heavy!r} if m in sys.modules))\n"
     done = subprocess.run(
         [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True
     )
-    assert done.stdout.strip() == "[]", done.stdout
+    return ast.literal_eval(done.stdout.strip())

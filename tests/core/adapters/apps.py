@@ -16,6 +16,8 @@ from typing import Any
 
 import yaml
 
+from tests.conftest import import_or_skip_unless_ci
+
 # Telemetry to Haystack's servers is on by default and read when haystack is imported.
 os.environ.setdefault("HAYSTACK_TELEMETRY_ENABLED", "False")
 
@@ -336,3 +338,15 @@ def chunk_rows(chunks: Sequence[Any], kind: str) -> list[tuple[str, str, str]]:
     if kind == "llamaindex":
         return [(n.node_id, n.ref_doc_id, n.text) for n in chunks]
     return [(d.id, d.metadata["source"], d.page_content) for d in chunks]
+
+
+EXTRAS = {
+    "llamaindex": ("llama_index.core", "pip install 'rageval[llamaindex]'"),
+    "langchain": ("langchain_core", "pip install 'rageval[langchain]'"),
+    "haystack": ("haystack", "pip install 'rageval[haystack]'"),
+}
+
+
+def need(framework: str) -> None:
+    """Skip without the framework's extra; under CI=true, fail (tests/conftest.py)."""
+    import_or_skip_unless_ci(*EXTRAS[framework])

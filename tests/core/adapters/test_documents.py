@@ -10,7 +10,7 @@ import pytest
 from rageval_core.adapters import adapt
 from rageval_core.cli import main
 from tests.core.adapters import apps
-from tests.core.adapters.test_frameworks import need
+from tests.core.adapters.apps import need
 
 
 def written(path) -> dict[str, str]:

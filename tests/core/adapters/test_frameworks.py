@@ -14,19 +14,9 @@ import rageval_core
 from rageval_core.adapters import adapt
 from rageval_core.cli import main
 from rageval_core.errors import ConfigError, PipelineError
-from tests.conftest import import_or_skip_unless_ci
 from tests.core.adapters import apps
+from tests.core.adapters.apps import EXTRAS, need
 from tests.core.adapters.pages import open_every_page
-
-EXTRAS = {
-    "llamaindex": ("llama_index.core", "pip install 'rageval[llamaindex]'"),
-    "langchain": ("langchain_core", "pip install 'rageval[langchain]'"),
-    "haystack": ("haystack", "pip install 'rageval[haystack]'"),
-}
-
-
-def need(framework: str) -> None:
-    import_or_skip_unless_ci(*EXTRAS[framework])
 
 
 def built(framework: str):

@@ -12,7 +12,7 @@ import rageval_core
 from rageval_core.catalogue import span_columns
 from rageval_core.cli import main
 from tests.core.adapters import apps
-from tests.core.adapters.test_frameworks import need
+from tests.core.adapters.apps import need
 
 
 def span_dataset(folder, capsys) -> str:

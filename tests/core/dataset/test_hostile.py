@@ -7,10 +7,6 @@ file, quickly and in bounded memory, and no message echoes an unbounded value.
 from __future__ import annotations
 
 import json
-import resource
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -19,33 +15,9 @@ from hypothesis import strategies as st
 
 from rageval_core.dataset import QUESTION_ID_RE, import_squad, load_dataset, squad_question_id
 from rageval_core.errors import DatasetError
+from tests.core.hostile_files import billion_laughs, cli
 
-MEMORY_LIMIT = 1_000_000_000  # bytes of address space: the CLI needs ~300 MB on a valid file
 CORPUS_LINE = '{"id": "c#0", "doc_id": "c", "text": "Some text."}\n'
-
-
-def billion_laughs(levels: int = 9, width: int = 10) -> str:
-    """`lol` repeated width**levels times in `levels + 1` lines of YAML."""
-    lines = [f"l0: &l0 [{', '.join(['lol'] * width)}]"]
-    lines += [f"l{i}: &l{i} [{', '.join([f'*l{i - 1}'] * width)}]" for i in range(1, levels + 1)]
-    return "\n".join(lines) + "\n"
-
-
-def _limit_memory() -> None:
-    resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
-
-
-def cli(*args: str, timeout: float = 60) -> tuple[subprocess.CompletedProcess, float]:
-    """`rageval ARGS` in a subprocess limited to MEMORY_LIMIT; (result, seconds)."""
-    start = time.monotonic()
-    done = subprocess.run(
-        [sys.executable, "-m", "rageval_core.cli", *args],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        preexec_fn=_limit_memory,
-    )
-    return done, time.monotonic() - start
 
 
 def dataset_with(tmp_path: Path, body: str, corpus: str = CORPUS_LINE) -> Path:

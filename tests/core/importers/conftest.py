@@ -33,3 +33,12 @@ def fixture_file():
         return path
 
     return get
+
+
+def nothing_written(results: Path) -> None:
+    """No run and no staged import left in `results` (a refused import writes nothing)."""
+    if not results.exists():
+        return
+    assert not [p for p in results.iterdir() if not p.name.startswith(".")]
+    staging = results / ".rageval" / "import-staging"
+    assert not staging.exists() or not list(staging.iterdir())

@@ -14,7 +14,7 @@ import pytest
 from rageval_core.cli import main
 from rageval_core.errors import ConfigError, SourceError
 from rageval_core.importers import import_run
-from tests.core.importers.conftest import FILES
+from tests.core.importers.conftest import FILES, nothing_written
 
 
 def edit_json(src: Path, dst: Path, change) -> Path:
@@ -22,14 +22,6 @@ def edit_json(src: Path, dst: Path, change) -> Path:
     change(data)
     dst.write_text(json.dumps(data))
     return dst
-
-
-def nothing_written(results: Path) -> None:
-    if not results.exists():
-        return
-    assert not [p for p in results.iterdir() if not p.name.startswith(".")]
-    staging = results / ".rageval" / "import-staging"
-    assert not staging.exists() or not list(staging.iterdir())
 
 
 def promptfoo_output_number(d):

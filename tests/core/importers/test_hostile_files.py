@@ -15,8 +15,7 @@ import pytest
 from rageval_core.cli import main
 from rageval_core.errors import SourceError
 from rageval_core.importers import import_run, inspect_log
-from tests.core.importers.conftest import FILES
-from tests.core.importers.test_bad_files import nothing_written
+from tests.core.importers.conftest import FILES, nothing_written
 
 DEEP = "[" * 50_000 + "]" * 50_000
 

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from rageval_core import cli
 from rageval_core.labels import HumanLabel
 from rageval_core.models import JudgeRef
 from rageval_core.runs.atomic import atomic_write_json
@@ -16,6 +19,8 @@ from tests.core.query.conftest import write_run as query_run
 SHA = "a" * 64
 OFFLINE = JudgeRef("offline", "overlap>=0.6", "offline-1")
 LLM = JudgeRef("openai", "gpt-test", "v3")
+TOWERS_WHY = "no retrieved sentence says how many towers"
+R1, R2, R3 = "20260101-000000-a", "20260102-000000-b", "20260103-000000-c"
 
 
 def claim(text: str, verdict: str, reason: str = "") -> dict[str, Any]:
@@ -70,3 +75,10 @@ def label(
         created_at=at,
         **kw,
     )
+
+
+def run_cli(*argv: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = cli.main(list(argv))
+    return code, out.getvalue(), err.getvalue()

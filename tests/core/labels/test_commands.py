@@ -9,56 +9,15 @@ import shutil
 from collections import Counter
 from pathlib import Path
 
-import pytest
-
-from rageval_core import cli
 from rageval_core.calibration import Label, load_labels
 from rageval_core.labels import LabelSet, LabelStore
 from rageval_core.labels.example import EXAMPLE_RUN, example_labels, write_example_labels
 from rageval_core.query.labels import judge_reports, relevance_agreement
 from rageval_core.query.store import ResultsStore
-from tests.core.labels.helpers import LLM, judged_row, label, write_run
+from tests.core.labels.helpers import R1, R3, TOWERS_WHY, judged_row, label, run_cli, write_run
 
 REPO = Path(__file__).resolve().parents[3]
-R1, R2, R3 = "20260101-000000-a", "20260102-000000-b", "20260103-000000-c"
-TOWERS_WHY = "no retrieved sentence says how many towers"
 NEVER_REFUSE = "20261119-090000-never-refuse"
-
-
-@pytest.fixture
-def project(tmp_path):
-    rows = [
-        judged_row(
-            "q1",
-            [("Paris is big.", "supported"), ("It has 3 towers.", "unsupported", TOWERS_WHY)],
-        ),
-        judged_row("q2", [("Rome.", "supported")]),
-        judged_row("q3", [("Oslo.", "unsupported")]),
-    ]
-    write_run(tmp_path / "results", R1, rows)
-    write_run(tmp_path / "results", R2, rows[:2] + [judged_row("q3", [("Bergen.", "supported")])])
-    write_run(tmp_path / "results", R3, rows, judge=LLM)
-    store = LabelStore(str(tmp_path / "labels"))
-    store.save(
-        [
-            label("q1", "Paris is big.", "supported"),
-            label("q1", "It has 3 towers.", "supported", note="=HYPERLINK(1)"),
-            label("q3", "Oslo.", "unsupported"),
-            label("q3", "Bergen.", "unsupported"),
-            label("q2", None, "pass", run_id=R1),
-        ]
-    )
-    store.save([label("q1", "It has 3 towers.", "unsupported", reviewer="bob")])
-    return tmp_path
-
-
-def run_cli(*argv: str) -> tuple[int, str, str]:
-    import contextlib
-
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = cli.main(list(argv))
-    return code, out.getvalue(), err.getvalue()
 
 
 def test_calibrate_prints_the_judge_figures_of_every_run_of_the_judge(project):

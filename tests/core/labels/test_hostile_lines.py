@@ -11,8 +11,7 @@ import os
 import pytest
 
 from rageval_core.labels import LabelStore
-from tests.core.labels.helpers import SHA
-from tests.core.labels.test_commands import R1, project, run_cli  # noqa: F401
+from tests.core.labels.helpers import R1, SHA, run_cli
 
 GOOD = {
     "dataset": "qa",
@@ -61,7 +60,7 @@ def test_a_byte_order_mark_does_not_spoil_the_first_line(tmp_path):
 
 
 @pytest.mark.parametrize("name", ["claim-number", "deep", "note-surrogate"])
-def test_commands_over_a_hostile_line_run_and_warn(project, name):  # noqa: F811
+def test_commands_over_a_hostile_line_run_and_warn(project, name):
     bad = project / "labels" / "qa" / "ann" / "hostile.jsonl"
     bad.write_text(HOSTILE[name] + "\n")
     code, out, err = run_cli("calibrate", "--run", R1, "--results", str(project / "results"))

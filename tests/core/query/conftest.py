@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -20,13 +19,9 @@ from rageval_core.runs.rows import rows_to_table
 
 def synth_generate(root: Path, runs: int, questions: int, seed: int) -> None:
     """Synthetic results from `bench/synth.py` (the bench's own generator, so the tests and
-    the figures in docs/scale.md read the same files); bench/ is not a package."""
-    bench = str(Path(__file__).resolve().parents[3] / "bench")
-    sys.path.insert(0, bench)
-    try:
-        from synth import generate
-    finally:
-        sys.path.remove(bench)
+    the figures in docs/scale.md read the same files)."""
+    from bench.synth import generate
+
     generate(root, runs, questions, seed=seed)
 
 

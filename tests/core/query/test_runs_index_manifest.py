@@ -11,12 +11,11 @@ import pyarrow.parquet as pq
 
 from rageval_core.query import ResultsStore
 from rageval_core.runs.atomic import atomic_write_json
-from tests.hosting.test_bucket_refresh import _counting as _inspected
 
 from .conftest import row, write_run
 
 
-def test_every_manifest_field_survives_a_restart(results, monkeypatch):
+def test_every_manifest_field_survives_a_restart(results, inspected_runs):
     d = write_run(results, "full", [row("q1")], tags=("nightly", "a b"))
     raw = json.loads((d / "manifest.json").read_text())
     raw.update(
@@ -30,7 +29,8 @@ def test_every_manifest_field_survives_a_restart(results, monkeypatch):
     atomic_write_json(d / "manifest.json", raw)
     write_run(results, "plain", [row("q1")])
     first = ResultsStore(results)
-    seen = _inspected(monkeypatch)
+    seen = inspected_runs
+    seen.clear()  # counted from the restart on
     restarted = ResultsStore(results)
     assert seen == []  # both rebuilt from the index
     assert restarted.runs() == first.runs()
@@ -39,7 +39,7 @@ def test_every_manifest_field_survives_a_restart(results, monkeypatch):
     assert m.judge.model == "gpt-x" and m.config["nested"]["list"] == [1, 2.5, None, "x"]
 
 
-def test_an_index_row_that_is_no_manifest_is_read_from_its_folder(results, monkeypatch):
+def test_an_index_row_that_is_no_manifest_is_read_from_its_folder(results, inspected_runs):
     write_run(results, "r1", [row("q1")])
     write_run(results, "r2", [row("q1")])
     first = ResultsStore(results)
@@ -50,7 +50,8 @@ def test_an_index_row_that_is_no_manifest_is_read_from_its_folder(results, monke
     texts[0] = json.dumps(bad)
     t = t.set_column(t.schema.get_field_index("manifest"), "manifest", pa.array(texts))
     pq.write_table(t, index)
-    seen = _inspected(monkeypatch)
+    seen = inspected_runs
+    seen.clear()  # counted from the restart on
     restarted = ResultsStore(results)
     assert seen == [t.column("run_id")[0].as_py()]
     assert restarted.runs() == first.runs()

@@ -268,6 +268,21 @@ def test_bad_judge_yaml_is_one_line_naming_the_file_exit_2(
     assert sorted(p.name for p in results.iterdir()) == [SOURCE]  # nothing written
 
 
+def test_a_bad_judge_yaml_lists_every_problem_as_a_run_config_does(results, scratch, capsys):
+    # rescore reads the mapping with the run config's parser (judges.judge_problems)
+    judge = scratch / "judge.yaml"
+    judge.write_text("kind: openai\nmodel: 3\ntemprature: 0\n")
+    assert rescore(SOURCE, "--judge", str(judge), "--results", str(results)) == 2
+    err = capsys.readouterr().err
+    assert str(judge) in err
+    for expected in (
+        "judge.base_url is required",
+        "judge.model must be str",
+        "judge.temprature is not a setting",
+    ):
+        assert expected in err, err
+
+
 def _writer_run(results: Path, run_id: str, **fields) -> None:
     with RunWriter("imported", results_dir=results, run_id=run_id) as run:
         run.add("q1", question="Where?", gold_ids=["c1"], **fields)

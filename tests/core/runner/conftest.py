@@ -6,8 +6,10 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
+import pyarrow.parquet as pq
 import pytest
 import yaml
 
@@ -130,3 +132,26 @@ class Toy:
 @pytest.fixture
 def toy(tmp_path: Path) -> Toy:
     return Toy(tmp_path)
+
+
+# Racing real writer processes (test_writers.py, test_daily_loop.py)
+N_QUESTIONS = 32  # the toy dataset: 30 answerable + 2 unanswerable
+
+
+def open_gate(procs: list[subprocess.Popen], gate: Path, timeout: float = 90.0) -> list[tuple]:
+    """Wait until every process is at the gate or gone, open it; (code, stdout, stderr)."""
+    deadline = time.monotonic() + timeout
+    while not all(p.poll() is not None or Path(f"{gate}.{p.pid}.ready").exists() for p in procs):
+        assert time.monotonic() < deadline, "the writers never reached the gate"
+        time.sleep(0.02)
+    gate.touch()
+    outputs = [p.communicate(timeout=timeout) for p in procs]
+    return [(p.returncode, *out) for p, out in zip(procs, outputs, strict=True)]
+
+
+def called(calls: Path) -> list[str]:
+    return [line.split(" ", 1)[1] for line in calls.read_text().splitlines()]
+
+
+def question_ids(folder: Path, name: str = "questions.parquet") -> list[str]:
+    return pq.read_table(folder / name).column("question_id").to_pylist()

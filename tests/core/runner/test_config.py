@@ -6,11 +6,14 @@ from pathlib import Path
 
 import pytest
 import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from rageval_core.catalogue import DEFAULT_KS
 from rageval_core.cli import main
 from rageval_core.config import load_config
 from rageval_core.errors import ConfigError
+from rageval_core.judges import make_judge
 
 
 def write(tmp_path: Path, data) -> Path:
@@ -24,7 +27,12 @@ GOOD = {
     "name": "bm25",
     "dataset": "../data/dataset.yaml",
     "pipeline": {"factory": "my_rag.pipeline:build", "params": {"top_k": 5}},
-    "judge": {"kind": "openai", "api_key_env": "OPENAI_API_KEY"},
+    "judge": {
+        "kind": "openai",
+        "base_url": "http://127.0.0.1:9/v1",
+        "model": "m",
+        "api_key_env": "OPENAI_API_KEY",
+    },
     "prices": {"input_per_1k_tokens": 0.00015, "output_per_1k_tokens": 0.0006},
     "concurrency": 8,
     "tags": ["nightly"],
@@ -88,6 +96,66 @@ def test_every_problem_is_listed_with_the_file(tmp_path):
     ):
         assert expected in text
     assert len(err.value.problems) == 12
+
+
+def test_the_judges_problems_come_with_the_others_in_one_pass_naming_the_file(tmp_path, capsys):
+    # the dataset does not exist: the judge used to be checked only after it loaded
+    judge = {"kind": "openai", "model": 3, "temprature": 0}
+    path = write(tmp_path, {**GOOD, "concurrency": 0, "judge": judge})
+    assert main(["run", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert str(path) in err and "dataset" not in err
+    for expected in (
+        "concurrency must be an integer >= 1",
+        "judge.base_url is required",
+        "judge.model must be str",
+        "judge.temprature is not a setting",
+    ):
+        assert expected in err, err
+
+
+judge_values = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-2, 300),
+    st.floats(-1, 2),
+    st.text(max_size=8),
+    st.sampled_from(["http://127.0.0.1:9/v1", "m", "faithfulness"]),
+    st.lists(st.sampled_from(["faithfulness", "nope"]), max_size=2),
+)
+judge_keys = st.sampled_from(
+    [
+        "kind",
+        "base_url",
+        "model",
+        "threshold",
+        "concurrency",
+        "timeout_s",
+        "max_retries",
+        "metrics",
+        "cache",
+        "conservative",
+        "prices",
+        "backoff_base_s",
+        "colour",
+    ]
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.sampled_from(["offline", "openai"]), st.dictionaries(judge_keys, judge_values))
+def test_a_judge_section_that_loads_builds_a_judge(tmp_path_factory, kind, judge):
+    # the check at load time and the judge's own reading never disagree
+    judge = {**judge, "kind": judge.get("kind", kind), "cache": False}
+    path = write(tmp_path_factory.mktemp("c"), {**GOOD, "judge": judge})
+    try:
+        config = load_config(path)
+    except ConfigError as exc:
+        assert str(path) in exc.message
+        with pytest.raises(ConfigError):
+            make_judge(judge).close()
+        return
+    make_judge(config.judge).close()
 
 
 @pytest.mark.parametrize(

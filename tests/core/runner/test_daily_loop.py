@@ -13,7 +13,7 @@ from rageval_core.runs.journal import Journal
 from rageval_core.runs.layout import MANIFEST
 from rageval_core.runs.lease import STALE_ENV
 from rageval_core.runs.reading import inspect_run, read_run_rows
-from tests.core.runner.test_writers import N_QUESTIONS, called, open_gate, question_ids
+from tests.core.runner.conftest import N_QUESTIONS, called, open_gate, question_ids
 
 
 def test_two_shard_workers_answer_every_question_exactly_once(toy):

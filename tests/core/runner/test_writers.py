@@ -10,38 +10,14 @@ from __future__ import annotations
 
 import os
 import signal
-import subprocess
 import time
-from pathlib import Path
-
-import pyarrow.parquet as pq
 
 from rageval_core.cli import main
 from rageval_core.runs.journal import read_journal
 from rageval_core.runs.layout import MANIFEST, lease_name
 from rageval_core.runs.lease import STALE_ENV
 from rageval_core.runs.reading import inspect_run
-
-N_QUESTIONS = 32  # the toy dataset: 30 answerable + 2 unanswerable
-
-
-def open_gate(procs: list[subprocess.Popen], gate: Path, timeout: float = 90.0) -> list[tuple]:
-    """Wait until every process is at the gate or gone, open it; (code, stdout, stderr)."""
-    deadline = time.monotonic() + timeout
-    while not all(p.poll() is not None or Path(f"{gate}.{p.pid}.ready").exists() for p in procs):
-        assert time.monotonic() < deadline, "the writers never reached the gate"
-        time.sleep(0.02)
-    gate.touch()
-    outputs = [p.communicate(timeout=timeout) for p in procs]
-    return [(p.returncode, *out) for p, out in zip(procs, outputs, strict=True)]
-
-
-def called(calls: Path) -> list[str]:
-    return [line.split(" ", 1)[1] for line in calls.read_text().splitlines()]
-
-
-def question_ids(folder: Path, name: str = "questions.parquet") -> list[str]:
-    return pq.read_table(folder / name).column("question_id").to_pylist()
+from tests.core.runner.conftest import N_QUESTIONS, called, open_gate, question_ids
 
 
 def assert_refused(outcome: tuple, what: str, winner_pid: int, resume: str) -> None:
