@@ -6,7 +6,8 @@ score, source document (`ref_doc_id`) and character offsets (`start_char_idx`,
 handler on the root dispatcher, added once, files each event under the question the
 current context is answering (a ContextVar, so the run's threads never mix questions).
 Tokens are the usage the LLM reports; where it reports none (MockLLM, some local models)
-LlamaIndex's own tokenizer counts them, as its TokenCountingHandler does.
+LlamaIndex's own tokenizer counts them, as its TokenCountingHandler does. A call that
+makes another (a CustomLLM's `chat` calls its `complete`) is counted once, innermost.
 """
 
 from __future__ import annotations
@@ -22,7 +23,12 @@ from llama_index.core.callbacks.token_counting import get_tokens_from_response
 from llama_index.core.instrumentation import get_dispatcher
 from llama_index.core.instrumentation.event_handlers import BaseEventHandler
 from llama_index.core.instrumentation.events import BaseEvent
-from llama_index.core.instrumentation.events.llm import LLMChatEndEvent, LLMCompletionEndEvent
+from llama_index.core.instrumentation.events.llm import (
+    LLMChatEndEvent,
+    LLMChatStartEvent,
+    LLMCompletionEndEvent,
+    LLMCompletionStartEvent,
+)
 from llama_index.core.instrumentation.events.retrieval import (
     RetrievalEndEvent,
     RetrievalStartEvent,
@@ -49,6 +55,10 @@ class _Question:
     def __init__(self) -> None:
         self.tally = Tally()
         self.open: dict[str, list[float]] = {"retrieval": [], "generation": []}
+        # Per open LLM call, whether a call inside it was counted: a CustomLLM's `chat`
+        # calls its `complete`, both fire events, and the call is counted once, innermost
+        # (as importers/otel.py counts a traced call).
+        self.llm_calls: list[bool] = []
 
 
 class _Handler(BaseEventHandler):
@@ -68,8 +78,15 @@ class _Handler(BaseEventHandler):
             question.open[_STARTS[kind]].append(now)
         elif kind in _ENDS and question.open[_ENDS[kind]]:
             question.tally.add_interval(_ENDS[kind], question.open[_ENDS[kind]].pop(), now)
-        elif isinstance(event, LLMChatEndEvent | LLMCompletionEndEvent) and event.response:
-            question.tally.add_tokens(*_tokens(event))
+        elif isinstance(event, LLMChatStartEvent | LLMCompletionStartEvent):
+            question.llm_calls.append(False)
+        elif isinstance(event, LLMChatEndEvent | LLMCompletionEndEvent):
+            counted = question.llm_calls.pop() if question.llm_calls else False
+            if event.response and not counted:
+                question.tally.add_tokens(*_tokens(event))
+                counted = True
+            if counted and question.llm_calls:
+                question.llm_calls[-1] = True
 
 
 def _tokens(event: LLMChatEndEvent | LLMCompletionEndEvent) -> tuple[int, int]:

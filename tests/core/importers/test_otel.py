@@ -49,19 +49,34 @@ def traces() -> Iterator[dict[str, Path]]:
         files["langchain-dataset"] = apps.write_dataset(
             root / "lc", apps.chunk_rows(apps.langchain_chunks(), "langchain")
         )
-        files["llamaindex-chat"] = write_traces(
-            root / "chat.jsonl", "llamaindex", app=chat_engine()
-        )
+        for llm in CHAT_LLMS:
+            files[f"llamaindex-{llm}"] = write_traces(
+                root / f"{llm}.jsonl", "llamaindex", app=chat_engine(llm)
+            )
         yield files
 
 
-def chat_engine():
-    """The LlamaIndex app with a chat model (LlamaIndex's mock of one): its calls are chats,
-    their messages recorded instead of a prompt."""
+CHAT_LLMS = ("function-calling", "custom")
+
+
+def chat_engine(llm: str):
+    """The LlamaIndex app with a chat model: its calls are chats, their messages recorded
+    instead of a prompt. LlamaIndex's mock chat model answers a chat itself; a CustomLLM
+    made a chat model (MockLLM here, local models alike) answers it through its own
+    `complete`, one call firing both a chat and a completion event."""
+    from llama_index.core.llms import LLMMetadata, MockLLM
     from llama_index.core.llms.mock import MockFunctionCallingLLM
 
+    class ChatMockLLM(MockLLM):
+        @property
+        def metadata(self) -> LLMMetadata:
+            return LLMMetadata(is_chat_model=True)
+
+    model = (
+        MockFunctionCallingLLM(is_chat_model=True) if llm == "function-calling" else ChatMockLLM()
+    )
     index, _ = apps.llamaindex_parts()
-    return index.as_query_engine(llm=MockFunctionCallingLLM(is_chat_model=True), similarity_top_k=2)
+    return index.as_query_engine(llm=model, similarity_top_k=2)
 
 
 def rows(results: Path, run_id: str) -> dict[str, dict]:
@@ -102,9 +117,10 @@ def test_traces_matched_to_a_dataset_become_its_questions_with_chunks_tokens_and
     assert got["q1"]["recall_at_1"] == 1.0 and got["q1"]["gold_ids"]
 
 
-def test_a_llamaindex_chat_model_is_counted_from_its_messages_as_the_direct_run_counts(traces):
-    live = adapt(chat_engine())
-    records = {r["question"]: r for r in otel.read(traces["llamaindex-chat"]).records}
+@pytest.mark.parametrize("llm", CHAT_LLMS)
+def test_a_llamaindex_chat_model_is_counted_from_its_messages_as_the_direct_run_counts(llm, traces):
+    live = adapt(chat_engine(llm))
+    records = {r["question"]: r for r in otel.read(traces[f"llamaindex-{llm}"]).records}
     for _, question, _ in apps.QUESTIONS:
         expected = live(question)
         tokens = (expected["input_tokens"], expected["output_tokens"])
