@@ -226,6 +226,30 @@ def test_a_place_from_metadata_is_a_document_with_whole_ordered_offsets_or_none(
         assert (chunk["doc_id"], chunk["start"], chunk["end"]) == (doc, start, start + len(text))
 
 
+@settings(max_examples=100, deadline=None)
+@example(meta={"relevance_score": 0.75})
+@given(
+    meta=st.dictionaries(
+        st.sampled_from(["score", "relevance_score", "similarity_score", "page"]),
+        st.one_of(st.floats(-2, 2), st.integers(-3, 3), st.none(), st.sampled_from(["x", True])),
+    )
+)
+def test_a_score_in_metadata_is_read_as_the_langchain_adapter_reads_it(meta, tmp_path_factory):
+    """A traced LangChain document has no score attribute; a reranker's or vector store's
+    score in its metadata is the chunk's score, by the rule the adapter applies to the
+    same `Document` (a non-number is no score)."""
+    import_or_skip_unless_ci("langchain_core", "pip install 'rageval[langchain]'")
+    from langchain_core.documents import Document
+
+    from rageval_core.adapters.langchain import _chunks
+
+    path = tmp_path_factory.mktemp("score") / "traces.jsonl"
+    path.write_text(question_line({"id": "c1", "content": "t", "metadata": json.dumps(meta)}))
+    ((imported,),) = (r["retrieved"] for r in otel.read(path).records)
+    (direct,) = _chunks([Document(id="c1", page_content="t", metadata=meta)])
+    assert imported.get("score") == direct.get("score")
+
+
 # ---------------------------------------------------------------------------- scoring
 
 
