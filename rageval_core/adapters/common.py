@@ -18,6 +18,8 @@ STAGES = ("retrieval", "generation")
 # it) and its start in it (LangChain's `add_start_index=True` sets `start_index`).
 DOC_ID_KEYS = ("doc_id", "source")
 START_KEYS = ("start_index", "start")
+# Where a chunk's metadata holds its retrieval score (rerankers and vector stores differ).
+SCORE_KEYS = ("score", "relevance_score", "similarity_score")
 # A uuid4 as frameworks make when no id is given: new on every load, so gold cannot name it.
 _RANDOM_ID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}")
 

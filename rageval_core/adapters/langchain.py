@@ -31,6 +31,7 @@ from langchain_core.runnables import Runnable
 
 from rageval_core.adapters.common import (
     DOC_ID_KEYS,
+    SCORE_KEYS,
     START_KEYS,
     Tally,
     chunk,
@@ -44,7 +45,6 @@ from rageval_core.adapters.common import (
 ANSWER_KEYS = ("answer", "result", "output", "text", "response")
 DOCUMENT_KEYS = ("context", "source_documents", "documents", "docs", "sources")
 INPUT_KEYS = ("input", "question", "query")
-SCORE_KEYS = ("score", "relevance_score", "similarity_score")
 HOW_TO_RETURN = (
     "return {'answer': ..., 'context': docs}, e.g. "
     "RunnableParallel(context=retriever, question=RunnablePassthrough())"

@@ -6,10 +6,8 @@ score, source document (`ref_doc_id`) and character offsets (`start_char_idx`,
 handler on the root dispatcher, added once, files each event under the question the
 current context is answering (a ContextVar, so the run's threads never mix questions).
 Tokens are the usage the LLM reports; where it reports none (MockLLM, some local models)
-LlamaIndex's own tokenizer counts them, as its TokenCountingHandler does. A call made
-inside another (a `CustomLLM`'s `chat` is its `complete`) is counted once, as the inner
-call: the outer one is not counted again, the rule the OTel importer follows for nested
-LLM spans.
+LlamaIndex's own tokenizer counts them, as its TokenCountingHandler does. A call that
+makes another (a CustomLLM's `chat` calls its `complete`) is counted once, innermost.
 """
 
 from __future__ import annotations
@@ -57,8 +55,10 @@ class _Question:
     def __init__(self) -> None:
         self.tally = Tally()
         self.open: dict[str, list[float]] = {"retrieval": [], "generation": []}
-        self.calls = 0  # LLM calls counted so far
-        self.llm: list[int] = []  # `calls` when each open LLM call started
+        # Per open LLM call, whether a call inside it was counted: a CustomLLM's `chat`
+        # calls its `complete`, both fire events, and the call is counted once, innermost
+        # (as importers/otel.py counts a traced call).
+        self.llm_calls: list[bool] = []
 
 
 class _Handler(BaseEventHandler):
@@ -79,12 +79,14 @@ class _Handler(BaseEventHandler):
         elif kind in _ENDS and question.open[_ENDS[kind]]:
             question.tally.add_interval(_ENDS[kind], question.open[_ENDS[kind]].pop(), now)
         elif isinstance(event, LLMChatStartEvent | LLMCompletionStartEvent):
-            question.llm.append(question.calls)
+            question.llm_calls.append(False)
         elif isinstance(event, LLMChatEndEvent | LLMCompletionEndEvent):
-            before = question.llm.pop() if question.llm else question.calls
-            if event.response and question.calls == before:  # no call inside it counted
+            counted = question.llm_calls.pop() if question.llm_calls else False
+            if event.response and not counted:
                 question.tally.add_tokens(*_tokens(event))
-                question.calls += 1
+                counted = True
+            if counted and question.llm_calls:
+                question.llm_calls[-1] = True
 
 
 def _tokens(event: LLMChatEndEvent | LLMCompletionEndEvent) -> tuple[int, int]:

@@ -2,13 +2,14 @@
 and OpenTelemetry traces.
 
 Each tool module reads its files with the standard library (and pyarrow for Parquet) —
-never the tool's own package — into an `Imported`: one `writer.QuestionRecord`-shaped dict
-per question, the tool's other numeric metrics to declare, the config to record. The
-file is read and checked as the run is written (a streamed file, RAGAS, is never held
-whole): `writer.RunWriter` writes into a hidden staging folder, renamed into place only
-once every record passed, so a bad file (one `SourceError` naming the file and the first
-field that did not fit) or a crash leaves no half-written run. The field mapping per
-tool is in docs/import.md.
+never the tool's own package, bar llama-index-core, which the OTel import uses when
+installed to count the tokens of LlamaIndex calls the trace does not report — into an
+`Imported`: one `writer.QuestionRecord`-shaped dict per question, the tool's other
+numeric metrics to declare, the config to record. The file is read and checked as the run
+is written (a streamed file, RAGAS, is never held whole): `writer.RunWriter` writes into a
+hidden staging folder, renamed into place only once every record passed, so a bad file
+(one `SourceError` naming the file and the first field that did not fit) or a crash
+leaves no half-written run. The field mapping per tool is in docs/import.md.
 """
 
 from __future__ import annotations

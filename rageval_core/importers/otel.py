@@ -37,6 +37,7 @@ from typing import Any
 
 from rageval_core.adapters.common import (
     DOC_ID_KEYS,
+    SCORE_KEYS,
     START_KEYS,
     Tally,
     chunk,
@@ -334,12 +335,14 @@ def _document(d: Mapping[str, Any], span: Span, i: int) -> dict[str, Any]:
     """One retrieved document; one without an id is matched to the dataset's corpus by
     its text (the writer's rule). Its `doc_id`, `start` and `end` come from its metadata
     as the LangChain adapter takes them (`placed`, then `chunk`: offsets only with a
-    document, whole numbers, start <= end); OpenInference's LlamaIndex instrumentor
+    document, whole numbers, start <= end), and its score, when the trace records none,
+    from the same metadata keys; OpenInference's LlamaIndex instrumentor
     records a node's metadata but not its `ref_doc_id` or offsets, so its chunks have
     none and are placed by their text."""
     cid = d.get("id")
     if cid is not None and (not isinstance(cid, str | int) or isinstance(cid, bool)):
         raise SourceError(f"{span.where}: document {i} id must be text")
+    meta = _metadata(d.get("metadata"))
     score = d.get("score")
     if isinstance(score, str):  # OpenInference writes scores as attribute text at times
         try:
@@ -352,9 +355,11 @@ def _document(d: Mapping[str, Any], span: Span, i: int) -> dict[str, Any]:
         **({} if cid in (None, "") else {"id": str(cid)}),
         "text": _text(d.get("content") or d.get("text") or "", f"{span.where}: document {i}"),
     }
+    if score is None:  # LangChain's instrumentor records no score; a reranker's is in metadata
+        score = next((meta[k] for k in SCORE_KEYS if meta.get(k) is not None), None)
     if isinstance(score, int | float) and not isinstance(score, bool) and math.isfinite(score):
         out["score"] = float(score)
-    where = placed(_metadata(d.get("metadata")), out["text"], DOC_ID_KEYS, START_KEYS)
+    where = placed(meta, out["text"], DOC_ID_KEYS, START_KEYS)
     doc = where["doc_id"]
     if (isinstance(doc, str) and doc) or (isinstance(doc, int) and not isinstance(doc, bool)):
         located = chunk("", out["text"], None, **where)

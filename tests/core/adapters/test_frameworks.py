@@ -267,3 +267,36 @@ def test_haystack_answer_builder_and_chat_replies_give_the_answer_and_usage():
     assert (out["input_tokens"], out["output_tokens"]) == (11, 3)
     assert out["retrieved"][0]["doc_id"] == "office"
     assert out["generation_ms"] > 0 and out["retrieval_ms"] > 0
+
+
+@pytest.mark.parametrize("calls", [1, 3])
+def test_a_chat_through_a_custom_llm_is_counted_once_as_its_completion(calls):
+    """A CustomLLM's `chat` (MockLLM, local models) formats the messages and calls its own
+    `complete`: LlamaIndex fires a chat and a completion event for the one call, and the
+    question counts it once, as that completion (as the OTel import counts the trace)."""
+    need("llamaindex")
+    from llama_index.core.llms import ChatMessage, MockLLM
+
+    from rageval_core.adapters.llamaindex import _answering, _install
+
+    _install()
+    llm = MockLLM()
+    messages = [ChatMessage(role="user", content="How do I rotate an API key?")]
+
+    def chats(_):
+        for _ in range(calls):
+            llm.chat(messages)
+
+    def completes(_):
+        for _ in range(calls):
+            llm.complete(llm.messages_to_prompt(messages), formatted=True)
+
+    _, chat = _answering(chats, "q")
+    _, complete = _answering(completes, "q")
+    got = chat.output("", [])
+    assert got["input_tokens"] and got["output_tokens"]
+    want = complete.output("", [])
+    assert (got["input_tokens"], got["output_tokens"]) == (
+        want["input_tokens"],
+        want["output_tokens"],
+    )

@@ -49,36 +49,34 @@ def traces() -> Iterator[dict[str, Path]]:
         files["langchain-dataset"] = apps.write_dataset(
             root / "lc", apps.chunk_rows(apps.langchain_chunks(), "langchain")
         )
-        files["llamaindex-chat"] = write_traces(
-            root / "chat.jsonl", "llamaindex", app=chat_engine()
-        )
-        files["llamaindex-custom-chat"] = write_traces(
-            root / "custom-chat.jsonl", "llamaindex", app=custom_chat_engine()
-        )
+        for llm in CHAT_LLMS:
+            files[f"llamaindex-{llm}"] = write_traces(
+                root / f"{llm}.jsonl", "llamaindex", app=chat_engine(llm)
+            )
         yield files
 
 
-def chat_engine():
-    """The LlamaIndex app with a chat model (LlamaIndex's mock of one): its calls are chats,
-    their messages recorded instead of a prompt."""
+CHAT_LLMS = ("function-calling", "custom")
+
+
+def chat_engine(llm: str):
+    """The LlamaIndex app with a chat model: its calls are chats, their messages recorded
+    instead of a prompt. LlamaIndex's mock chat model answers a chat itself; a CustomLLM
+    made a chat model (MockLLM here, local models alike) answers it through its own
+    `complete`, one call firing both a chat and a completion event."""
+    from llama_index.core.llms import LLMMetadata, MockLLM
     from llama_index.core.llms.mock import MockFunctionCallingLLM
 
-    index, _ = apps.llamaindex_parts()
-    return index.as_query_engine(llm=MockFunctionCallingLLM(is_chat_model=True), similarity_top_k=2)
-
-
-def custom_chat_engine():
-    """A local model as LlamaIndex's `CustomLLM` that says it is a chat model (MockLLM
-    here): its `chat` is its `complete`, so each call fires a chat and a completion."""
-    from llama_index.core.llms import LLMMetadata, MockLLM
-
-    class ChatMock(MockLLM):
+    class ChatMockLLM(MockLLM):
         @property
         def metadata(self) -> LLMMetadata:
-            return LLMMetadata(num_output=self.max_tokens or -1, is_chat_model=True)
+            return LLMMetadata(is_chat_model=True)
 
+    model = (
+        MockFunctionCallingLLM(is_chat_model=True) if llm == "function-calling" else ChatMockLLM()
+    )
     index, _ = apps.llamaindex_parts()
-    return index.as_query_engine(llm=ChatMock(max_tokens=6), similarity_top_k=2)
+    return index.as_query_engine(llm=model, similarity_top_k=2)
 
 
 def rows(results: Path, run_id: str) -> dict[str, dict]:
@@ -119,28 +117,15 @@ def test_traces_matched_to_a_dataset_become_its_questions_with_chunks_tokens_and
     assert got["q1"]["recall_at_1"] == 1.0 and got["q1"]["gold_ids"]
 
 
-def test_a_llamaindex_chat_model_is_counted_from_its_messages_as_the_direct_run_counts(traces):
-    live = adapt(chat_engine())
-    records = {r["question"]: r for r in otel.read(traces["llamaindex-chat"]).records}
+@pytest.mark.parametrize("llm", CHAT_LLMS)
+def test_a_llamaindex_chat_model_is_counted_from_its_messages_as_the_direct_run_counts(llm, traces):
+    live = adapt(chat_engine(llm))
+    records = {r["question"]: r for r in otel.read(traces[f"llamaindex-{llm}"]).records}
     for _, question, _ in apps.QUESTIONS:
         expected = live(question)
         tokens = (expected["input_tokens"], expected["output_tokens"])
         assert None not in tokens
         assert (records[question]["input_tokens"], records[question]["output_tokens"]) == tokens
-
-
-def test_a_call_inside_a_call_is_counted_once_by_the_direct_run_as_by_the_import(traces):
-    """A CustomLLM's chat runs its complete: two events, one call (it was counted twice,
-    31 in / 12 out for a completion of 15 / 5). Once, as the inner call, both ways."""
-    live = adapt(custom_chat_engine())
-    records = {r["question"]: r for r in otel.read(traces["llamaindex-custom-chat"]).records}
-    plain = adapt(apps.llamaindex_engine())
-    for _, question, _ in apps.QUESTIONS:
-        got = live(question)
-        tokens = (got["input_tokens"], got["output_tokens"])
-        assert (records[question]["input_tokens"], records[question]["output_tokens"]) == tokens
-        # one answer of at most 6 tokens, as the completion model's: not counted twice
-        assert got["output_tokens"] == plain(question)["output_tokens"] == 6
 
 
 @pytest.mark.parametrize("framework", list(INSTRUMENTORS))
@@ -239,6 +224,30 @@ def test_a_place_from_metadata_is_a_document_with_whole_ordered_offsets_or_none(
     start = next((meta[k] for k in ("start_index", "start") if meta.get(k) is not None), None)
     if isinstance(doc, str) and doc and type(start) is int and start >= 0 and "end" not in meta:
         assert (chunk["doc_id"], chunk["start"], chunk["end"]) == (doc, start, start + len(text))
+
+
+@settings(max_examples=100, deadline=None)
+@example(meta={"relevance_score": 0.75})
+@given(
+    meta=st.dictionaries(
+        st.sampled_from(["score", "relevance_score", "similarity_score", "page"]),
+        st.one_of(st.floats(-2, 2), st.integers(-3, 3), st.none(), st.sampled_from(["x", True])),
+    )
+)
+def test_a_score_in_metadata_is_read_as_the_langchain_adapter_reads_it(meta, tmp_path_factory):
+    """A traced LangChain document has no score attribute; a reranker's or vector store's
+    score in its metadata is the chunk's score, by the rule the adapter applies to the
+    same `Document` (a non-number is no score)."""
+    import_or_skip_unless_ci("langchain_core", "pip install 'rageval[langchain]'")
+    from langchain_core.documents import Document
+
+    from rageval_core.adapters.langchain import _chunks
+
+    path = tmp_path_factory.mktemp("score") / "traces.jsonl"
+    path.write_text(question_line({"id": "c1", "content": "t", "metadata": json.dumps(meta)}))
+    ((imported,),) = (r["retrieved"] for r in otel.read(path).records)
+    (direct,) = _chunks([Document(id="c1", page_content="t", metadata=meta)])
+    assert imported.get("score") == direct.get("score")
 
 
 # ---------------------------------------------------------------------------- scoring
