@@ -41,6 +41,7 @@ from rageval_core.query import ResultsStore, RunProblem, spans
 from rageval_core.query.answer_diff import answer_diff as _answer_diff
 from rageval_core.query.cache import BACKGROUND_BUILD_RUNS, SUMMARISING
 from rageval_core.query.flaky import run_flaky as _run_flaky
+from rageval_core.query.flaky import run_same_settings as _run_same_settings
 from rageval_core.query.flaky import run_settings_change as _run_settings_change
 from rageval_core.query.labels import QueueItem
 from rageval_core.query.labels import judge_reports as _judge_reports
@@ -292,6 +293,7 @@ compare_runs = _cached(query.compare_runs, "Comparing the runs question by quest
 answer_diff = _cached(_answer_diff, "Comparing the two answers word by word…")
 run_flaky = _cached(_run_flaky, "Looking for questions that flip between runs…")
 settings_change = _cached(_run_settings_change, "Comparing the settings with the run before…")
+same_settings = _cached(_run_same_settings, "Finding the runs with the same settings…")
 
 
 # ---------------------------------------------------------------------------- labels

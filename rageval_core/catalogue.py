@@ -281,7 +281,7 @@ class Metric:
 
         `same` when the change is within its noise: the paired interval of the delta
         includes 0, or (latency) |delta| is within `noise`, the spread of earlier runs of
-        the same config (docs/metrics.md, "Reading a change"). A change with neither is
+        the same config and settings (docs/metrics.md, "Reading a change"). A change with neither is
         judged by its sign alone.
         """
         if numbers.absent(delta):

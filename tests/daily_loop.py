@@ -32,13 +32,21 @@ class FlakySeries:
 
 
 def _copy(
-    results: Path, run_id: str, day: int, broken: bool, wrong: str, params: dict | None = None
+    results: Path,
+    run_id: str,
+    day: int,
+    broken: bool,
+    wrong: str,
+    params: dict | None = None,
+    total_ms: float | None = None,
 ) -> None:
     folder = results / run_id
     shutil.copytree(results / SOURCE, folder)
     rows = pq.read_table(folder / "questions.parquet").to_pylist()
     for r in rows:
         r["run_id"] = run_id
+        if total_ms is not None:
+            r["total_ms"] = total_ms
         if broken and r["question_id"] == QUESTION:
             r.update(
                 answer=wrong,
@@ -83,3 +91,14 @@ def add_changed_settings(results: Path, wrong: str = WRONG) -> FlakySeries:
     run_id = "20261125-090000-bm25-top5"
     _copy(results, run_id, 25, True, wrong, params={"top_k": 3})
     return FlakySeries(QUESTION, ok_run=SOURCE, broken_run=run_id, runs=(SOURCE, run_id))
+
+
+def add_latency_series(results: Path) -> str:
+    """Five more `bm25-top5` runs after the demo's, every question taking one time: top_k 3
+    in 100 or 120 ms, top_k 4 in 400, 410 and, last, 430 ms — slower than top_k 4 has
+    been, though within the spread of every run under the name. The last run's id."""
+    plan = [(3, 100.0), (4, 400.0), (3, 120.0), (4, 410.0), (4, 430.0)]
+    ids = [f"202611{21 + i}-090000-bm25-top5" for i in range(len(plan))]
+    for i, (run_id, (k, ms)) in enumerate(zip(ids, plan, strict=True)):
+        _copy(results, run_id, 21 + i, False, WRONG, params={"top_k": k}, total_ms=ms)
+    return ids[-1]

@@ -99,7 +99,8 @@ if isinstance(previous, str) and previous and judged:  # a change within its noi
         paired = intervals(data.compare_runs(pair, metrics=judged).metrics, pair[1])
     except RagevalError:  # a run that cannot be read: the Δ is judged by its sign
         paired = {}
-spreads = latency_spreads(all_runs, str(latest["run_id"]), KEY_METRICS, cat)
+same = data.same_settings(str(latest["run_id"]))
+spreads = latency_spreads(all_runs, str(latest["run_id"]), KEY_METRICS, same, cat)
 gaps = data.unavailable(str(latest["run_id"]))
 if gaps:
     st.info(gaps_note(gaps), icon=":material/info:")
@@ -112,7 +113,7 @@ for i, m in enumerate(keep_figures(list(KEY_METRICS), gaps, cat)):
 st.caption(
     "Δ against the run's previous run (same config and dataset version). Grey: within its "
     "noise (a paired 95% interval that includes 0, or for latency the spread of earlier "
-    "runs of the config)."
+    "runs of the config with the same settings)."
 )
 if st.button("Diagnose latest run", type="primary", key="runs_diagnose_latest"):
     ui.go("diagnose", ViewState(run=str(latest["run_id"])))

@@ -46,6 +46,11 @@ def same_settings(store: ResultsStore, info: RunInfo) -> list[str]:
     ]
 
 
+def run_same_settings(store: ResultsStore, run_id: str) -> list[str]:
+    """`same_settings` of a run named by id (the Runs tiles' latency noise)."""
+    return same_settings(store, store.run(run_id))
+
+
 def settings_change(store: ResultsStore, info: RunInfo) -> tuple[str | None, list[str]]:
     """The previous run of `info` (`previous.previous_run`) and the settings that differ
     from it (`config.pipeline.params.chunk_size 64 → 256`, at most `MAX_CHANGES` and a

@@ -17,6 +17,7 @@ from rageval_core.errors import RagevalError
 from rageval_core.models import FAILURE_TYPES
 from rageval_core.query.compare import compare_runs
 from rageval_core.query.coverage import figure_covered
+from rageval_core.query.flaky import same_settings
 from rageval_core.query.noise import intervals, latency_spreads
 from rageval_core.query.previous import previous_run
 from rageval_core.query.store import ResultsStore
@@ -126,7 +127,8 @@ def _noise(
     if prev is None:
         return {}, {}
     wanted = [f for f in HEADLINE_FIGURES if f in BUILTIN.measure_names("compare")]
-    spreads = latency_spreads(runs_overview(store), info.run_id, HEADLINE_FIGURES)
+    same = same_settings(store, info)
+    spreads = latency_spreads(runs_overview(store), info.run_id, HEADLINE_FIGURES, same)
     try:
         cmp = compare_runs(store, [prev, info], metrics=wanted)
     except RagevalError:  # a previous run that cannot be paired: deltas judged by sign

@@ -3,13 +3,15 @@
 A score's change is noise when its paired bootstrap interval (`compare_runs`) includes 0;
 a latency figure has no such interval (a quantile of timings that depend on the machine's
 load), so its change is noise when it is within the spread of the earlier runs of the
-same config and dataset version. `Metric.verdict` applies the rule; this module finds the
-interval and the spread. Used by the Runs tiles, Compare and the end-of-run headline.
+same config, settings and dataset version (`flaky.same_settings`: a chunk size changed
+under one name moves latency by itself, and that move is no measure of noise).
+`Metric.verdict` applies the rule; this module finds the interval and the spread. Used by
+the Runs tiles, Compare and the end-of-run headline.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 
 import numpy as np
 import pandas as pd
@@ -37,32 +39,36 @@ def spread(values: Iterable[object]) -> float | None:
     return float(np.ptp(xs)) if len(xs) >= MIN_EARLIER else None
 
 
-def series_spread(runs: pd.DataFrame, run_id: str, metric: str) -> float | None:
-    """The spread of `metric` over the complete runs created before `run_id` with its
-    config name and dataset version (`runs` is a `runs_overview` frame)."""
+def series_spread(
+    runs: pd.DataFrame, run_id: str, metric: str, same: Collection[str]
+) -> float | None:
+    """The spread of `metric` over the complete runs created before `run_id` among `same`,
+    the runs of its config with its settings (`runs` is a `runs_overview` frame)."""
     if metric not in runs.columns:
         return None
     me = runs[runs["run_id"] == run_id]
     if me.empty:
         return None
-    row = me.iloc[0]
-    same = (
-        (runs["config_name"].astype(str) == str(row["config_name"]))
-        & (runs["dataset_version"].astype(str) == str(row["dataset_version"]))
+    earlier = (
+        runs["run_id"].isin(list(same))
         & (runs["status"] == "complete")
-        & (runs["created_at"] < row["created_at"])
+        & (runs["created_at"] < me.iloc[0]["created_at"])
     )
-    return spread(runs.loc[same, metric].tolist())
+    return spread(runs.loc[earlier, metric].tolist())
 
 
 def latency_spreads(
-    runs: pd.DataFrame, run_id: str, names: Iterable[str], cat: Catalogue = BUILTIN
+    runs: pd.DataFrame,
+    run_id: str,
+    names: Iterable[str],
+    same: Collection[str],
+    cat: Catalogue = BUILTIN,
 ) -> dict[str, float]:
     """`series_spread` of each latency figure among `names`."""
     out = {}
     for n in names:
         if cat.entry(n).unit == "ms":
-            s = series_spread(runs, run_id, n)
+            s = series_spread(runs, run_id, n, same)
             if s is not None:
                 out[n] = s
     return out

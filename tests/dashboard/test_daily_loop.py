@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.daily_loop import WRONG, add_changed_settings, add_flaky_series
+from rageval_core.catalogue import BUILTIN
+from tests.daily_loop import WRONG, add_changed_settings, add_flaky_series, add_latency_series
 
 
 @pytest.fixture
@@ -70,3 +71,16 @@ def test_question_page_names_a_parameter_change_instead_of_noise(results, app):
     assert not any("Flaky question" in w.value for w in at.warning)
     [note] = [i.value for i in at.info if "settings changed" in i.value]
     assert s.ok_run in note and r"config.pipeline.params.top\_k 5 → 3" in note  # escaped
+
+
+def test_a_latency_tile_is_noise_only_among_runs_with_the_same_settings(results, app):
+    """430 ms after 410 is within the 310 ms every run of the name spans, but not within
+    the 10 ms of the runs with its settings: the tile says worse, not grey."""
+    last = add_latency_series(results)
+    at = app(results)
+    at.run()
+    assert not at.exception
+    assert f"Latest run: {last}" in [s.value for s in at.subheader]
+    [tile] = [m for m in at.metric if m.label == BUILTIN.label("total_ms_p95")]
+    assert tile.proto.delta == "+20 ms", tile.proto.delta
+    assert tile.proto.color == tile.proto.MetricColor.RED  # worse, not grey

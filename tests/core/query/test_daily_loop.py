@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -10,6 +11,7 @@ from rageval_core.query import ResultsStore, compare_runs, flaky_questions
 from rageval_core.query.answer_diff import answer_diff, claim_changes, word_diff
 from rageval_core.query.compare import format_comparison
 from rageval_core.query.flaky import run_flaky, settings_change
+from rageval_core.query.headline import run_headline
 
 from .conftest import row, write_run
 
@@ -195,6 +197,26 @@ def test_a_parameter_change_under_one_name_is_not_noise(results):
         ["config.pipeline.params.chunk_size 64 → 256"],
     )
     assert settings_change(store, store.run("chunks-1")) == (None, [])
+
+
+def test_latency_noise_is_the_spread_of_earlier_runs_with_the_same_settings(results):
+    """A latency change is noise within the spread of the earlier runs with the run's
+    settings, not of every run under its name: chunk size 64 answers in 100 or 120 ms,
+    256 in 400 or 410 ms, and 430 ms is slower than 256 has been (docs/metrics.md)."""
+    plan = [(64, 100.0), (256, 400.0), (64, 120.0), (256, 410.0), (256, 430.0)]
+    for i, (size, ms) in enumerate(plan):
+        write_run(
+            results,
+            f"chunks-{i}",
+            [row("q1", total_ms=ms), row("q2", total_ms=ms)],
+            created_at=f"2025-02-0{i + 1}T00:00:00Z",
+            config={"name": "chunks", "pipeline": {"params": {"chunk_size": size}}},
+        )
+    h = run_headline(ResultsStore(results), "chunks-4")
+    [p95] = [f for f in h.figures if f.name == "total_ms_p95"]
+    assert h.previous == "chunks-3"
+    assert p95.noise == pytest.approx(10.0)  # 410 − 400; every run of `chunks` spans 310
+    assert p95.delta_text().endswith("▼ worse"), p95.delta_text()
 
 
 def test_flips_under_the_same_settings_stay_flaky_beside_other_settings(results):
