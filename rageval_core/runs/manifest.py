@@ -59,13 +59,22 @@ def config_fingerprint(m: RunManifest) -> str:
 
 def settings_changes(before: RunManifest, after: RunManifest) -> list[str]:
     """`config.pipeline.params.chunk_size 64 → 256`, one line per setting that differs
-    (the keys as `settings` spells them, a missing one `–`); empty when equal."""
+    (the keys as `settings` spells them, a missing one `–`; each key and value one bounded
+    line: a prompt as a setting stays a glimpse); empty when equal."""
     a, b = settings(before), settings(after)
+
+    def cut(text: str) -> str:
+        return shown(text, SETTING_CHARS, bare=True)
+
     return [
-        f"{k} {a.get(k, '–')} → {b.get(k, '–')}"
+        f"{cut(k)} {cut(a.get(k, '–'))} → {cut(b.get(k, '–'))}"
         for k in sorted(a.keys() | b.keys())
         if a.get(k) != b.get(k)
     ]
+
+
+SETTING_CHARS = 80
+"""How much of a changed setting's key or value a change line shows."""
 
 
 def manifest_to_dict(m: RunManifest) -> dict[str, Any]:

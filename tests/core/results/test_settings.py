@@ -64,3 +64,11 @@ def test_the_judge_and_the_dataset_content_are_settings():
     fingerprints = {config_fingerprint(x) for x in (m, other_judge, other_data)}
     assert len(fingerprints) == 3
     assert settings_changes(m, other_judge)[0].startswith("judge.")
+
+
+def test_a_long_changed_setting_is_shown_bounded():
+    long = "You are a helpful assistant. " * 200
+    before = manifest({"prompt": long})
+    after = manifest({"prompt": long + "Be brief."})
+    [change] = settings_changes(before, after)
+    assert len(change) < 3 * 80 and "…" in change and "\n" not in change
