@@ -189,6 +189,9 @@ def test_two_people_labelling_one_question_at_once_both_keep_their_labels(browse
             for pg, name in ((ann, "Ann"), (bo, "Bo")):
                 open_question(pg, server)
                 sign_in_as(pg, name)
+                # the sign-in's rerun drawn to its end before a form is touched: a choice
+                # made while it still ran was lost in full-suite CI runs
+                wait_rendered(pg, "Question")
             # Both forms filled, then both saved without waiting for either to finish.
             for pg, n in ((ann, 1), (bo, 2)):
                 box = claim(pg, n)
