@@ -111,7 +111,7 @@ def bench(results: str, labels_dir: str, repeat: int, cache_dir: str | None = No
 
     from rageval_core.labels import LabelStore
     from rageval_core.query import labels as labels_mod
-    from rageval_core.query.claims_cache import ClaimsCache
+    from rageval_core.store.claims import ClaimsCache
     from rageval_core.query.labels import (
         judge_reports,
         label_pairs,
@@ -119,7 +119,7 @@ def bench(results: str, labels_dir: str, repeat: int, cache_dir: str | None = No
         reviewer_agreement,
         run_coverage,
     )
-    from rageval_core.query.store import ResultsStore
+    from rageval_core.store.results import ResultsStore
 
     lines: list[str] = []
 

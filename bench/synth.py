@@ -28,8 +28,8 @@ import pyarrow as pa
 
 from rageval_core.catalogue import DEFAULT_KS
 from rageval_core.models import FAILURE_TYPES, DatasetRef, JudgeRef, RunManifest
-from rageval_core.query.source import bind
-from rageval_core.query.summary import (
+from rageval_core.runs.source import bind
+from rageval_core.runs.summary import (
     SUMMARY_SELECT,
     below_params,
     finish_summary,

@@ -39,7 +39,6 @@ from rageval_core.labels.agreement import Agreement
 from rageval_core.models import DatasetRef
 from rageval_core.query import ResultsStore, RunProblem, spans
 from rageval_core.query.answer_diff import answer_diff as _answer_diff
-from rageval_core.query.cache import BACKGROUND_BUILD_RUNS, SUMMARISING
 from rageval_core.query.flaky import run_flaky as _run_flaky
 from rageval_core.query.flaky import run_same_settings as _run_same_settings
 from rageval_core.query.flaky import run_settings_change as _run_settings_change
@@ -49,8 +48,9 @@ from rageval_core.query.labels import relevance_agreement as _relevance_agreemen
 from rageval_core.query.labels import review_queue as _review_queue
 from rageval_core.query.labels import reviewer_agreement as _reviewer_agreement
 from rageval_core.query.labels import run_coverage as _run_coverage
-from rageval_core.runs.layout import results_location
+from rageval_core.runs.layout import BACKGROUND_BUILD_RUNS, results_location
 from rageval_core.runs.reading import RunInfo
+from rageval_core.store.summarising import SUMMARISING
 
 _log = logging.getLogger(__name__)
 P = ParamSpec("P")

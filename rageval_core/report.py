@@ -30,8 +30,8 @@ from rageval_core.numbers import MISSING, absent
 from rageval_core.query.check import argument_run, baseline_run
 from rageval_core.query.compare import question_headline
 from rageval_core.query.coverage import figure_covered
-from rageval_core.query.store import run_catalogue
-from rageval_core.query.summary import COVERED_BY
+from rageval_core.store.results import run_catalogue
+from rageval_core.runs.summary import COVERED_BY
 from rageval_core.redact import scrub_shapes
 from rageval_core.runs.atomic import atomic_write_bytes
 from rageval_core.runs.reading import RunInfo

@@ -78,7 +78,7 @@ def read_source(location: str, run_id: str) -> Source:
     """
     from rageval_core.query import ResultsStore
     from rageval_core.query.check import argument_run
-    from rageval_core.query.source import extra_ks
+    from rageval_core.runs.source import extra_ks
 
     with ResultsStore(location, read_only=True, refresh=False) as store:
         info = argument_run(store, run_id)

@@ -68,7 +68,7 @@ def browser() -> Iterator:
 def inspected_runs(monkeypatch) -> list[str]:
     """The run ids whose manifest the store reads from here on (a local folder or a
     bucket: the runs index stands in for unchanged ones)."""
-    import rageval_core.query.store as store
+    import rageval_core.store.results as store
 
     inspected: list[str] = []
     real = store.inspect_run

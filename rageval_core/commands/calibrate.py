@@ -57,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
         judge_reports,
         relevance_agreement,
     )
-    from rageval_core.query.store import ResultsStore, require_readable
+    from rageval_core.store.results import ResultsStore, require_readable
     from rageval_core.runs.reading import inspect_run
 
     check_faithful_min(args.faithful_min, "--faithful-min")  # before any file is read

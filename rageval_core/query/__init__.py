@@ -56,8 +56,6 @@ from rageval_core.query.check import (
 from rageval_core.query.compare import Comparison, compare_runs
 from rageval_core.query.coverage import Unavailable, unavailable, unavailable_metrics
 from rageval_core.query.previous import previous_run, previous_runs
-from rageval_core.query.store import ResultsStore, RunProblem, run_catalogue
-from rageval_core.query.summary import QUALITY_METRICS, SUMMARY_KEYS, summarize_run
 from rageval_core.query.verdicts import QuestionVerdicts
 from rageval_core.query.views import (
     CHART_RUNS,
@@ -85,6 +83,8 @@ from rageval_core.query.views import (
     rerank_candidates,
     runs_overview,
 )
+from rageval_core.runs.summary import QUALITY_METRICS, SUMMARY_KEYS, summarize_run
+from rageval_core.store.results import ResultsStore, RunProblem, run_catalogue
 
 __all__ = [
     "CHART_RUNS",

@@ -27,12 +27,12 @@ from rageval_core.errors import ConfigError, shown
 from rageval_core.mismatch import mismatch_warnings
 from rageval_core.query import sql
 from rageval_core.query.flaky import mark_flaky, named_changes
-from rageval_core.query.source import bind, open_run, reading_results
-from rageval_core.query.store import ResultsStore, require_readable, run_catalogue
-from rageval_core.query.summary import run_value_sql
 from rageval_core.query.views import allowed_name
 from rageval_core.runs.manifest import config_name, flatten
 from rageval_core.runs.reading import RunInfo
+from rageval_core.runs.source import bind, open_run, reading_results
+from rageval_core.runs.summary import run_value_sql
+from rageval_core.store.results import ResultsStore, require_readable, run_catalogue
 
 
 @dataclass(frozen=True)

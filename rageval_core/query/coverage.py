@@ -24,9 +24,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from rageval_core.catalogue import BUILTIN
-from rageval_core.query.source import bind, reading_results
-from rageval_core.query.store import ResultsStore
-from rageval_core.query.summary import COVERED_BY
+from rageval_core.runs.source import bind, reading_results
+from rageval_core.runs.summary import COVERED_BY
+from rageval_core.store.results import ResultsStore
 
 NO_GOLD = "no retrieval gold: retrieval figures need gold ids or spans"
 NO_REFERENCE = "no reference answers: answer correctness and context recall need one"

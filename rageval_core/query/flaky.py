@@ -19,10 +19,10 @@ import pandas as pd
 
 from rageval_core.models import RunManifest
 from rageval_core.query.previous import previous_run
-from rageval_core.query.store import ResultsStore
 from rageval_core.query.views import flaky_questions
 from rageval_core.runs.manifest import config_fingerprint, config_name, settings_changes
 from rageval_core.runs.reading import RunInfo
+from rageval_core.store.results import ResultsStore
 
 MAX_CHANGES = 5
 """Settings a change note names; the rest are counted."""

@@ -20,10 +20,10 @@ from rageval_core.query.coverage import figure_covered
 from rageval_core.query.flaky import same_settings
 from rageval_core.query.noise import intervals, latency_spreads
 from rageval_core.query.previous import previous_run
-from rageval_core.query.store import ResultsStore
-from rageval_core.query.summary import summarize_run
 from rageval_core.query.views import runs_overview
 from rageval_core.runs.reading import RunInfo
+from rageval_core.runs.summary import summarize_run
+from rageval_core.store.results import ResultsStore
 
 HEADLINE_FIGURES: tuple[str, ...] = (
     "recall_at_5",

@@ -32,11 +32,11 @@ from rageval_core.labels.model import RELEVANCE
 from rageval_core.labels.store import label_table
 from rageval_core.labels.verdict import FAITHFUL_MIN, check_faithful_min
 from rageval_core.query import sql
-from rageval_core.query.claims_cache import CLAIMS_SCHEMA, ClaimsCache, registered
-from rageval_core.query.source import bind, reading_results
-from rageval_core.query.store import ResultsStore, gc_paused
-from rageval_core.query.summary import run_thresholds
 from rageval_core.runs.reading import RunInfo
+from rageval_core.runs.source import bind, reading_results
+from rageval_core.runs.summary import run_thresholds
+from rageval_core.store.claims import CLAIMS_SCHEMA, ClaimsCache, registered
+from rageval_core.store.results import ResultsStore, gc_paused
 from rageval_core.thresholds import answer_relevant
 
 

@@ -17,9 +17,9 @@ from dataclasses import dataclass
 
 from rageval_core.errors import shown
 from rageval_core.models import RunManifest
-from rageval_core.query.store import ResultsStore
 from rageval_core.runs.manifest import config_name
 from rageval_core.runs.reading import RunInfo
+from rageval_core.store.results import ResultsStore
 
 
 @dataclass(frozen=True)

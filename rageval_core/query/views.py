@@ -38,15 +38,15 @@ from rageval_core.errors import ConfigError, NotFoundError, ResultsError
 from rageval_core.metrics.spans import Range, places, relevant, span_gold_ranks
 from rageval_core.models import FAILURE_TYPES, Claim, GoldSpan
 from rageval_core.query import sql
-from rageval_core.query.cache import SUMMARY_SCHEMA
 from rageval_core.query.previous import previous_run_ids
-from rageval_core.query.source import RunSource, bind, projection, reading_results
-from rageval_core.query.store import ResultsStore, run_catalogue
-from rageval_core.query.summary import QUALITY_METRICS, SUMMARY_KEYS, run_value_sql
 from rageval_core.query.verdicts import QuestionVerdicts, verdicts_from_row
 from rageval_core.runs.layout import validate_run_id
 from rageval_core.runs.reading import RunInfo
 from rageval_core.runs.rows import QUESTION_SCHEMA
+from rageval_core.runs.source import RunSource, bind, projection, reading_results
+from rageval_core.runs.summary import QUALITY_METRICS, SUMMARY_KEYS, run_value_sql
+from rageval_core.store.results import ResultsStore, run_catalogue
+from rageval_core.store.schemas import SUMMARY_SCHEMA
 from rageval_core.thresholds import DEFAULT_THRESHOLDS
 
 CHART_RUNS = 1_000

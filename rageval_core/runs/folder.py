@@ -23,14 +23,13 @@ import pyarrow.parquet as pq
 
 from rageval_core.errors import ConfigError, ConflictError, ResultsError
 from rageval_core.models import DeclaredMetric, RunManifest
-from rageval_core.query.compact import SEQ, compacted_batches
-from rageval_core.query.summary import summarize_run
 from rageval_core.runs.atomic import (
     atomic_write_json,
     create_json_if_absent,
     write_parquet,
     write_parquet_batches,
 )
+from rageval_core.runs.compact import SEQ, compacted_batches
 from rageval_core.runs.journal import Journal, read_journal
 from rageval_core.runs.layout import (
     MANIFEST,
@@ -47,6 +46,7 @@ from rageval_core.runs.lease import Lease, LocalLease, heartbeat, heartbeat_s
 from rageval_core.runs.manifest import manifest_from_dict, manifest_to_dict
 from rageval_core.runs.reading import ShardStatus, inspect_run, shard_statuses
 from rageval_core.runs.rows import question_schema, rows_to_table
+from rageval_core.runs.summary import summarize_run
 
 PART_ROWS = 2000
 """Rows per part file and per batch read back: memory a writer holds, whatever the run's size."""

@@ -20,11 +20,11 @@ def test_the_cache_is_built_before_streamlit_starts(
     assert (store.cache_dir / "run_summary.parquet").exists()
     assert str(store.cache_dir).startswith(str(scratch))
     computed = []
-    import rageval_core.query.cache as cache_mod
+    from rageval_core.store.summarising import Summariser
 
-    real = cache_mod.DerivedCache.compute
+    real = Summariser.compute
     monkeypatch.setattr(
-        cache_mod.DerivedCache,
+        Summariser,
         "compute",
         lambda self, cur, add, *p: computed.extend(add) or real(self, cur, add, *p),
     )

@@ -105,7 +105,7 @@ def test_the_command_leaves_a_large_first_build_to_the_app(results, scratch, mon
     assert main(["dashboard", "--results", str(results)]) == 0
     assert len(execs) == 1 and "summarised in the background" in capsys.readouterr().err
     store = ResultsStore(str(results), read_only=True, refresh=False)
-    assert not store.cache.summary_file().exists()  # nothing built before the server
+    assert not store.cache.segments.summary_file().exists()  # nothing built before the server
     store.refresh()  # the app's build, then a restart: the command brings it up to date
     assert main(["dashboard", "--results", str(results)]) == 0
     assert f"{len(RUN_IDS):,} runs ready" in capsys.readouterr().err

@@ -146,7 +146,7 @@ def test_names_that_only_look_like_the_dashboard_pass():
     [
         "from rageval_core.userfiles import shown",
         "from rageval_core import userfiles",
-        "import rageval_core.query.store",
+        "import rageval_core.store.results",
         "def f():\n    from rageval_core.results import RunInfo",
         "from .. import config",
         "from ..judges import offline",

@@ -13,7 +13,7 @@ from rageval_core.query.labels import (
     reviewer_agreement,
     run_coverage,
 )
-from rageval_core.query.store import ResultsStore
+from rageval_core.store.results import ResultsStore
 from tests.core.labels.helpers import LLM, judged_row, label, write_run
 
 R1, R2, R3 = "20260101-000000-a", "20260102-000000-b", "20260103-000000-c"

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from rageval_core.labels import LabelSet
 from rageval_core.labels.export import to_yaml
 from rageval_core.query.labels import judge_reports
-from rageval_core.query.store import ResultsStore
+from rageval_core.store.results import ResultsStore
 from tests.core.labels.helpers import SHA, judged_row, label, write_run
 
 RUN = "20260101-000000-a"

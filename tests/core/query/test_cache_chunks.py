@@ -10,9 +10,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-import rageval_core.query.cache as cache_mod
-import rageval_core.query.store as store_mod
+import rageval_core.store.results as store_mod
 from rageval_core.query import ResultsStore, question_history, runs_overview
+from rageval_core.store import segments, summarising
 
 from .conftest import row, write_run
 
@@ -20,8 +20,8 @@ from .conftest import row, write_run
 @pytest.fixture
 def small_chunks(monkeypatch):
     """Chunks of 2 runs, batches of 1: five runs exercise every path of a 10,000-run build."""
-    monkeypatch.setattr(cache_mod, "CHUNK_RUNS", 2)
-    monkeypatch.setattr(cache_mod, "BATCH_RUNS", 1)
+    monkeypatch.setattr(segments, "CHUNK_RUNS", 2)
+    monkeypatch.setattr(summarising, "BATCH_RUNS", 1)
 
 
 def _runs(results, n: int, start: int = 0) -> list[str]:
@@ -54,27 +54,27 @@ def test_first_build_is_chunked_with_progress_and_one_new_run_adds_one_segment(
     seen: list[tuple[str, int, int]] = []
     store = ResultsStore(results, refresh=False)
     store.refresh(lambda what, done, total: seen.append((what, done, total)))
-    summarising = [(d, t) for w, d, t in seen if w == cache_mod.SUMMARISING]
+    built = [(d, t) for w, d, t in seen if w == summarising.SUMMARISING]
     # one call per batch of one run, counted over the whole build, never backwards
-    assert summarising == [(i, 5) for i in range(5)]
+    assert built == [(i, 5) for i in range(5)]
     segs = _segments(results)
     assert sorted(map(tuple, segs.values())) == [("r00", "r01"), ("r02", "r03"), ("r04",)]
     assert sorted(runs_overview(store)["run_id"]) == ids
     assert list(question_history(store, "q1")["answer_correctness"]) == [0.0, 0.1, 0.2, 0.3, 0.4]
 
     computed = []
-    real = cache_mod.DerivedCache.compute
+    real = summarising.Summariser.compute
 
     def counting(self, cur, add, *progress):
         computed.append(sorted(info.run_id for info, _ in add))
         return real(self, cur, add, *progress)
 
-    store_mod.DerivedCache.compute = counting
+    summarising.Summariser.compute = counting
     try:
         _runs(results, 1, start=5)
         store.refresh()
     finally:
-        store_mod.DerivedCache.compute = real
+        summarising.Summariser.compute = real
     assert computed == [["r05"]]  # only the new run is read
     after = _segments(results)
     full = {k for k, v in segs.items() if len(v) == 2}
@@ -120,8 +120,8 @@ def test_a_damaged_run_in_a_chunk_is_reported_and_skipped(results, small_chunks)
 
 
 def test_small_segments_are_merged_full_ones_never(results, monkeypatch):
-    monkeypatch.setattr(cache_mod, "CHUNK_RUNS", 3)
-    monkeypatch.setattr(cache_mod, "MAX_SEGMENTS", 2)
+    monkeypatch.setattr(segments, "CHUNK_RUNS", 3)
+    monkeypatch.setattr(segments, "MAX_SEGMENTS", 2)
     _runs(results, 3)
     store = ResultsStore(results)
     [full] = _segments(results)
@@ -136,14 +136,14 @@ def test_small_segments_are_merged_full_ones_never(results, monkeypatch):
 
 @given(st.lists(st.integers(1, 40), max_size=30))
 def test_merge_picks_small_segments_that_fit_one_chunk(sizes):
-    segments = [name for i, n in enumerate(sizes) for name in [f"s{i}"] * n]
+    of_rows = [name for i, n in enumerate(sizes) for name in [f"s{i}"] * n]
     chunk, most = 16, 4
-    old = (cache_mod.CHUNK_RUNS, cache_mod.MAX_SEGMENTS)
-    cache_mod.CHUNK_RUNS, cache_mod.MAX_SEGMENTS = chunk, most
+    old = (segments.CHUNK_RUNS, segments.MAX_SEGMENTS)
+    segments.CHUNK_RUNS, segments.MAX_SEGMENTS = chunk, most
     try:
-        picked = cache_mod._to_merge(segments)
+        picked = segments._to_merge(of_rows)
     finally:
-        cache_mod.CHUNK_RUNS, cache_mod.MAX_SEGMENTS = old
+        segments.CHUNK_RUNS, segments.MAX_SEGMENTS = old
     small = [n for n in sizes if n < chunk]
     assert all(sizes[int(s[1:])] < chunk for s in picked)  # a full segment is never merged
     assert sum(sizes[int(s[1:])] for s in picked) <= chunk

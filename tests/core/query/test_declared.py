@@ -32,10 +32,10 @@ from rageval_core.query import (
     runs_overview,
     summarize_run,
 )
-from rageval_core.query.store import run_catalogue
 from rageval_core.runs.atomic import write_parquet
 from rageval_core.runs.manifest import manifest_from_dict, manifest_to_dict
 from rageval_core.runs.reading import inspect_run, read_run_rows
+from rageval_core.store.results import run_catalogue
 
 from .conftest import row, write_run
 

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import rageval_core.query.store as store_mod
+import rageval_core.store.results as store_mod
 from rageval_core.query import ResultsStore, runs_overview
 
 from .conftest import row, write_run

@@ -10,10 +10,11 @@ import types
 
 import pytest
 
-import rageval_core.query.cache as cache_mod
 from rageval_core.query import ResultsStore, question_history, runs_overview
-from rageval_core.query.cache import summarise_part
-from rageval_core.query.workers import NICENESS, in_workers
+from rageval_core.store import segments, summarising, update
+from rageval_core.store.schemas import empty_summary
+from rageval_core.store.summarising import summarise_part
+from rageval_core.store.workers import NICENESS, in_workers
 
 from .conftest import row, write_run
 
@@ -30,8 +31,8 @@ def _runs(results, n: int) -> list[str]:
 
 def _parts_of(monkeypatch) -> None:
     """Every build in workers (this process decides), 2 runs a part."""
-    monkeypatch.setattr(cache_mod, "PARALLEL_RUNS", 1)
-    monkeypatch.setattr(cache_mod, "BATCH_RUNS", 2)
+    monkeypatch.setattr(update, "PARALLEL_RUNS", 1)
+    monkeypatch.setattr(summarising, "BATCH_RUNS", 2)
 
 
 def test_a_build_in_workers_gives_the_cache_of_a_build_here(results, tmp_path, monkeypatch):
@@ -72,7 +73,7 @@ def test_a_worker_failing_on_one_run_names_it_and_the_rest_are_built(
     store = ResultsStore(results, cache_dir=tmp_path / "c", read_only=True, refresh=False)
     finished = {i.run_id: (i, store.run_fingerprint(i)) for i in store.listed_runs()}
     with store.cursor() as cur:
-        summary = store.cache.update(cur, cache_mod.empty_summary(), finished, work=failing)
+        summary = store.cache.update(cur, empty_summary(), finished, work=failing)
     rows = {r["run_id"]: r for r in summary.to_pylist()}
     assert set(rows) == set(ids)
     assert rows[BAD]["n_questions"] == 0 and rows[BAD]["faithfulness"] is None
@@ -148,7 +149,7 @@ def test_an_update_sweeps_the_part_files_of_a_build_killed_midway(results, tmp_p
     killed, live = metrics / ".part-killed.arrow", metrics / ".part-live.arrow"
     for f in (killed, live):
         f.write_bytes(b"ARROW1 half")
-    old = os.path.getmtime(killed) - cache_mod.STALE_PART_S - 60
+    old = os.path.getmtime(killed) - segments.STALE_PART_S - 60
     os.utime(killed, (old, old))
     write_run(results, "r09", [row("q0", answer_correctness=0.5)])
     store.refresh()
@@ -162,14 +163,14 @@ def test_only_a_build_beside_pages_goes_to_workers_below_parallel_runs(
     """A build someone waits for stays in its process below PARALLEL_RUNS (DuckDB's threads
     already use the cores); the server's build on its own thread never holds its GIL."""
     _runs(results, 3)
-    monkeypatch.setattr(cache_mod, "BATCH_RUNS", 2)
+    monkeypatch.setattr(summarising, "BATCH_RUNS", 2)
     calls: list[int] = []
 
     def spy(parts, *args, **kwargs):
         calls.append(sum(len(p) for p in parts))
         return in_workers(parts, *args, **kwargs)
 
-    monkeypatch.setattr(cache_mod, "in_workers", spy)
+    monkeypatch.setattr(update, "in_workers", spy)
     waited = ResultsStore(results, cache_dir=tmp_path / "waited", read_only=True)
     assert calls == []
     beside = ResultsStore(results, cache_dir=tmp_path / "beside", read_only=True, refresh=False)

@@ -4,9 +4,9 @@ the others (the Runs table names its newest 1,000 runs rather than reading 10,00
 from __future__ import annotations
 
 from rageval_core.labels import LabelSet
-from rageval_core.query.claims_cache import ClaimsCache
 from rageval_core.query.labels import run_coverage
-from rageval_core.query.store import ResultsStore
+from rageval_core.store.claims import ClaimsCache
+from rageval_core.store.results import ResultsStore
 from tests.core.labels.helpers import judged_row, label, write_run
 
 R1, R2, R3 = "20260101-000000-a", "20260102-000000-b", "20260103-000000-c"

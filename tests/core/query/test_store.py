@@ -58,16 +58,16 @@ def test_cache_is_incremental_and_swapped(results, monkeypatch):
     segs = sorted(p.name for p in (cache / "metrics").iterdir())
     assert len(segs) == 1
     # a second store reuses the cache: no run is summarised again
-    import rageval_core.query.cache as cache_mod
+    from rageval_core.store import summarising
 
     calls = []
-    real = cache_mod.DerivedCache.compute
+    real = summarising.Summariser.compute
 
     def counting(self, cur, add, *progress):
         calls.extend(info.run_id for info, _ in add)
         return real(self, cur, add, *progress)
 
-    monkeypatch.setattr(cache_mod.DerivedCache, "compute", counting)
+    monkeypatch.setattr(summarising.Summariser, "compute", counting)
     ResultsStore(results)
     assert calls == []
     write_run(results, "hybrid-d", [row("q1")], created_at="2025-01-04T00:00:00Z")
@@ -89,9 +89,9 @@ def test_cache_is_incremental_and_swapped(results, monkeypatch):
 
 
 def test_segments_are_merged(results, monkeypatch):
-    import rageval_core.query.cache as cache_mod
+    from rageval_core.store import segments
 
-    monkeypatch.setattr(cache_mod, "MAX_SEGMENTS", 2)
+    monkeypatch.setattr(segments, "MAX_SEGMENTS", 2)
     store = ResultsStore(results)
     for i in range(4):
         write_run(results, f"r{i}", [row("q1")], created_at=f"2025-01-0{i + 1}T00:00:00Z")
@@ -237,7 +237,7 @@ def test_fingerprint_changes_only_with_the_runs(results):
 
 
 def test_refresh_with_nothing_new_reads_no_manifest(results, monkeypatch):
-    import rageval_core.query.store as store_mod
+    import rageval_core.store.results as store_mod
 
     _three(results)
     store = ResultsStore(results)
@@ -268,8 +268,8 @@ def test_refresh_with_nothing_new_reads_no_manifest(results, monkeypatch):
 
 
 def test_batched_cache_build_equals_run_by_run(results, tmp_path, monkeypatch):
-    import rageval_core.query.cache as cache_mod
     from rageval_core.query import question_history
+    from rageval_core.store import summarising
 
     for i in range(5):
         write_run(
@@ -294,20 +294,20 @@ def test_batched_cache_build_equals_run_by_run(results, tmp_path, monkeypatch):
             results / "sharded" / f"questions-{k}.parquet",
             rows_to_table([{**row(f"q{k}"), "run_id": "sharded"}]),
         )
-    monkeypatch.setattr(cache_mod, "BATCH_RUNS", 2)
+    monkeypatch.setattr(summarising, "BATCH_RUNS", 2)
     batched_runs = []
-    real = cache_mod.DerivedCache._batch
+    real = summarising.Summariser._batch
 
     def counting(self, cur, key, batch):
         aggs, narrow = real(self, cur, key, batch)
         batched_runs.extend(aggs)
         return aggs, narrow
 
-    monkeypatch.setattr(cache_mod.DerivedCache, "_batch", counting)
+    monkeypatch.setattr(summarising.Summariser, "_batch", counting)
     batched = ResultsStore(results, cache_dir=tmp_path / "batched")
     # every run whose rows are exactly its Parquet files went through a batch
     assert sorted(batched_runs) == ["old", "r0", "r1", "r2", "r3", "r4", "sharded"]
-    monkeypatch.setattr(cache_mod.DerivedCache, "_parquet_only_schema", lambda self, info: None)
+    monkeypatch.setattr(summarising.Summariser, "_parquet_only_schema", lambda self, info: None)
     single = ResultsStore(results, cache_dir=tmp_path / "single")
     a, b = runs_overview(batched), runs_overview(single)
     assert len(a) == 9

@@ -17,9 +17,9 @@ from hypothesis import strategies as st
 from rageval_core.charts import pareto
 from rageval_core.cli import main
 from rageval_core.query import ResultsStore, cost_quality
-from rageval_core.query.summary import summarize_run
 from rageval_core.runs.layout import MANIFEST, SUMMARY
 from rageval_core.runs.reading import inspect_run
+from rageval_core.runs.summary import summarize_run
 
 from .conftest import row, write_run
 

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from rageval_core.models import DatasetRef, JudgeRef, RunManifest
 from rageval_core.query import ResultsStore
-from rageval_core.query.source import bind
+from rageval_core.runs.source import bind
 from rageval_core.runs.atomic import atomic_write_json
 from rageval_core.runs.layout import MANIFEST, parquet_name, shard_status_name
 from rageval_core.runs.manifest import manifest_to_dict

@@ -29,8 +29,8 @@ from rageval_core.catalogue import (
 )
 from rageval_core.errors import ConfigError
 from rageval_core.models import FAILURE_TYPES, DeclaredMetric
-from rageval_core.query.source import bind, open_run
 from rageval_core.runs.reading import RunInfo
+from rageval_core.runs.source import bind, open_run
 from rageval_core.thresholds import DEFAULT_THRESHOLDS, FailureThresholds
 
 QUALITY_METRICS: tuple[str, ...] = BUILTIN.measure_names("quality")

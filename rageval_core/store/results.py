@@ -1,7 +1,7 @@
 """`ResultsStore`: a results location, its DuckDB connection, its runs and their problems.
 
 A refresh scans the run folders (the source of truth), keeps the `RunInfo` of each, and
-brings the derived cache (`cache.DerivedCache`: one summary row and the narrow rows per
+brings the derived cache (`update.DerivedCache`: one summary row and the narrow rows per
 finished run) up to date; views read through the sources here: `summary_source`,
 `metrics_source` (the cache plus running runs) and `run_source` (one run's own files),
 each a `RunSource`. Any broken run becomes a `RunProblem`; nothing here raises for one.
@@ -32,16 +32,6 @@ import pyarrow.parquet as pq
 
 from rageval_core.catalogue import BUILTIN, Catalogue
 from rageval_core.errors import ResultsError
-from rageval_core.query.cache import (
-    SUMMARY_SCHEMA,
-    DerivedCache,
-    Progress,
-    declared_of,
-    empty_metrics,
-    empty_summary,
-    manifest_row,
-)
-from rageval_core.query.source import RunSource, open_run
 from rageval_core.runs.atomic import write_parquet
 from rageval_core.runs.layout import (
     filesystem,
@@ -58,6 +48,10 @@ from rageval_core.runs.listing import (
 )
 from rageval_core.runs.manifest import SCHEMA_VERSION
 from rageval_core.runs.reading import RunInfo, inspect_run
+from rageval_core.runs.source import RunSource, open_run
+from rageval_core.store.schemas import SUMMARY_SCHEMA, declared_of, empty_metrics, empty_summary
+from rageval_core.store.summarising import Progress, manifest_row
+from rageval_core.store.update import DerivedCache
 
 
 @dataclass(frozen=True)
@@ -313,7 +307,7 @@ class ResultsStore:
             if self._state.refreshed_at:
                 return False
             with gc_paused():
-                known = self.cache.run_infos(self.root)
+                known = self.cache.index.run_infos(self.root)
                 if not known:
                     return False
                 scan = tuple(sorted((rid, fp) for rid, (fp, _) in known.items()))
@@ -358,7 +352,7 @@ class ResultsStore:
         if self._state.refreshed_at:
             return self.runs()
         scan, _ = scan_folders(self.location)
-        return self._read_folders(scan, self.cache.run_infos(self.root))
+        return self._read_folders(scan, self.cache.index.run_infos(self.root))
 
     def _read_folders(
         self,
@@ -395,14 +389,14 @@ class ResultsStore:
         if (
             prev.refreshed_at
             and (scan, ignored) == (prev.scan, list(prev.ignored))
-            and self.cache.stamp() == prev.cache_stamp
+            and self.cache.segments.stamp() == prev.cache_stamp
         ):
             # Nothing on disk changed (every run folder's names, sizes and mtimes, and the
             # cache, which another process may have rewritten): same state, new time.
             return replace(prev, refreshed_at=time.time())
         fps = dict(scan)
         runs = self._read_folders(
-            scan, known or prev.infos or self.cache.run_infos(self.root), progress
+            scan, known or prev.infos or self.cache.index.run_infos(self.root), progress
         )
         problems += [RunProblem(f.name, f.message) for f in ignored]
         catalogue, conflicts = BUILTIN.with_runs((i.run_id, declared_of(i)) for i in runs)
@@ -420,12 +414,12 @@ class ResultsStore:
         else:
             summary, live_tables = empty_summary(), []
             live_rows = [_unsummarised(i) for i in [*(v[0] for v in finished.values()), *running]]
-            pending = self.cache.to_summarise(self.cache.load(), finished)
+            pending = self.cache.to_summarise(self.cache.segments.load(), finished)
             fingerprint += "-unsummarised"  # not the key of the built state's results
         problems = _with_new(problems, summary.select(["run_id", "problems"]).to_pylist())
         problems = _with_new(problems, live_rows)
         segs = sorted({s for s in summary.column("segment").to_pylist() if s})
-        summary_file = self.cache.summary_file()
+        summary_file = self.cache.segments.summary_file()
         return _State(
             summary_path=str(summary_file) if summary_file.exists() else None,
             segments=tuple(str(self.cache_dir / "metrics" / s) for s in segs),
@@ -439,7 +433,7 @@ class ResultsStore:
             ignored=tuple(ignored),
             infos={r.run_id: (fps[r.run_id], r) for r in runs},
             # never the cache's own stamp while unsummarised: the next refresh summarises
-            cache_stamp=self.cache.stamp() if summarise else (-1, -1, -1),
+            cache_stamp=self.cache.segments.stamp() if summarise else (-1, -1, -1),
             catalogue=catalogue,
             by_id={r.run_id: r for r in runs},
             pending=pending,
@@ -468,14 +462,15 @@ class ResultsStore:
         the summary rows and narrow rows of the running ones, read afresh."""
         with self.cursor() as cur:
             summary = self.cache.update(
-                cur, self.cache.load(), finished, progress, beside_pages=beside_pages
+                cur, self.cache.segments.load(), finished, progress, beside_pages=beside_pages
             )
             live_rows, live_tables = [], []
+            summariser = self.cache.summariser
             for info in running:
                 live_rows.append(
-                    {**self.cache.summary_row(cur, info), "fingerprint": "", "segment": ""}
+                    {**summariser.summary_row(cur, info), "fingerprint": "", "segment": ""}
                 )
-                live_tables.append(self.cache.narrow_rows(cur, info))
+                live_tables.append(summariser.narrow_rows(cur, info))
         return summary, live_rows, live_tables
 
     # ------------------------------------------------------------------ sources for views

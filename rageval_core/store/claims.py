@@ -29,11 +29,11 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from rageval_core.labels.model import claim_key
-from rageval_core.query import sql
-from rageval_core.query.source import open_run
-from rageval_core.query.store import Progress, ResultsStore
 from rageval_core.runs.atomic import write_parquet
 from rageval_core.runs.reading import RunInfo
+from rageval_core.runs.source import open_run
+from rageval_core.store import sql
+from rageval_core.store.results import Progress, ResultsStore
 
 CLAIMS_VERSION = 2  # 2: the dataset version in every row
 OUR_SQL = (duckdb.ParserException, duckdb.BinderException, duckdb.CatalogException)
