@@ -109,17 +109,16 @@ def _warm(fn, repeat: int) -> float:
 def bench(results: str, labels_dir: str, repeat: int, cache_dir: str | None = None) -> list[str]:
     import pyarrow as pa
 
-    from rageval_core.labels import LabelStore
-    from rageval_core.query import labels as labels_mod
-    from rageval_core.store.claims import ClaimsCache
-    from rageval_core.query.labels import (
+    from rageval_core.labels import LabelStore, reviewer_agreement
+    from rageval_core.query import (
+        ClaimsCache,
+        ResultsStore,
         judge_reports,
         label_pairs,
         review_queue,
-        reviewer_agreement,
         run_coverage,
     )
-    from rageval_core.store.results import ResultsStore
+    from rageval_core.query import _label_join as labels_mod
 
     lines: list[str] = []
 

@@ -29,11 +29,15 @@ def _ms(fn, repeat: int) -> float:
 
 
 def bench(results: str, repeat: int) -> str:
-    from rageval_core.query import ResultsStore, compare_runs
-    from rageval_core.query import compare as compare_mod
-    from rageval_core.query.answer_diff import answer_diff
-    from rageval_core.query.flaky import run_flaky
-    from rageval_core.query.headline import run_headline, run_lines
+    from rageval_core.query import (
+        ResultsStore,
+        answer_diff,
+        compare_runs,
+        run_flaky,
+        run_headline,
+        run_lines,
+    )
+    from rageval_core.query import _compare as compare_mod
 
     lines = []
     with tempfile.TemporaryDirectory() as cache:

@@ -74,9 +74,9 @@ def _calls(store, run_ids):
 
 
 def _flaky_uncached(store):
-    from rageval_core.query import views
+    from rageval_core.query import _flaky
 
-    return views._flaky(store, None, None, 0.5, 2)
+    return _flaky._flaky(store, None, None, 0.5, 2)
 
 
 def _run_ids(results: str) -> list[str]:
@@ -223,8 +223,7 @@ def fold_bench(results: str, sizes: tuple[int, ...] = (2, 20), repeat: int = 7) 
 
     import pandas as pd
 
-    from rageval_core.query import ResultsStore, compare_runs
-    from rageval_core.query.compare import DEFAULT_COMPARE_METRICS, fold_changes
+    from rageval_core.query import ResultsStore, compare_runs, fold_changes
 
     spec = importlib.util.spec_from_file_location("changes_reference", REFERENCE)
     reference = importlib.util.module_from_spec(spec)
@@ -246,7 +245,7 @@ def fold_bench(results: str, sizes: tuple[int, ...] = (2, 20), repeat: int = 7) 
             times = []
             for _ in range(repeat):
                 t = time.perf_counter()
-                fold_changes(cur, c.changes, c.run_ids, DEFAULT_COMPARE_METRICS)
+                fold_changes(cur, c.changes, c.run_ids, list(c.metrics["metric"].unique()))
                 times.append((time.perf_counter() - t) * 1e3)
         finally:
             cur.close()

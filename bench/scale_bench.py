@@ -169,8 +169,8 @@ def child_tails(location: str, args: list[str]) -> dict:
         bottom_questions,
         metric_distribution,
         metric_trend,
+        run_flaky,
     )
-    from rageval_core.query.flaky import run_flaky
 
     spec = json.loads(args[0])
     metric, run, overlay = "answer_correctness", spec["newest"], spec["overlay"]

@@ -28,6 +28,10 @@ import pyarrow as pa
 
 from rageval_core.catalogue import DEFAULT_KS
 from rageval_core.models import FAILURE_TYPES, DatasetRef, JudgeRef, RunManifest
+from rageval_core.runs.atomic import write_parquet
+from rageval_core.runs.layout import MANIFEST, SUMMARY, iso
+from rageval_core.runs.manifest import manifest_to_dict
+from rageval_core.runs.rows import CLAIM_TYPE, question_schema
 from rageval_core.runs.source import bind
 from rageval_core.runs.summary import (
     SUMMARY_SELECT,
@@ -35,10 +39,6 @@ from rageval_core.runs.summary import (
     finish_summary,
     split_declared,
 )
-from rageval_core.runs.atomic import write_parquet
-from rageval_core.runs.layout import MANIFEST, SUMMARY, iso
-from rageval_core.runs.manifest import manifest_to_dict
-from rageval_core.runs.rows import CLAIM_TYPE, question_schema
 from rageval_core.thresholds import DEFAULT_THRESHOLDS
 
 CONFIGS = ("bm25", "bm25-rerank", "dense", "hybrid", "hybrid-rerank")

@@ -37,20 +37,18 @@ from rageval_core.errors import shown
 from rageval_core.labels import HumanLabel, LabelSet, LabelStore, read_only_env
 from rageval_core.labels.agreement import Agreement
 from rageval_core.models import DatasetRef
-from rageval_core.query import ResultsStore, RunProblem, spans
-from rageval_core.query.answer_diff import answer_diff as _answer_diff
-from rageval_core.query.flaky import run_flaky as _run_flaky
-from rageval_core.query.flaky import run_same_settings as _run_same_settings
-from rageval_core.query.flaky import run_settings_change as _run_settings_change
-from rageval_core.query.labels import QueueItem
-from rageval_core.query.labels import judge_reports as _judge_reports
-from rageval_core.query.labels import relevance_agreement as _relevance_agreement
-from rageval_core.query.labels import review_queue as _review_queue
-from rageval_core.query.labels import reviewer_agreement as _reviewer_agreement
-from rageval_core.query.labels import run_coverage as _run_coverage
+from rageval_core.query import QueueItem, ResultsStore, RunProblem, span_curve
+from rageval_core.query import answer_diff as _answer_diff
+from rageval_core.query import judge_reports as _judge_reports
+from rageval_core.query import relevance_agreement as _relevance_agreement
+from rageval_core.query import review_queue as _review_queue
+from rageval_core.query import run_coverage as _run_coverage
+from rageval_core.query import run_flaky as _run_flaky
+from rageval_core.query import run_same_settings as _run_same_settings
+from rageval_core.query import run_settings_change as _run_settings_change
 from rageval_core.runs.layout import BACKGROUND_BUILD_RUNS, results_location
 from rageval_core.runs.reading import RunInfo
-from rageval_core.store.summarising import SUMMARISING
+from rageval_core.query import SUMMARISING
 
 _log = logging.getLogger(__name__)
 P = ParamSpec("P")
@@ -273,19 +271,19 @@ question_detail = _cached(query.question_detail, "Reading the question…")
 question_history = _cached(query.question_history, "Reading this question across runs…")
 bottom_questions = _cached(query.bottom_questions, "Finding the worst tenth…")
 rerank_candidates = _cached(query.rerank_candidates, "Finding gold chunks ranked 6–20…")
-span_curve = _cached(spans.span_curve, "Reading span figures at every k…")
-cut_gold_spans = _cached(spans.cut_gold_spans, "Finding gold spans cut by a chunk boundary…")
-no_retrieval_gold = _cached(spans.no_retrieval_gold, "Counting questions without gold…")
+span_curve = _cached(span_curve, "Reading span figures at every k…")
+cut_gold_spans = _cached(query.cut_gold_spans, "Finding gold spans cut by a chunk boundary…")
+no_retrieval_gold = _cached(query.no_retrieval_gold, "Counting questions without gold…")
 
 
-def question_documents(detail: query.QuestionDetail) -> tuple[spans.DocumentView, ...]:
+def question_documents(detail: query.QuestionDetail) -> tuple[query.DocumentView, ...]:
     """The question's gold documents with their ranges (the dataset read for the text)."""
-    return spans.question_documents(store(), detail)
+    return query.question_documents(store(), detail)
 
 
 unavailable = _cached(query.unavailable, "Finding what this run cannot show…")
 """What a run (or, given its id, a question) cannot show and why: the one rule the pages
-follow (rageval_core/query/coverage.py)."""
+follow (rageval_core/query/_coverage.py)."""
 
 metric_distribution = _cached(query.metric_distribution, "Reading the distribution…")
 question_tags = _cached(query.question_tags, "Listing question tags…")
@@ -419,7 +417,7 @@ def question_labels(
 
 def _reviewers(store: ResultsStore, labels: LabelSet) -> Agreement | None:
     """Reviewers with each other, on the claims two or more labelled (no run involved)."""
-    return _reviewer_agreement(labels)
+    return human.reviewer_agreement(labels)
 
 
 def _queue(store: ResultsStore, run: str, size: int) -> list[QueueItem]:

@@ -16,7 +16,7 @@ import streamlit as st
 from rageval_core.catalogue import failure_label
 from rageval_core.links import escape_word, md_escape
 from rageval_core.numbers import MISSING
-from rageval_core.query.answer_diff import AnswerDiff, DiffToken
+from rageval_core.query import AnswerDiff, DiffToken
 
 _WRAP = {
     "same": "{}",

@@ -32,7 +32,6 @@ WARM_MODULES: tuple[str, ...] = (
     "dashboard.data",
     "dashboard.ui",
     "dashboard.verdicts",
-    "rageval_core.query.noise",
 )
 SERVER_WAIT_S = 60.0  # a server not up by then is left to warm itself on the first page
 

@@ -25,7 +25,7 @@ from rageval_core.labels.agreement import Agreement
 from rageval_core.links import ViewState, md_escape, relative_url
 from rageval_core.models import FAILURE_TYPES, Claim
 from rageval_core.numbers import MISSING, absent
-from rageval_core.query.labels import Disagreement, QueueItem, RunCoverage
+from rageval_core.query import Disagreement, QueueItem, RunCoverage
 from rageval_core.runs.layout import RUN_ID_RE
 from rageval_core.runs.reading import RunInfo
 

@@ -2,7 +2,7 @@
 page leaves out for the metrics a run or question cannot have.
 
 Pure: no Streamlit, no I/O. Which metrics are unavailable and why is decided once, in the
-query layer (`rageval_core/query/coverage.py`); this module only applies that answer to a
+query layer (`rageval_core/query/_coverage.py`); this module only applies that answer to a
 page's columns and writes its one note.
 """
 

@@ -10,7 +10,7 @@ Labels come from the labels location (docs/review.md, `labels/`) and/or an older
       - {question_id: q001, answer: "2009.", answer_relevant: true}
 
 The YAML becomes `HumanLabel`s of that run's dataset version (`faithful` -> pass/fail),
-then the figures are the Judge page's (`query.labels.judge_reports`), printed as text.
+then the figures are the Judge page's (`query.judge_reports`), printed as text.
 Labels that match nothing are listed, never silently dropped. This module reads the YAML
 and formats; the comparison itself lives in the query layer.
 """
@@ -29,7 +29,7 @@ from rageval_core.labels import Agreement, HumanLabel, LabelSet, claim_key, utc_
 from rageval_core.labels.model import RELEVANCE
 from rageval_core.metrics.generation import normalize_answer
 from rageval_core.models import VERDICTS
-from rageval_core.query.labels import JudgeReport
+from rageval_core.query import JudgeReport
 from rageval_core.runs.reading import RunInfo
 from rageval_core.userfiles import SafeLoader, load_yaml
 
@@ -215,8 +215,8 @@ def format_report(
 ) -> str:
     """`rageval calibrate`'s text: per kind of label, how many were labelled and matched,
     the figures, every disagreement (with its run, reviewer and the judge's reason from
-    `reasons`, see `query.labels.judge_reasons`) and every unmatched label; then chunk
-    relevance and answer relevancy from `relevance` (`query.labels.relevance_agreement`,
+    `reasons`, see `query.judge_reasons`) and every unmatched label; then chunk
+    relevance and answer relevancy from `relevance` (`query.relevance_agreement`,
     in the order of its `RELEVANCE_METRICS`). `labels` are those on the dataset versions
     of the report's runs."""
     reasons = reasons or {}

@@ -319,7 +319,7 @@ def recall_curves(df: pd.DataFrame) -> go.Figure:
 
 
 def span_curves(df: pd.DataFrame) -> go.Figure:
-    """Mean span recall, precision and IoU against k, per run (`query.spans.span_curve`)."""
+    """Mean span recall, precision and IoU against k, per run (`query._spans.span_curve`)."""
     fig = go.Figure()
     dashes = {"span_recall": "solid", "span_precision": "dash", "span_iou": "dot"}
     for run_id, sub in df.groupby("run_id", sort=False):

@@ -76,8 +76,7 @@ def read_source(location: str, run_id: str) -> Source:
     imports) cannot be rescored: a ConfigError naming the run and the first question that
     shows why. A damaged run stays a ResultsError (the files, not the argument, are wrong).
     """
-    from rageval_core.query import ResultsStore
-    from rageval_core.query.check import argument_run
+    from rageval_core.query import ResultsStore, argument_run
     from rageval_core.runs.source import extra_ks
 
     with ResultsStore(location, read_only=True, refresh=False) as store:

@@ -1,8 +1,8 @@
 """The cut-offs figures are read by, each defined once (docs/metrics.md).
 
 - `FailureThresholds`: a question's failure type (`metrics/failure.py`), the run's shares
-  below threshold (`query/summary.py`), the review queue's "correct answer"
-  (`query/labels.py`) and the catalogue's help all read a run's recorded
+  below threshold (`runs/summary.py`), the review queue's "correct answer"
+  (`query/_review.py`) and the catalogue's help all read a run's recorded
   `failure_thresholds` through `FailureThresholds.recorded`, defaults from this class only.
 - `ANSWER_RELEVANT_MIN`: the answer relevancy that reads as "relevant" where a judge's
   score meets a person's relevance label (the Question and Review pages, the label joins).

@@ -9,7 +9,7 @@ import streamlit as st
 from dashboard import data, ui
 from dashboard.shaping import widest_gap_run
 from rageval_core import charts
-from rageval_core.query.coverage import NO_GOLD
+from rageval_core.query import NO_GOLD
 
 DEFAULT_RUNS = 10  # newest first; enough to see a reranker arrive and close a gap
 

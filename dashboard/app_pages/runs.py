@@ -21,8 +21,7 @@ from rageval_core.errors import RagevalError
 from rageval_core.links import ViewState
 from rageval_core.mismatch import run_warnings
 from rageval_core.origin import origin_label
-from rageval_core.query.coverage import figure_covered
-from rageval_core.query.noise import intervals, latency_spreads
+from rageval_core.query import figure_covered, intervals, latency_spreads
 
 MAX_BARS = 60  # newest runs in the failure-share chart; more bars stop being readable
 TABLE_RUNS = 1_000  # newest runs in the table (10,000 rows took seconds per rerun)

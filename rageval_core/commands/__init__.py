@@ -68,7 +68,7 @@ def dataset_actions(subparsers: argparse._SubParsersAction) -> argparse._SubPars
 
 def add_baseline_option(parser: argparse.ArgumentParser, help: str) -> None:
     """`--baseline RUN|latest|latest-any`, shared by the commands that compare a run with
-    another (`query.check.choose_baseline`)."""
+    another (`query._check.choose_baseline`)."""
     parser.add_argument(
         "--baseline",
         metavar="RUN|latest|latest-any",
@@ -155,7 +155,7 @@ def totals_cost(totals: Mapping[str, Any], key: str) -> str:
     """A run's recorded cost `key` (`cost_usd`, `judge_cost_usd`) as the end of a run
     prints it: `$0.0060`, `–` when no question had one, `$0.0060 (2 of 6 questions)`."""
     from rageval_core.catalogue import BUILTIN
-    from rageval_core.query.coverage import covered
+    from rageval_core.query import covered
     from rageval_core.runs.folder import known_cost
 
     text = BUILTIN.fmt(key, known_cost(totals, key))

@@ -51,14 +51,14 @@ def run(args: argparse.Namespace) -> int:
     # imported here: `rageval --help` should not pay for DuckDB and pandas (0.5 s)
     from rageval_core.calibration import format_report, labels_from_yaml
     from rageval_core.labels import LabelSet, LabelStore, labels_location
-    from rageval_core.query.labels import (
+    from rageval_core.query import (
         judge_of,
         judge_reasons,
         judge_reports,
         relevance_agreement,
     )
-    from rageval_core.store.results import ResultsStore, require_readable
     from rageval_core.runs.reading import inspect_run
+    from rageval_core.query import ResultsStore, require_readable
 
     check_faithful_min(args.faithful_min, "--faithful-min")  # before any file is read
     with ResultsStore(args.results) as store:

@@ -40,9 +40,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _check(args: argparse.Namespace) -> int:
-    from rageval_core.query import ResultsStore, check_run, load_thresholds, parse_thresholds
-    from rageval_core.query.check import argument_run, format_check
-    from rageval_core.store.results import run_catalogue
+    from rageval_core.query import (
+        ResultsStore,
+        argument_run,
+        check_run,
+        format_check,
+        load_thresholds,
+        parse_thresholds,
+    )
+    from rageval_core.query import run_catalogue
 
     with ResultsStore(results_location(args.results), read_only=True, refresh=False) as store:
         info = argument_run(store, args.run)

@@ -35,9 +35,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def _compare(args: argparse.Namespace) -> int:
     from rageval_core.errors import ConfigError
-    from rageval_core.query import ResultsStore, compare_runs
-    from rageval_core.query.check import argument_run
-    from rageval_core.query.compare import format_comparison
+    from rageval_core.query import ResultsStore, argument_run, compare_runs, format_comparison
 
     if len(args.runs) < 2:
         raise ConfigError("compare needs at least two run ids")

@@ -122,8 +122,7 @@ def _engine(args: argparse.Namespace):
 def _print_headline(location: str, run_id: str) -> None:
     """The run's headline figures against the previous run of its series, and the link."""
     from rageval_core.links import dashboard_link
-    from rageval_core.query import ResultsStore
-    from rageval_core.query.headline import format_headline, run_headline
+    from rageval_core.query import ResultsStore, format_headline, run_headline
 
     with ResultsStore(location, read_only=True, refresh=False) as store:
         headline = run_headline(store, run_id)

@@ -28,8 +28,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def _runs(args: argparse.Namespace) -> int:
     from rageval_core.errors import ConfigError
-    from rageval_core.query import ResultsStore
-    from rageval_core.query.headline import format_run_lines, run_lines
+    from rageval_core.query import ResultsStore, format_run_lines, run_lines
 
     if args.limit < 0:
         raise ConfigError(f"--limit must be 0 or more, got {args.limit}")

@@ -1,8 +1,8 @@
 """Human labels of claims and answers (docs/review.md): the label, where labels live, and how
-far two raters agree. The dashboard writes them; `query/labels.py` compares them with the
+far two raters agree. The dashboard writes them; `query/_review.py` compares them with the
 judges' verdicts; `rageval calibrate` and `rageval labels export` read them."""
 
-from rageval_core.labels.agreement import Agreement, agreement, cohen_kappa
+from rageval_core.labels.agreement import Agreement, agreement, cohen_kappa, reviewer_agreement
 from rageval_core.labels.model import (
     QUESTION_LABELS,
     HumanLabel,
@@ -27,6 +27,7 @@ __all__ = [
     "check_reviewer",
     "claim_key",
     "cohen_kappa",
+    "reviewer_agreement",
     "labels_location",
     "read_only_env",
     "utc_stamp",

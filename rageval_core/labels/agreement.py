@@ -1,17 +1,22 @@
 """How far two raters agree: Cohen's kappa with a bootstrap interval, raw agreement,
 the confusion matrix, and precision/recall of "unsupported". Pure maths over pairs; the
-query layer (`query/labels.py`) decides which pairs there are.
+query layer (`query/_review.py`) decides which pairs there are.
 """
 
 from __future__ import annotations
 
+import itertools
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from rageval_core.models import VERDICTS
+
+if TYPE_CHECKING:
+    from rageval_core.labels.store import LabelSet
 
 UNSUPPORTED = frozenset({"unsupported", "contradicted"})
 """The verdicts the product is built around: a claim the answer should not have made."""
@@ -128,3 +133,22 @@ def agreement_from_counts(
         unsupported_precision=precision,
         unsupported_recall=recall,
     )
+
+
+def reviewer_agreement(labels: LabelSet, *, n_boot: int = 1000) -> Agreement | None:
+    """Agreement between reviewers on claims two or more of them labelled (each pair of
+    reviewers once, the first the reviewer whose name sorts first): the ceiling a judge
+    can be held to. None when no claim has two."""
+    by_claim: dict[tuple[str, str, str], list[tuple[str, str]]] = {}
+    for lab in labels.labels:
+        if lab.kind == "claim" and lab.claim_key is not None:
+            key = (lab.dataset_sha256, lab.question_id, lab.claim_key)
+            by_claim.setdefault(key, []).append((lab.reviewer, lab.value))
+    counts: Counter[tuple[str, str]] = Counter()
+    for given in by_claim.values():
+        for (r1, v1), (r2, v2) in itertools.combinations(sorted(given), 2):
+            if r1 != r2:
+                counts[(v1, v2)] += 1
+    if not counts:
+        return None
+    return agreement_from_counts(counts, VERDICTS, n_boot=n_boot)

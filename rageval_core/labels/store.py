@@ -99,7 +99,7 @@ class LabelSet:
     one location's files over different datasets share a `version`)."""
     change: Change | None = field(default=None, compare=False, repr=False)
     """How this set differs from the one the store loaded before it, when a save's file was
-    merged in: the views that counted that set count only these (query/labels.py)."""
+    merged in: the views that counted that set count only these (query/_review.py)."""
 
     @cached_property
     def _by_question(self) -> dict[tuple[str, str], dict[Subject, tuple[HumanLabel, ...]]]:

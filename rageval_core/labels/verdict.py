@@ -3,7 +3,7 @@ compared with on the Question page's form, the Judge page and in `rageval calibr
 
 One rule, written twice because it runs in two places: `question_verdict` for one
 question in Python, `VERDICT_SQL`/`JUDGED_SQL` for every labelled question in DuckDB
-(`query/sql.py` builds them into its label joins). A test runs both on the same inputs.
+(`query/_sql.py` builds them into its label joins). A test runs both on the same inputs.
 
 The answer fails when the judge failed, or when its faithfulness is below
 `faithful_min` (by default 1.0: any claim not supported fails it). A judge that gave no

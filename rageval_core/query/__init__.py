@@ -1,4 +1,9 @@
-"""The query layer: every question the dashboard and the CLI ask of a results location.
+"""The questions pages and commands ask of a results location: its one public face.
+
+The dashboard, the commands, the report and rescore import from here only
+(tests/layering/test_imports.py); the modules behind it are private by name (`_compare.py`,
+`_review.py`…). How runs become queryable is `rageval_core.store`, re-exported here where
+a caller needs it (`ResultsStore`).
 
 Open a `ResultsStore` once (it holds the DuckDB connection and the derived cache), then call
 one typed function per question. Per-run views read that run's own files by path; cross-run
@@ -44,91 +49,197 @@ and raise `ConfigError`, run ids raise `ResultsError`):
   (`baseline`: a run id, `latest` = the previous run, `latest-any`; `choose_baseline`)
 """
 
-from rageval_core.query.check import (
+from rageval_core.catalogue import QUESTION_METRICS, SORT_KEYS
+from rageval_core.query._across_runs import (
+    TREND_METRICS,
+    cost_quality,
+    cost_quality_metrics,
+    failure_counts,
+    metric_trend,
+    recall_curve,
+    runs_overview,
+)
+from rageval_core.query._answer_diff import AnswerDiff, ClaimChange, DiffToken, answer_diff
+from rageval_core.query._check import (
     CheckResult,
     CheckRow,
     Threshold,
+    argument_run,
+    baseline_run,
     check_run,
+    format_check,
     load_thresholds,
     parse_thresholds,
     resolve_baseline,
 )
-from rageval_core.query.compare import Comparison, compare_runs
-from rageval_core.query.coverage import Unavailable, unavailable, unavailable_metrics
-from rageval_core.query.previous import previous_run, previous_runs
-from rageval_core.query.verdicts import QuestionVerdicts
-from rageval_core.query.views import (
-    CHART_RUNS,
-    QUESTION_METRICS,
-    SORT_KEYS,
-    TAIL_PCT,
-    TREND_METRICS,
-    QuestionDetail,
-    QuestionFilter,
-    QuestionPage,
-    RetrievedRow,
-    Tail,
-    bottom_questions,
-    cost_quality,
-    cost_quality_metrics,
-    failure_counts,
+from rageval_core.query._compare import (
+    NOT_SET,
+    QUESTION_CHANGE_COLUMNS,
+    QUESTION_KINDS,
+    Comparison,
+    compare_runs,
+    fold_changes,
+    format_comparison,
+    question_headline,
+)
+from rageval_core.query._coverage import (
+    NO_GOLD,
+    Unavailable,
+    covered,
+    figure_covered,
+    unavailable,
+    unavailable_metrics,
+)
+from rageval_core.query._flaky import (
     flaky_questions,
-    metric_distribution,
-    metric_trend,
+    run_flaky,
+    run_same_settings,
+    run_settings_change,
+)
+from rageval_core.query._headline import (
+    format_headline,
+    format_run_lines,
+    run_headline,
+    run_lines,
+)
+from rageval_core.query._label_join import JudgeId, judge_of, label_pairs
+from rageval_core.query._noise import intervals, latency_spreads
+from rageval_core.query._previous import previous_run, previous_runs
+from rageval_core.query._question import (
+    QuestionDetail,
+    RetrievedRow,
     question_detail,
     question_history,
+)
+from rageval_core.query._review import (
+    Disagreement,
+    JudgeReport,
+    QueueItem,
+    RunCoverage,
+    judge_reasons,
+    judge_reports,
+    relevance_agreement,
+    review_queue,
+    run_coverage,
+)
+from rageval_core.query._run_questions import (
+    TAIL_PCT,
+    QuestionFilter,
+    QuestionPage,
+    Tail,
+    bottom_questions,
+    metric_distribution,
     question_rows,
     question_tags,
-    recall_curve,
     rerank_candidates,
-    runs_overview,
 )
-from rageval_core.runs.summary import QUALITY_METRICS, SUMMARY_KEYS, summarize_run
-from rageval_core.store.results import ResultsStore, RunProblem, run_catalogue
+from rageval_core.query._shared import CHART_RUNS
+from rageval_core.query._spans import (
+    CutSpans,
+    DocumentView,
+    cut_gold_spans,
+    no_retrieval_gold,
+    question_documents,
+    span_curve,
+)
+from rageval_core.query._verdicts import QuestionVerdicts
+from rageval_core.runs.layout import BACKGROUND_BUILD_RUNS
+from rageval_core.runs.summary import COVERED_BY, QUALITY_METRICS, SUMMARY_KEYS, summarize_run
+from rageval_core.store.claims import ClaimsCache
+from rageval_core.store.results import ResultsStore, RunProblem, require_readable, run_catalogue
+from rageval_core.store.summarising import SUMMARISING
 
 __all__ = [
+    "BACKGROUND_BUILD_RUNS",
     "CHART_RUNS",
+    "COVERED_BY",
+    "NOT_SET",
+    "NO_GOLD",
     "QUALITY_METRICS",
+    "QUESTION_CHANGE_COLUMNS",
+    "QUESTION_KINDS",
     "QUESTION_METRICS",
     "SORT_KEYS",
+    "SUMMARISING",
     "SUMMARY_KEYS",
     "TAIL_PCT",
     "TREND_METRICS",
+    "AnswerDiff",
     "CheckResult",
     "CheckRow",
+    "ClaimChange",
+    "ClaimsCache",
     "Comparison",
+    "CutSpans",
+    "DiffToken",
+    "Disagreement",
+    "DocumentView",
+    "JudgeId",
+    "JudgeReport",
     "QuestionDetail",
     "QuestionFilter",
     "QuestionPage",
     "QuestionVerdicts",
+    "QueueItem",
     "ResultsStore",
     "RetrievedRow",
+    "RunCoverage",
     "RunProblem",
     "Tail",
     "Threshold",
     "Unavailable",
+    "answer_diff",
+    "argument_run",
+    "baseline_run",
     "bottom_questions",
     "check_run",
     "compare_runs",
     "cost_quality",
     "cost_quality_metrics",
+    "covered",
+    "cut_gold_spans",
     "failure_counts",
+    "figure_covered",
     "flaky_questions",
+    "fold_changes",
+    "format_check",
+    "format_comparison",
+    "format_headline",
+    "format_run_lines",
+    "intervals",
+    "judge_of",
+    "judge_reasons",
+    "judge_reports",
+    "label_pairs",
+    "latency_spreads",
     "load_thresholds",
     "metric_distribution",
     "metric_trend",
+    "no_retrieval_gold",
     "parse_thresholds",
     "previous_run",
     "previous_runs",
     "question_detail",
+    "question_documents",
+    "question_headline",
     "question_history",
     "question_rows",
     "question_tags",
     "recall_curve",
+    "relevance_agreement",
+    "require_readable",
     "rerank_candidates",
     "resolve_baseline",
+    "review_queue",
     "run_catalogue",
+    "run_coverage",
+    "run_flaky",
+    "run_headline",
+    "run_lines",
+    "run_same_settings",
+    "run_settings_change",
     "runs_overview",
+    "span_curve",
     "summarize_run",
     "unavailable",
     "unavailable_metrics",

@@ -107,14 +107,14 @@ def user_cache_dir() -> Path:
 
 
 RUNS_INDEX = "runs_index.parquet"
-"""The derived cache's runs index (`query/cache.py`): a cache folder holding it was built
+"""The derived cache's runs index (`store/update.py`): a cache folder holding it was built
 once, so a start over it is a restart, not a first build."""
 
 
 BACKGROUND_BUILD_RUNS = 100
 """A first build over this many runs or more is not waited for: `rageval dashboard` starts
 the server at once and the app opens on the runs' manifests while it builds (in worker
-processes: `query/store.py`'s `refresh(beside_pages=True)`); a smaller one takes about 3 s
+processes: `store/results.py`'s `refresh(beside_pages=True)`); a smaller one takes about 3 s
 at most. Here, not in `query/`, so the command
 decides without importing the query layer."""
 

@@ -26,8 +26,8 @@ from rageval_core.catalogue import (
 from rageval_core.errors import ConfigError
 from rageval_core.models import FAILURE_TYPES
 from rageval_core.numbers import MISSING
-from rageval_core.runs.summary import SUMMARY_KEYS
 from rageval_core.runs.rows import QUESTION_SCHEMA
+from rageval_core.runs.summary import SUMMARY_KEYS
 
 ROOT = Path(__file__).resolve().parents[2]
 

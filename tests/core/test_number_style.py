@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from rageval_core.cli import main
-from rageval_core.query.headline import Figure
+from rageval_core.query._headline import Figure
 
 ROOT = Path(__file__).resolve().parents[2]
 E_NOTATION = re.compile(r"\d\.?\d*e[-+]\d", re.IGNORECASE)

@@ -10,8 +10,7 @@ from __future__ import annotations
 
 from rageval_core import numbers
 from rageval_core.labels import LabelStore
-from rageval_core.query import question_detail
-from rageval_core.query.labels import judge_reports
+from rageval_core.query import judge_reports, question_detail
 from tests.dashboard.conftest import LATEST
 from tests.dashboard.test_review_pages import (  # noqa: F401
     QUESTION,

@@ -11,9 +11,7 @@ from pathlib import Path
 import pytest
 
 from rageval_core.cli import main
-from rageval_core.query import ResultsStore
-from rageval_core.query.headline import run_headline
-from rageval_core.query.previous import previous_runs
+from rageval_core.query import ResultsStore, previous_runs, run_headline
 from tests.core.query.conftest import row, write_run
 from tests.dashboard.apptest import no_exception, open_page
 

@@ -20,8 +20,13 @@ from rageval_core.labels import (
     LabelStore,
     utc_stamp,
 )
-from rageval_core.query import ResultsStore, question_detail
-from rageval_core.query.labels import judge_reports, review_queue, run_coverage
+from rageval_core.query import (
+    ResultsStore,
+    judge_reports,
+    question_detail,
+    review_queue,
+    run_coverage,
+)
 from rageval_core.runs.reading import inspect_run
 from tests.dashboard.conftest import LATEST, RUN_IDS
 

@@ -9,9 +9,8 @@ import pytest
 from rageval_core.cli import main
 from rageval_core.labels import LabelStore
 from rageval_core.labels.example import example_labels
-from rageval_core.query import ResultsStore
+from rageval_core.query import ResultsStore, judge_reports
 from rageval_core.store.claims import ClaimsCache
-from rageval_core.query.labels import judge_reports
 
 
 @pytest.mark.usefixtures("execs")

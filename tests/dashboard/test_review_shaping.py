@@ -23,7 +23,7 @@ from dashboard.shaping import (
 )
 from rageval_core.labels import HumanLabel, agreement
 from rageval_core.links import REVIEW_SIZES, ViewState, relative_url
-from rageval_core.query.labels import Disagreement, QueueItem, RunCoverage
+from rageval_core.query import Disagreement, QueueItem, RunCoverage
 
 
 def lab(

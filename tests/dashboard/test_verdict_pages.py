@@ -14,8 +14,8 @@ import yaml
 from rageval_core import judges
 from rageval_core.config import load_config
 from rageval_core.models import ChunkVerdict, Claim, JudgeInput, Judgement, JudgeRef
-from rageval_core.query import ResultsStore, question_detail
-from rageval_core.query.coverage import NO_GOLD, NO_REFERENCE
+from rageval_core.query import NO_GOLD, ResultsStore, question_detail
+from rageval_core.query._coverage import NO_REFERENCE
 from rageval_core.runner import RunOptions, run
 from tests.core.query.conftest import row, write_run
 from tests.core.runner.conftest import Toy

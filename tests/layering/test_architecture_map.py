@@ -2,7 +2,7 @@
 nothing that is gone.
 
 A line names a module by its path in backticks: `rageval_core/x.py` or `x.py` (relative
-to `rageval_core/`), `query/headline.py`, `dashboard/ui.py`. A package in backticks
+to `rageval_core/`), `query/_headline.py`, `dashboard/ui.py`. A package in backticks
 (`commands/`, `dashboard/app_pages/`) covers its modules only when none of them is named
 on its own: a package the map lists module by module must list every one.
 """
@@ -21,7 +21,7 @@ ELSEWHERE = ("tests/", "docs/", "bench/", ".github/")  # paths a line may cite, 
 
 
 def modules(root: Path = ROOT) -> set[str]:
-    """Every module's path relative to `root`: `rageval_core/query/views.py`."""
+    """Every module's path relative to `root`: `rageval_core/query/_question.py`."""
     return {
         p.relative_to(root).as_posix()
         for tree in TREES
@@ -81,7 +81,7 @@ def tree(tmp_path):
     for rel in (
         "rageval_core/errors.py",
         "rageval_core/query/views.py",
-        "rageval_core/query/headline.py",
+        "rageval_core/query/_headline.py",
         "rageval_core/commands/run.py",
         "dashboard/ui.py",
         "dashboard/app_pages/runs.py",
@@ -92,7 +92,7 @@ def tree(tmp_path):
 
 
 FULL = (
-    "| `errors.py` | … |\n| `query/views.py`, `query/headline.py` | … |\n"
+    "| `errors.py` | … |\n| `query/views.py`, `query/_headline.py` | … |\n"
     "| `rageval_core/commands/` | … |\n| `dashboard/ui.py` | … |\n| `dashboard/app_pages/` | … |\n"
 )
 

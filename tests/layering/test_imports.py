@@ -3,7 +3,12 @@
 - nothing in `rageval_core` imports `dashboard` (the library knows everything, the app
   only draws; the CLI prints dashboard links through `rageval_core.links`);
 - `rageval_core/metrics/` is pure maths: of rageval it imports only the catalogue, the
-  models, the thresholds and the errors (and its own modules).
+  models, the thresholds and the errors (and its own modules);
+- the two packages of reading runs: `rageval_core/store/` (how runs become queryable) is
+  imported only by `rageval_core/query/` (what pages and commands ask), and imports none of
+  it; everything else imports the questions through `rageval_core.query`'s face, never a
+  module behind it (those are private by name: `query/_compare.py`); `rageval_core/runs/`
+  imports neither (a run's files are read from the bottom up).
 
 docs/architecture.md, "Layers", says why.
 """
@@ -113,6 +118,76 @@ def test_the_library_never_imports_the_dashboard():
 def test_metrics_import_only_the_catalogue_models_and_errors():
     found = [f for p in _library_files(LIBRARY / "metrics") for f in _check(p, metrics_imports)]
     assert not found, found
+
+
+QUERY = "rageval_core.query"
+STORE = "rageval_core.store"
+RUNS = "rageval_core.runs"
+
+
+def reading_imports(source: str, module: str, is_package: bool = False) -> list[str]:
+    """Imports that break the reading layers (see the module doc) for `module`."""
+    out = []
+    for line, name in imported(source, module, is_package):
+        if _is(module, QUERY):
+            bad = False  # the questions may use the store and each other
+        elif _is(module, STORE):
+            bad = _is(name, QUERY)
+        elif _is(module, RUNS):
+            bad = _is(name, QUERY) or _is(name, STORE)
+        else:
+            private = name.startswith(QUERY + "._")
+            bad = private or _is(name, STORE)
+        if bad:
+            out.append(f"line {line}: {name}")
+    return out
+
+
+def _app_files() -> list[Path]:
+    return sorted((ROOT / "dashboard").rglob("*.py"))
+
+
+def test_pages_and_commands_ask_only_the_query_face_and_store_is_below_it():
+    found = [f for p in _library_files() + _app_files() for f in _check(p, reading_imports)]
+    assert not found, found
+
+
+def test_the_modules_behind_the_query_face_are_private_by_name():
+    public = [
+        p.name
+        for p in (LIBRARY / "query").glob("*.py")
+        if p.name != "__init__.py" and not p.name.startswith("_")
+    ]
+    assert public == []
+
+
+@pytest.mark.parametrize(
+    ("source", "module"),
+    [
+        ("from rageval_core.query._compare import compare_runs", "dashboard.data"),
+        ("from rageval_core.query import _flaky", "rageval_core.commands.check"),
+        ("import rageval_core.store.results", "rageval_core.report"),
+        ("from rageval_core.store import claims", "dashboard.data"),
+        ("def f():\n    from rageval_core.query import runs_overview", "rageval_core.store.update"),
+        ("from rageval_core.store.schemas import SUMMARY_SCHEMA", "rageval_core.runs.folder"),
+        ("from rageval_core.query import summarize_run", "rageval_core.runs.folder"),
+    ],
+)
+def test_every_reading_layer_breach_is_seen(source, module):
+    assert reading_imports(source, module)
+
+
+@pytest.mark.parametrize(
+    ("source", "module"),
+    [
+        ("from rageval_core.query import ResultsStore, compare_runs", "dashboard.data"),
+        ("from rageval_core import query", "rageval_core.commands.check"),
+        ("from rageval_core.store.results import ResultsStore", "rageval_core.query._shared"),
+        ("from rageval_core.runs.source import open_run", "rageval_core.store.summarising"),
+    ],
+)
+def test_what_the_reading_layers_allow_passes(source, module):
+    assert reading_imports(source, module) == []
 
 
 # The rules' own tests: each form of import is seen.

@@ -83,7 +83,7 @@ def test_faithful_min_bounds_are_accepted(project, capsys, value):
 def test_library_refuses_faithful_min_outside_0_1(project):
     from rageval_core.errors import ConfigError
     from rageval_core.labels import LabelSet
-    from rageval_core.query.labels import judge_reports
+    from rageval_core.query import judge_reports
     from rageval_core.store.results import ResultsStore
 
     with (

@@ -10,11 +10,11 @@ import pyarrow.parquet as pq
 import pytest
 
 from rageval_core.labels import LabelSet
-from rageval_core.store.claims import ClaimsCache
-from rageval_core.query.labels import judge_reports, run_coverage
-from rageval_core.store.results import ResultsStore
+from rageval_core.query import judge_reports, run_coverage
 from rageval_core.runs.atomic import write_parquet
 from rageval_core.runs.rows import rows_to_table
+from rageval_core.store.claims import ClaimsCache
+from rageval_core.store.results import ResultsStore
 from tests.core.labels.helpers import judged_row, label, write_run
 from tests.core.query.conftest import row
 

@@ -13,8 +13,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from rageval_core.labels import LabelSet, LabelStore
-from rageval_core.query import labels as labels_mod
-from rageval_core.query.labels import judge_reports, run_coverage
+from rageval_core.query import _label_join as labels_mod
+from rageval_core.query import judge_reports, run_coverage
 from rageval_core.store.results import ResultsStore
 from tests.core.labels.helpers import LLM, judged_row, label, write_run
 

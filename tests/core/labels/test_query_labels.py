@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from rageval_core.labels import LabelSet
-from rageval_core.query.labels import (
+from rageval_core.labels import LabelSet, reviewer_agreement
+from rageval_core.query import (
     JudgeId,
     judge_reports,
     review_queue,
-    reviewer_agreement,
     run_coverage,
 )
 from rageval_core.store.results import ResultsStore

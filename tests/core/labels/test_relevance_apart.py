@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from rageval_core.labels import LabelSet
 from rageval_core.labels.export import to_yaml
-from rageval_core.query.labels import judge_reports
+from rageval_core.query import judge_reports
 from rageval_core.store.results import ResultsStore
 from tests.core.labels.helpers import SHA, judged_row, label, write_run
 
@@ -167,7 +167,7 @@ def test_calibration_yaml_names_a_wrong_relevance_entry(tmp_path) -> None:
 
 
 def test_relevance_agreement_meets_the_run_verdicts(tmp_path) -> None:
-    from rageval_core.query.labels import relevance_agreement
+    from rageval_core.query import relevance_agreement
 
     root = tmp_path / "results"
     verdicts = [

@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from rageval_core.catalogue import BUILTIN
-from rageval_core.query.compare import QUESTION_CHANGE_COLUMNS, QUESTION_KINDS, Comparison
+from rageval_core.query import QUESTION_CHANGE_COLUMNS, QUESTION_KINDS, Comparison
 
 
 def _num(metric: str, v: float, sign: bool = False) -> str:

@@ -9,8 +9,7 @@ import pytest
 
 from rageval_core.cli import main
 from rageval_core.errors import ConfigError
-from rageval_core.query import ResultsStore, compare_runs
-from rageval_core.query.compare import NOT_SET, question_headline
+from rageval_core.query import NOT_SET, ResultsStore, compare_runs, question_headline
 from rageval_core.runs.atomic import atomic_write_json
 from rageval_core.runs.layout import MANIFEST
 from rageval_core.runs.manifest import manifest_to_dict

@@ -1,4 +1,4 @@
-"""The one rule of what a run or one question cannot show (rageval_core/query/coverage.py),
+"""The one rule of what a run or one question cannot show (rageval_core/query/_coverage.py),
 over real run folders and DuckDB: each reason said once, the per-question exceptions
 (refusal, unanswerable, an error), what the manifest says the judge was asked for, and a
 property: a metric is reported iff it is NULL in every row where it is due, under the
@@ -16,19 +16,16 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from rageval_core.models import JUDGE_METRICS
-from rageval_core.query import ResultsStore
-from rageval_core.query.coverage import (
+from rageval_core.query import NO_GOLD, ResultsStore, unavailable, unavailable_metrics
+from rageval_core.query._coverage import (
     GAVE_NONE,
     JUDGED,
     NEEDS_REFERENCE,
-    NO_GOLD,
     NO_REFERENCE,
     NOT_ASKED,
     PREDATES,
     RETRIEVAL,
     VERDICT_METRICS,
-    unavailable,
-    unavailable_metrics,
 )
 from tests.core.query.conftest import row, write_run
 

@@ -7,11 +7,17 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from rageval_core.models import Claim
-from rageval_core.query import ResultsStore, compare_runs, flaky_questions
-from rageval_core.query.answer_diff import answer_diff, claim_changes, word_diff
-from rageval_core.query.compare import format_comparison
-from rageval_core.query.flaky import run_flaky, settings_change
-from rageval_core.query.headline import run_headline
+from rageval_core.query import (
+    ResultsStore,
+    answer_diff,
+    compare_runs,
+    flaky_questions,
+    format_comparison,
+    run_flaky,
+    run_headline,
+)
+from rageval_core.query._answer_diff import claim_changes, word_diff
+from rageval_core.query._flaky import settings_change
 
 from .conftest import row, write_run
 

@@ -8,7 +8,14 @@ import json
 import pandas as pd
 import pytest
 
-from rageval_core.query import QuestionFilter, ResultsStore, question_rows, runs_overview, views
+from rageval_core.query import (
+    QuestionFilter,
+    ResultsStore,
+    _across_runs,
+    _run_questions,
+    question_rows,
+    runs_overview,
+)
 from rageval_core.runs.layout import journal_name
 
 from .conftest import row, write_run
@@ -34,7 +41,8 @@ def _rows(n: int, **kw) -> list[dict]:
 def _plain(monkeypatch: pytest.MonkeyPatch, call):
     """`call()` with no column taken for empty: the frame of the plain query."""
     with monkeypatch.context() as m:
-        m.setattr(views, "_empty_doubles", lambda *a, **k: frozenset())
+        for module in (_across_runs, _run_questions):
+            m.setattr(module, "empty_doubles", lambda *a, **k: frozenset())
         return call()
 
 

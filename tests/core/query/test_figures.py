@@ -24,11 +24,12 @@ from rageval_core.query import (
     ResultsStore,
     bottom_questions,
     compare_runs,
+    format_comparison,
     metric_distribution,
     runs_overview,
     summarize_run,
 )
-from rageval_core.query.compare import format_comparison, paired_bootstrap_many
+from rageval_core.query._compare import paired_bootstrap_many
 from rageval_core.runs.reading import inspect_run
 
 from .conftest import row, write_run

@@ -7,8 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from rageval_core.models import DatasetRef, JudgeRef, RunManifest
-from rageval_core.query import ResultsStore
-from rageval_core.query.previous import previous_runs
+from rageval_core.query import ResultsStore, previous_runs
 from rageval_core.runs.reading import RunInfo
 from rageval_core.store import results as store_mod
 from tests.core.query.conftest import row, write_run

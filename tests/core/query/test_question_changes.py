@@ -19,8 +19,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from rageval_core.query import ResultsStore, compare_runs
-from rageval_core.query.compare import QUESTION_CHANGE_COLUMNS, Comparison
+from rageval_core.query import QUESTION_CHANGE_COLUMNS, Comparison, ResultsStore, compare_runs
 
 from .changes_reference import pandas_question_changes
 from .conftest import row, synth_generate, write_run

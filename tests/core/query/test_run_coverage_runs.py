@@ -4,7 +4,7 @@ the others (the Runs table names its newest 1,000 runs rather than reading 10,00
 from __future__ import annotations
 
 from rageval_core.labels import LabelSet
-from rageval_core.query.labels import run_coverage
+from rageval_core.query import run_coverage
 from rageval_core.store.claims import ClaimsCache
 from rageval_core.store.results import ResultsStore
 from tests.core.labels.helpers import judged_row, label, write_run

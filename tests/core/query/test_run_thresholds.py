@@ -15,8 +15,7 @@ from hypothesis import strategies as st
 
 from rageval_core.catalogue import BUILTIN
 from rageval_core.labels import LabelSet
-from rageval_core.query import ResultsStore, runs_overview
-from rageval_core.query.labels import review_queue
+from rageval_core.query import ResultsStore, review_queue, runs_overview
 from rageval_core.runs.reading import inspect_run
 from rageval_core.runs.summary import summarize_run
 from rageval_core.thresholds import DEFAULT_THRESHOLDS, FailureThresholds

@@ -226,7 +226,7 @@ def test_history_and_flaky(results):
 
 
 def test_flaky_is_kept_on_disk_until_the_runs_change(results, monkeypatch):
-    import rageval_core.query.views as views_mod
+    import rageval_core.query._flaky as views_mod
 
     _history(results)
     first = flaky_questions(ResultsStore(results))

@@ -13,12 +13,12 @@ from hypothesis import strategies as st
 
 from rageval_core.models import DatasetRef, JudgeRef, RunManifest
 from rageval_core.query import ResultsStore
-from rageval_core.runs.source import bind
 from rageval_core.runs.atomic import atomic_write_json
 from rageval_core.runs.layout import MANIFEST, parquet_name, shard_status_name
 from rageval_core.runs.manifest import manifest_to_dict
 from rageval_core.runs.reading import inspect_run, read_run_rows
 from rageval_core.runs.rows import rows_to_table
+from rageval_core.runs.source import bind
 
 RUN = "sharded"
 COMPARED = ("question_id", "answer", "faithfulness", "recall_at_5", "cost_usd", "tags", "error")

@@ -19,8 +19,14 @@ from rageval_core.models import (
     JudgeRef,
     Statement,
 )
-from rageval_core.query import ResultsStore, compare_runs, runs_overview, unavailable_metrics
-from rageval_core.query.check import Threshold, check_run
+from rageval_core.query import (
+    ResultsStore,
+    Threshold,
+    check_run,
+    compare_runs,
+    runs_overview,
+    unavailable_metrics,
+)
 from rageval_core.runner import RunOptions, run
 from rageval_core.runs.manifest import manifest_from_dict, manifest_to_dict
 

@@ -15,9 +15,7 @@ from rageval_core.cli import main
 from rageval_core.config import load_config
 from rageval_core.dataset import example_dataset_path, load_dataset
 from rageval_core.example.pipeline import _windows
-from rageval_core.query import ResultsStore
-from rageval_core.query.check import Threshold, check_run
-from rageval_core.query.compare import compare_runs
+from rageval_core.query import ResultsStore, Threshold, check_run, compare_runs
 from rageval_core.runner import RunOptions, run
 
 KS = (1, 3, 5)

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from rageval_core.models import Claim
-from rageval_core.query.views import question_detail
+from rageval_core.query._question import question_detail
 from rageval_core.store.results import ResultsStore
 
 Op = Literal["same", "added", "removed"]

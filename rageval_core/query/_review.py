@@ -1,11 +1,6 @@
-"""Human labels against the judges: the Judge page, the Runs/Diagnose columns, the review
-queue and `rageval calibrate` all read these functions, so they show the same figures.
-
-A human's verdict on a claim is compared with the judge's verdict of the same claim text
-(`claim_key`) on the same dataset version and question, in every run of that judge; a
-question's pass/fail with the judge's by the rule of `labels/verdict.py`. The
-claims come from the narrow per-run claims cache (`claims_cache.py`); labels are an Arrow
-table registered on the query's cursor; every join runs in DuckDB.
+"""Human labels against the judges: the Judge page's reports, the Runs/Diagnose label
+coverage, the review queue and `rageval calibrate` all read these functions, so they show
+the same figures (the joins: `_label_join.py`).
 """
 
 from __future__ import annotations
@@ -13,13 +8,10 @@ from __future__ import annotations
 import bisect
 import itertools
 import math
-import threading
-from collections import Counter, OrderedDict
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from operator import itemgetter
-from typing import Any, ClassVar, TypeVar
 
 import duckdb
 import numpy as np
@@ -31,30 +23,28 @@ from rageval_core.labels.agreement import Agreement, agreement_from_counts, kapp
 from rageval_core.labels.model import RELEVANCE
 from rageval_core.labels.store import label_table
 from rageval_core.labels.verdict import FAITHFUL_MIN, check_faithful_min
-from rageval_core.query import sql
+from rageval_core.query import _sql as sql
+from rageval_core.query._label_join import (
+    JOINABLE,
+    KEY,
+    JudgeId,
+    Pair,
+    Tally,
+    claims_files,
+    claims_source,
+    judge_of,
+    kept_tally,
+    key_of,
+    known_runs,
+    label_rows,
+    pairs_by_judge,
+)
 from rageval_core.runs.reading import RunInfo
 from rageval_core.runs.source import bind, reading_results
 from rageval_core.runs.summary import run_thresholds
-from rageval_core.store.claims import CLAIMS_SCHEMA, ClaimsCache, registered
+from rageval_core.store.claims import CLAIMS_SCHEMA, registered
 from rageval_core.store.results import ResultsStore, gc_paused
 from rageval_core.thresholds import answer_relevant
-
-
-@dataclass(frozen=True)
-class JudgeId:
-    """A judge as runs record it: kind, model and prompt version (`JudgeRef.version`)."""
-
-    kind: str
-    model: str | None
-    prompt: str | None
-
-    def label(self) -> str:
-        return " · ".join(p for p in (self.kind, self.model, self.prompt) if p)
-
-
-def judge_of(info: RunInfo) -> JudgeId | None:
-    m = info.manifest
-    return None if m is None else JudgeId(m.judge.kind, m.judge.model, m.judge.version)
 
 
 @dataclass(frozen=True)
@@ -96,256 +86,14 @@ class QueueItem:
     reason: str
 
 
-def _runs_table(runs: Sequence[RunInfo]) -> pa.Table:
-    rows = []
-    for info in runs:
-        judge = judge_of(info)
-        if judge is not None:
-            rows.append(
-                {
-                    "run_id": info.run_id,
-                    "dataset_sha256": info.manifest.dataset.sha256,  # type: ignore[union-attr]
-                    "judge_kind": judge.kind,
-                    "judge_model": judge.model,
-                    "judge_prompt": judge.prompt,
-                }
-            )
-    names = ("run_id", "dataset_sha256", "judge_kind", "judge_model", "judge_prompt")
-    return pa.Table.from_pylist(rows, schema=pa.schema([(n, pa.string()) for n in names]))
-
-
-@contextmanager
-def _claims_source(
-    store: ResultsStore,
-    cur: duckdb.DuckDBPyConnection,
-    runs: Sequence[RunInfo],
-    param: str = "claim_files",
-) -> Iterator[tuple[str, dict[str, Any]]]:
-    """FROM text over the claims of `runs` (cached files + live rows) and its params
-    (`param` names the file list, so two sources can share one statement)."""
-    paths, live = ClaimsCache(store).sources(cur, runs)
-    with registered(cur, live_claims=live) as names:
-        parts = [f"SELECT * FROM {names['live_claims']}"]
-        params: dict[str, Any] = {}
-        if paths:
-            parts.insert(0, f"SELECT * FROM read_parquet(${param})")
-            params[param] = paths
-        yield "(" + " UNION ALL BY NAME ".join(parts) + ")", params
-
-
 @dataclass
-class _Joined:
-    """The claims rows of one set of claims files that labels met so far (`covered`: their
-    keys): what a save's rerun reuses, scanning the files only for keys it has not seen."""
-
-    covered: set[tuple[str, str, str | None]]
-    rows: pa.Table
-    totals: dict[str, int] | None = None  # judged claims per run (RUN_CLAIM_TOTALS)
-
-
-JOINED_KEPT = 4  # claims file sets remembered (a new or changed run makes a new set)
-_joined: OrderedDict[tuple[str, ...], _Joined] = OrderedDict()
-_joined_lock = threading.Lock()
-
-
-def _key_of(lab: HumanLabel) -> tuple[str, str, str | None]:
-    """What a label meets claims rows on (`_KEY`)."""
-    return (lab.dataset_sha256, lab.question_id, lab.claim_key)
-
-
-def _need(labels: Iterable[HumanLabel]) -> set[tuple[str, str, str | None]]:
-    return {_key_of(lab) for lab in labels}
-
-
-@contextmanager
-def _label_rows(
-    cur: duckdb.DuckDBPyConnection,
-    paths: list[str],
-    live: pa.Table,
-    labels: Iterable[HumanLabel],
-    totals: bool = False,
-) -> Iterator[tuple[str, dict[str, int] | None]]:
-    """FROM text over the claims rows (cached files `paths`, `live` rows of running runs)
-    that `labels` can meet (the files read once per new label key, live rows each time),
-    and the judged claims per run when `totals`. Joins over it give what they give over
-    every claims row, for these labels and any met before."""
-    need = _need(labels)
-    with _joined_lock:
-        key = tuple(sorted(paths))
-        memo = _joined.pop(key, None) or _Joined(set(), CLAIMS_SCHEMA.empty_table())
-        _joined[key] = memo
-        while len(_joined) > JOINED_KEPT:
-            _joined.popitem(last=False)
-        missing = need - memo.covered
-        if missing and paths:
-            cols = list(zip(*missing, strict=True))
-            want = pa.table({n: pa.array(c, pa.string()) for n, c in zip(_KEY, cols, strict=True)})
-            with registered(cur, need=want) as t:
-                q = sql.CLAIMS_FOR_KEYS.format(claims="read_parquet($paths)", need=t["need"])
-                found = cur.sql(q, params={"paths": paths}).to_arrow_table()
-            rows = pa.concat_tables([memo.rows, found.cast(CLAIMS_SCHEMA)])
-            memo.rows = rows.combine_chunks()  # one chunk per column: joins scan it faster
-        memo.covered |= missing
-        if totals and memo.totals is None:
-            q = sql.RUN_CLAIM_TOTALS.format(claims="read_parquet($paths)")
-            memo.totals = dict(cur.execute(q, {"paths": paths}).fetchall()) if paths else {}
-        rows = memo.rows
-        per_run = dict(memo.totals or {})
-    if totals:
-        with registered(cur, live=live) as t:
-            q = sql.RUN_CLAIM_TOTALS.format(claims=t["live"])
-            per_run.update(cur.execute(q).fetchall())
-    with registered(cur, rows=pa.concat_tables([rows, live])) as t:
-        yield t["rows"], per_run if totals else None
-
-
-_KEY = ("dataset_sha256", "question_id", "claim_key")
-
-
-@dataclass
-class _Tally:
-    """A view's figures over the labels it has counted (`held`, by identity: a set the
-    store loads after a save holds the same objects for the labels it kept), kept per
-    claims file set so that a save's rerun counts only the labels the save added or
-    replaced and takes back the ones it replaced (issue 23's rule stays: a new set of
-    label files is a new set of labels, only cheaper to count)."""
-
-    kinds: ClassVar[tuple[str, ...]]  # the kinds of label the view counts
-    held: dict[int, HumanLabel] = field(default_factory=dict)
-    serial: int = 0  # `LabelSet.serial` of the set counted last
-    kept: bool = True  # False once it met one label object twice (a set made by hand)
-
-    def changes(self, labels: LabelSet) -> tuple[list[HumanLabel], list[HumanLabel]]:
-        """(gone, new) of the kinds counted: the labels held but not in `labels`, those of
-        `labels` not held; `held` becomes `labels`'. From the set's own `change` when it
-        was loaded after the set counted last, else by comparing both (a full reload)."""
-        if labels.serial == self.serial:
-            return [], []
-        change = labels.change
-        if self.serial and change is not None and change.before == self.serial:
-            gone = [lab for lab in change.gone if lab.kind in self.kinds]
-            new = [lab for lab in change.new if lab.kind in self.kinds]
-        else:
-            mine = [lab for lab in labels.labels if lab.kind in self.kinds]
-            now = {id(lab) for lab in mine}
-            self.kept = len(now) == len(mine)
-            gone = [lab for i, lab in self.held.items() if i not in now]
-            new = [lab for lab in mine if id(lab) not in self.held] if self.held else mine
-        for lab in gone:
-            del self.held[id(lab)]
-        self.held.update((id(lab), lab) for lab in new)
-        self.serial = labels.serial
-        return gone, new
-
-
-TALLIES_KEPT = 8  # (view, claims file set, runs) remembered
-_tallies: OrderedDict[tuple, _Tally] = OrderedDict()
-
-T = TypeVar("T", bound=_Tally)
-
-
-@contextmanager
-def _tally(key: tuple | None, fresh: Callable[[], T]) -> Iterator[T]:
-    """The tally of `key` (a fresh one when None: live rows change every call), given
-    back once updated. Taken out while in use: a session updating it at the same time
-    starts from a fresh one."""
-    with _joined_lock:
-        state = _tallies.pop(key, None) if key is not None else None
-    state = state if state is not None else fresh()
-    yield state  # type: ignore[misc]
-    if key is not None and state.kept:  # not after an exception: a half-counted tally
-        with _joined_lock:
-            _tallies[key] = state
-            while len(_tallies) > TALLIES_KEPT:
-                _tallies.popitem(last=False)
-
-
-def _sources(
-    store: ResultsStore, cur: duckdb.DuckDBPyConnection, infos: Sequence[RunInfo]
-) -> tuple[list[str], pa.Table, tuple | None]:
-    """(claims files, live rows, the key a tally over them is kept by: None with live rows)."""
-    paths, live = ClaimsCache(store).sources(cur, infos)
-    return paths, live, None if live.num_rows else tuple(sorted(paths))
-
-
-_JOINABLE = ("claim", "question")
-"""The kinds of label the joins take: relevance labels have a None `claim_key` too, which
-the joins would read as a question label."""
-
-
-def _known(store: ResultsStore, runs: Sequence[str | RunInfo] | None) -> list[RunInfo]:
-    infos = store.runs() if runs is None else [store.run(r) for r in runs]
-    return [i for i in infos if i.manifest is not None and i.readable]
-
-
-@dataclass(frozen=True)
-class Pair:
-    """A human label and one value a judge gave its claim (or answer): `runs` runs of
-    the judge gave it, `run_id` is the newest of them."""
-
-    judge: JudgeId
-    label: HumanLabel
-    value: str
-    run_id: str
-    runs: int
-
-
-def label_pairs(
-    store: ResultsStore,
-    labels: LabelSet,
-    runs: Sequence[str | RunInfo] | None = None,
-    *,
-    faithful_min: float = FAITHFUL_MIN,
-) -> list[Pair]:
-    """Every (label, judge value) pair in `runs` (default: all), claims then questions."""
-    infos = _known(store, runs)
-    if not labels.labels or not infos:
-        return []
-    with store.cursor() as cur:
-        paths, live, _ = _sources(store, cur, infos)
-        joinable = [lab for lab in labels.labels if lab.kind in _JOINABLE]
-        return _pairs(cur, paths, live, infos, joinable, faithful_min, {})
-
-
-def _pairs(
-    cur: duckdb.DuckDBPyConnection,
-    paths: list[str],
-    live: pa.Table,
-    infos: Sequence[RunInfo],
-    labels: Sequence[HumanLabel],
-    faithful_min: float,
-    judges: dict[tuple, JudgeId],
-) -> list[Pair]:
-    """The pairs of `labels` (claim and question labels) in the claims of `infos`;
-    `judges` holds one object per judge (pairs group on it cheaply)."""
-    if not labels:
-        return []
-    out = []
-    table = label_table(labels)
-    with _label_rows(cur, paths, live, labels) as (claims, _):
-        with registered(cur, labels=table, runs=_runs_table(infos)) as t:
-            for q, kind in (
-                (sql.LABEL_CLAIM_PAIRS, "claim"),
-                (sql.LABEL_QUESTION_PAIRS, "question"),
-            ):
-                if not any(lab.kind == kind for lab in labels):
-                    continue  # a save of claim labels only: no scan for question pairs
-                text = q.format(claims=claims, labels=t["labels"], runs=t["runs"])
-                extra = {"faithful_min": float(faithful_min)} if "$faithful_min" in q else {}
-                for *who, idx, value, run_id, n in cur.execute(text, extra).fetchall():
-                    judge = judges.get(tuple(who)) or judges.setdefault(tuple(who), JudgeId(*who))
-                    out.append(Pair(judge, labels[idx], value, run_id, n))
-    return out
-
-
-@dataclass
-class _JudgeTally(_Tally):
+class _JudgeTally(Tally):
     """What `judge_reports` counts of the labels held, per judge: pair counts (claims,
     questions), the labels with a pair, the disagreements in their order, each entry
     (order, a unique number, the disagreement) so that a save's few are placed and taken
     out by bisection."""
 
-    kinds = _JOINABLE
+    kinds = JOINABLE
     judges: dict[tuple, JudgeId] = field(default_factory=dict)  # one object per judge
     pairs: dict[int, list[Pair]] = field(default_factory=dict)  # label id -> its pairs
     counts: dict[tuple[JudgeId, bool], Counter[tuple[str, str]]] = field(default_factory=dict)
@@ -406,7 +154,7 @@ def judge_reports(
     """One report per judge seen in `runs` (default: every run of the store), by label."""
     check_faithful_min(faithful_min)
     with gc_paused():  # 78,000 pairs and 40,000 disagreements at 50,000 labels
-        return _judge_reports(store, labels, _known(store, runs), faithful_min, n_boot)
+        return _judge_reports(store, labels, known_runs(store, runs), faithful_min, n_boot)
 
 
 def _judge_reports(
@@ -423,11 +171,11 @@ def _judge_reports(
         return []
     with store.cursor() as cur:
         no_rows = ([], CLAIMS_SCHEMA.empty_table(), None)  # no labels: no claims to read
-        paths, live, key = _sources(store, cur, infos) if labels.labels else no_rows
-        with _tally(key and ("judge", key, float(faithful_min)), _JudgeTally) as tally:
+        paths, live, key = claims_files(store, cur, infos) if labels.labels else no_rows
+        with kept_tally(key and ("judge", key, float(faithful_min)), _JudgeTally) as tally:
             gone, new = tally.changes(labels)
             tally.take_back(gone)
-            tally.count(_pairs(cur, paths, live, infos, new, faithful_min, tally.judges))
+            tally.count(pairs_by_judge(cur, paths, live, infos, new, faithful_min, tally.judges))
     reports = []
     for judge, judged in sorted(by_judge.items(), key=lambda kv: kv[0].label()):
         # by identity: the tally holds the set's own label objects (hashing 50,000 labels'
@@ -437,7 +185,7 @@ def _judge_reports(
         unmatched = tuple(
             lab
             for lab in labels.labels
-            if lab.dataset_sha256 in shas and id(lab) not in matched and lab.kind in _JOINABLE
+            if lab.dataset_sha256 in shas and id(lab) not in matched and lab.kind in JOINABLE
         )
         counts = [+tally.counts.get((judge, claims), Counter()) for claims in (True, False)]
         reports.append(
@@ -457,29 +205,8 @@ def _disagreement_order(d: Disagreement) -> tuple:
     return (d.question_id, d.claim is not None, d.claim or "", d.reviewer, d.judge)
 
 
-def reviewer_agreement(labels: LabelSet, *, n_boot: int = 1000) -> Agreement | None:
-    """Agreement between reviewers on claims two or more of them labelled (each pair of
-    reviewers once): the ceiling a judge can be held to. None when no claim has two."""
-    con = duckdb.connect(":memory:")
-    claims = [lab for lab in labels.labels if lab.kind == "claim"]
-    try:
-        with registered(con, labels=label_table(claims, _REVIEWER_COLUMNS)) as t:
-            q = sql.REVIEWER_PAIRS.format(labels=t["labels"])
-            counts: dict[tuple[str, str], int] = {}
-            for first, second in con.execute(q).fetchall():
-                counts[(first, second)] = counts.get((first, second), 0) + 1
-    finally:
-        con.close()
-    if not counts:
-        return None
-    return agreement_from_counts(counts, VERDICTS, n_boot=n_boot)
-
-
-_REVIEWER_COLUMNS = ("dataset_sha256", "question_id", "claim_key", "reviewer", "value")
-
-
 @dataclass
-class _CoverageTally(_Tally):
+class _CoverageTally(Tally):
     """What `run_coverage` counts of the claim labels held: how many hold each claim key,
     per run the claims they checked and the human x judge matrix."""
 
@@ -496,10 +223,10 @@ class _CoverageTally(_Tally):
         new: list[HumanLabel],
     ) -> None:
         """`gone` taken back, `new` counted: only their claims rows are queried."""
-        touched = {_key_of(lab) for lab in (*gone, *new)}
+        touched = {key_of(lab) for lab in (*gone, *new)}
         before = {k for k in touched if self.keys[k] > 0}
-        self.keys.subtract(_key_of(lab) for lab in gone)
-        self.keys.update(_key_of(lab) for lab in new)
+        self.keys.subtract(key_of(lab) for lab in gone)
+        self.keys.update(key_of(lab) for lab in new)
         after = {k for k in touched if self.keys[k] > 0}
         for k in touched - after:
             del self.keys[k]
@@ -507,14 +234,14 @@ class _CoverageTally(_Tally):
             if keys:  # a claim key no label held before, or none holds now
                 cols = list(zip(*keys, strict=True))
                 table = pa.table(
-                    {n: pa.array(c, pa.string()) for n, c in zip(_KEY, cols, strict=True)}
+                    {n: pa.array(c, pa.string()) for n, c in zip(KEY, cols, strict=True)}
                 )
                 with registered(cur, labels=table) as t:
                     q = sql.RUN_CLAIM_CHECKED.format(claims=claims, labels=t["labels"])
                     for run_id, n in cur.execute(q).fetchall():
                         self.checked[run_id] += sign * n
             if labs:
-                with registered(cur, labels=label_table(labs, (*_KEY, "value"))) as t:
+                with registered(cur, labels=label_table(labs, (*KEY, "value"))) as t:
                     q = sql.RUN_CLAIM_PAIRS.format(claims=claims, labels=t["labels"])
                     for run_id, human, judge, n in cur.execute(q).fetchall():
                         m = self.matrices.get(run_id)
@@ -534,14 +261,14 @@ def run_coverage(
     claims file read took 4-5 s at 10,000 runs. With no labels at all, nothing: the
     claims counts alone say nobody checked anything, and they cost a read of every run's
     claims (a third of a restarted server's first page at 10,000 runs)."""
-    infos = _known(store, runs) if labels.labels else []
+    infos = known_runs(store, runs) if labels.labels else []
     if not infos:
         return {}
     with store.cursor() as cur:
-        paths, live, key = _sources(store, cur, infos)
-        with _tally(key and ("coverage", key), _CoverageTally) as tally:
+        paths, live, key = claims_files(store, cur, infos)
+        with kept_tally(key and ("coverage", key), _CoverageTally) as tally:
             gone, new = tally.changes(labels)
-            rows = _label_rows(cur, paths, live, gone + new, True)
+            rows = label_rows(cur, paths, live, gone + new, True)
             with rows as (claims, totals):
                 tally.count(cur, claims, gone, new)
             checked, matrices = dict(tally.checked), dict(tally.matrices)
@@ -610,7 +337,7 @@ def review_queue(
     sha = info.manifest.dataset.sha256  # type: ignore[union-attr]
     others = [
         o
-        for o in _known(store, None)
+        for o in known_runs(store, None)
         if o.run_id != info.run_id and judge_of(o) != judge and o.manifest.dataset.sha256 == sha  # type: ignore[union-attr]
     ]
     done = pa.table(
@@ -623,8 +350,8 @@ def review_queue(
     )
     with store.cursor() as cur:
         with (
-            _claims_source(store, cur, [info]) as (mine, mine_params),
-            _claims_source(store, cur, others, "other_files") as (theirs, their_params),
+            claims_source(store, cur, [info]) as (mine, mine_params),
+            claims_source(store, cur, others, "other_files") as (theirs, their_params),
         ):
             with registered(cur, done=done) as t:
                 q = sql.REVIEW_CANDIDATES.format(mine=mine, others=theirs, done=t["done"])
@@ -671,21 +398,6 @@ def _fill_queue(rows: list[tuple], size: int) -> list[QueueItem]:
     return [QueueItem(q, r) for q, r in picked.items()]
 
 
-__all__ = [
-    "Disagreement",
-    "JudgeId",
-    "JudgeReport",
-    "QueueItem",
-    "RunCoverage",
-    "Pair",
-    "judge_reports",
-    "label_pairs",
-    "review_queue",
-    "reviewer_agreement",
-    "run_coverage",
-]
-
-
 RELEVANCE_METRICS: tuple[str, str] = ("chunk relevance", "answer relevancy")
 
 
@@ -704,7 +416,7 @@ def relevance_agreement(
     `runs` that judged it; a run without the verdict columns gives no pairs."""
     counts: dict[str, Counter[tuple[str, str]]] = {m: Counter() for m in RELEVANCE_METRICS}
     todo = {id(lab): lab for lab in labels.labels if lab.kind in ("chunk", "answer")}
-    for info in _known(store, runs):
+    for info in known_runs(store, runs):
         sha = info.manifest.dataset.sha256  # type: ignore[union-attr]
         mine = [lab for lab in todo.values() if lab.dataset_sha256 == sha]
         if not mine:

@@ -18,11 +18,14 @@ from collections.abc import Iterable, Sequence
 import pandas as pd
 
 from rageval_core.models import RunManifest
-from rageval_core.query.previous import previous_run
-from rageval_core.query.views import flaky_questions
+from rageval_core.query import _sql as sql
+from rageval_core.query._previous import previous_run
+from rageval_core.query._shared import cache_retry, frame, opt_str
+from rageval_core.runs.layout import validate_run_id
 from rageval_core.runs.manifest import config_fingerprint, config_name, settings_changes
 from rageval_core.runs.reading import RunInfo
 from rageval_core.store.results import ResultsStore
+from rageval_core.thresholds import DEFAULT_THRESHOLDS
 
 MAX_CHANGES = 5
 """Settings a change note names; the rest are counted."""
@@ -132,3 +135,86 @@ def mark_flaky(
 
 def _notes(df: pd.DataFrame) -> dict[str, str]:
     return dict(zip(df["question_id"], df["flaky_note"], strict=True))
+
+
+def flaky_questions(
+    store: ResultsStore,
+    *,
+    dataset: str | None = None,
+    dataset_version: str | None = None,
+    correctness_threshold: float = DEFAULT_THRESHOLDS.correctness_min,
+    min_runs: int = 2,
+    config: str | None = None,
+    exclude_runs: Iterable[str] = (),
+    runs: Iterable[str] | None = None,
+) -> pd.DataFrame:
+    """Questions whose outcome flips between consecutive runs of the same dataset.
+
+    A verdict flip is failure_type changing between `ok` and not ok; a correctness flip is
+    answer_correctness crossing `correctness_threshold`. `dataset` defaults to the dataset of
+    the newest run; `config` keeps the runs of one config name (flakiness proper: the same
+    pipeline answering differently); `runs` keeps only those runs (`flaky.series_flaky`:
+    the runs of one config's settings); `exclude_runs` leaves runs out (a comparison asks
+    what was known before the runs it compares). Columns: question_id, n_runs, n_ok,
+    verdict_flips, correctness_flips, correctness_min, correctness_max. The result is
+    memoised on the store, and in the cache directory, until a refresh sees a change (it
+    scans every run's narrow rows).
+    """
+    exclude = tuple(sorted(validate_run_id(r) for r in exclude_runs))
+    only = None if runs is None else tuple(sorted(validate_run_id(r) for r in runs))
+    key = ("flaky", dataset, opt_str(dataset_version), float(correctness_threshold), min_runs)
+    key += (config, exclude) if config is not None or exclude else ()
+    key += (only,) if only is not None else ()
+    return store.memo(
+        key,
+        lambda: cache_retry(
+            store,
+            lambda: _flaky(
+                store,
+                dataset,
+                dataset_version,
+                correctness_threshold,
+                min_runs,
+                config,
+                exclude,
+                only,
+            ),
+        ),
+        persist=True,
+    )
+
+
+def _flaky(
+    store: ResultsStore,
+    dataset: str | None,
+    dataset_version: str | None,
+    correctness_threshold: float,
+    min_runs: int,
+    config: str | None = None,
+    exclude: tuple[str, ...] = (),
+    only: tuple[str, ...] | None = None,
+) -> pd.DataFrame:
+    with (
+        store.cursor() as cur,
+        store.summary_source(cur) as runs,
+        store.metrics_source(cur) as rows,
+    ):
+        if dataset is None:
+            q = sql.RUNS_OVERVIEW.format(summary=runs.sql, nan="")
+            everything = dict.fromkeys(("config", "dataset", "dataset_version", "status"))
+            newest = frame(cur, q, {**runs.params, "tags": [], **everything})
+            if newest.empty:
+                return pd.DataFrame(columns=["question_id", "n_runs", "verdict_flips"])
+            dataset = str(newest["dataset_name"].iloc[0])
+        q = sql.FLAKY_QUESTIONS.format(summary=runs.sql, metrics=rows.sql)
+        params = {
+            "dataset": dataset,
+            "dataset_version": opt_str(dataset_version),
+            "threshold": float(correctness_threshold),
+            "min_runs": int(min_runs),
+            "config": config,
+            "exclude": list(exclude),
+            "any_run": only is None,
+            "runs": list(only or ()),
+        }
+        return frame(cur, q, {**runs.params, **rows.params, **params})

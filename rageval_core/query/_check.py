@@ -22,8 +22,8 @@ from rageval_core import numbers
 from rageval_core.catalogue import BUILTIN, Catalogue
 from rageval_core.errors import ConfigError, ResultsError, shown
 from rageval_core.mismatch import mismatch_warnings
-from rageval_core.query.coverage import part_of
-from rageval_core.query.previous import previous_run, series_of
+from rageval_core.query._coverage import part_of
+from rageval_core.query._previous import previous_run, series_of
 from rageval_core.runs.reading import RunInfo, inspect_run
 from rageval_core.runs.summary import COVERED_BY, summarize_run
 from rageval_core.store.results import ResultsStore, require_readable, run_catalogue

@@ -15,12 +15,12 @@ from typing import Any
 from rageval_core.catalogue import BUILTIN
 from rageval_core.errors import RagevalError
 from rageval_core.models import FAILURE_TYPES
-from rageval_core.query.compare import compare_runs
-from rageval_core.query.coverage import figure_covered
-from rageval_core.query.flaky import same_settings
-from rageval_core.query.noise import intervals, latency_spreads
-from rageval_core.query.previous import previous_run
-from rageval_core.query.views import runs_overview
+from rageval_core.query._across_runs import runs_overview
+from rageval_core.query._compare import compare_runs
+from rageval_core.query._coverage import figure_covered
+from rageval_core.query._flaky import same_settings
+from rageval_core.query._noise import intervals, latency_spreads
+from rageval_core.query._previous import previous_run
 from rageval_core.runs.reading import RunInfo
 from rageval_core.runs.summary import summarize_run
 from rageval_core.store.results import ResultsStore

@@ -413,15 +413,6 @@ WHERE c.claim_key IS NOT NULL AND c.verdict IN ('supported', 'unsupported', 'con
 GROUP BY ALL
 """
 
-# Two reviewers' newest labels of one claim: each pair of reviewers once (by name order).
-REVIEWER_PAIRS = """
-SELECT a.value AS first, b.value AS second
-FROM {labels} a
-JOIN {labels} b ON a.dataset_sha256 = b.dataset_sha256 AND a.question_id = b.question_id
-               AND a.claim_key = b.claim_key AND a.reviewer < b.reviewer
-WHERE a.claim_key IS NOT NULL
-"""
-
 # A review queue's candidates in one run ({mine}: its claims; {others}: claims of runs of
 # the same dataset version by another judge; {done}: question ids already labelled), in a
 # seeded pseudo-random order: the question's worst verdict (its stratum), whether the

@@ -19,7 +19,8 @@ from rageval_core.dataset import load_dataset
 from rageval_core.errors import DatasetError
 from rageval_core.metrics.spans import Range, cut_spans, places
 from rageval_core.models import GoldSpan
-from rageval_core.query.views import QuestionDetail, frame, over_summaries
+from rageval_core.query._question import QuestionDetail
+from rageval_core.query._shared import frame, over_summaries
 from rageval_core.runs.layout import validate_run_id
 from rageval_core.runs.reading import RunInfo
 from rageval_core.store.results import ResultsStore

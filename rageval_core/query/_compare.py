@@ -25,9 +25,9 @@ import pyarrow as pa
 from rageval_core.catalogue import BUILTIN, Catalogue
 from rageval_core.errors import ConfigError, shown
 from rageval_core.mismatch import mismatch_warnings
-from rageval_core.query import sql
-from rageval_core.query.flaky import mark_flaky, named_changes
-from rageval_core.query.views import allowed_name
+from rageval_core.query import _sql as sql
+from rageval_core.query._flaky import mark_flaky, named_changes
+from rageval_core.query._shared import allowed_name
 from rageval_core.runs.manifest import config_name, flatten
 from rageval_core.runs.reading import RunInfo
 from rageval_core.runs.source import bind, open_run, reading_results
