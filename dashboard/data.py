@@ -37,7 +37,7 @@ from rageval_core.errors import shown
 from rageval_core.labels import HumanLabel, LabelSet, LabelStore, read_only_env
 from rageval_core.labels.agreement import Agreement
 from rageval_core.models import DatasetRef
-from rageval_core.query import QueueItem, ResultsStore, RunProblem, span_curve
+from rageval_core.query import SUMMARISING, QueueItem, ResultsStore, RunProblem, span_curve
 from rageval_core.query import answer_diff as _answer_diff
 from rageval_core.query import judge_reports as _judge_reports
 from rageval_core.query import relevance_agreement as _relevance_agreement
@@ -48,7 +48,6 @@ from rageval_core.query import run_same_settings as _run_same_settings
 from rageval_core.query import run_settings_change as _run_settings_change
 from rageval_core.runs.layout import BACKGROUND_BUILD_RUNS, results_location
 from rageval_core.runs.reading import RunInfo
-from rageval_core.query import SUMMARISING
 
 _log = logging.getLogger(__name__)
 P = ParamSpec("P")
@@ -165,7 +164,7 @@ def list_for_link(run_ids: Iterable[str]) -> None:
     listed), so a link to a run written since the last listing opens that run rather
     than "not found" (`rageval run` prints such a link as it ends)."""
     s = store()
-    if any(not s.knows(r) for r in run_ids if r):
+    if any(s.find(r) is None for r in run_ids if r):
         if not s.listed:
             s.refresh()
         else:
@@ -201,6 +200,12 @@ def runs() -> list[RunInfo]:
     return store().runs()
 
 
+def find_run(run_id: str | None) -> RunInfo | None:
+    """The run of that id the last refresh saw (`ResultsStore.find`), None for none: how
+    a page asks whether a URL's run exists."""
+    return store().find(run_id) if run_id else None
+
+
 def problems() -> list[RunProblem]:
     return store().problems
 
@@ -213,7 +218,7 @@ def catalogue() -> Catalogue:
 def run_dataset(run_id: str) -> DatasetRef | None:
     """The dataset `run_id` was run on (from the manifest the store holds), which its
     labels belong to; None for a run the store has not seen or could not read."""
-    info = next((r for r in runs() if r.run_id == run_id), None)
+    info = find_run(run_id)
     return info.manifest.dataset if info and info.manifest else None
 
 
@@ -223,7 +228,7 @@ def run_catalogue(run_id: str) -> Catalogue:
     From the `RunInfo` the store already holds (no folder is read); a run it has not
     seen has only the built-in metrics.
     """
-    info = next((r for r in runs() if r.run_id == run_id), None)
+    info = find_run(run_id)
     return query.run_catalogue(info)[0] if info else BUILTIN
 
 

@@ -27,12 +27,17 @@ from rageval_core import __version__, charts, numbers, query
 from rageval_core.catalogue import BUILTIN, Catalogue, failure_label
 from rageval_core.models import FAILURE_TYPES
 from rageval_core.numbers import MISSING, absent
-from rageval_core.query import argument_run, baseline_run, figure_covered, question_headline
+from rageval_core.query import (
+    argument_run,
+    baseline_run,
+    figure_covered,
+    question_headline,
+    run_catalogue,
+)
 from rageval_core.redact import scrub_shapes
 from rageval_core.runs.atomic import atomic_write_bytes
 from rageval_core.runs.reading import RunInfo
 from rageval_core.runs.summary import COVERED_BY
-from rageval_core.query import run_catalogue
 
 CSP = (
     "default-src 'none'; script-src 'unsafe-inline'; "

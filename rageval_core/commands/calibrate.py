@@ -52,13 +52,14 @@ def run(args: argparse.Namespace) -> int:
     from rageval_core.calibration import format_report, labels_from_yaml
     from rageval_core.labels import LabelSet, LabelStore, labels_location
     from rageval_core.query import (
+        ResultsStore,
         judge_of,
         judge_reasons,
         judge_reports,
         relevance_agreement,
+        require_readable,
     )
     from rageval_core.runs.reading import inspect_run
-    from rageval_core.query import ResultsStore, require_readable
 
     check_faithful_min(args.faithful_min, "--faithful-min")  # before any file is read
     with ResultsStore(args.results) as store:

@@ -47,8 +47,8 @@ def _check(args: argparse.Namespace) -> int:
         format_check,
         load_thresholds,
         parse_thresholds,
+        run_catalogue,
     )
-    from rageval_core.query import run_catalogue
 
     with ResultsStore(results_location(args.results), read_only=True, refresh=False) as store:
         info = argument_run(store, args.run)

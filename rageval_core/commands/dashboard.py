@@ -151,8 +151,7 @@ def _build_cache(location: str, labels: str) -> list[RunInfo] | None:
         )
         return None
     from rageval_core.labels import LabelStore
-    from rageval_core.query import ResultsStore
-    from rageval_core.query import ClaimsCache
+    from rageval_core.query import ClaimsCache, ResultsStore
 
     with (
         ResultsStore(location, read_only=True, refresh=False) as store,

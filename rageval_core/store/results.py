@@ -188,7 +188,7 @@ class ResultsStore:
         `RunInfo` with problems; `run_info` is the strict check for commands."""
         if isinstance(run, RunInfo):
             return run
-        held = self._state.by_id.get(run)
+        held = self.find(run)
         if held is not None and held.status != "running":
             return held
         return inspect_run(self.location, run)
@@ -338,9 +338,10 @@ class ResultsStore:
         """False while the state is the runs index only: the location not listed yet."""
         return self._state.listed
 
-    def knows(self, run_id: str) -> bool:
-        """Whether the last refresh saw a run of that id (no folder is looked at)."""
-        return run_id in self._state.by_id
+    def find(self, run_id: str) -> RunInfo | None:
+        """The run of that id as the last refresh saw it, None when it saw none: the one
+        way the app asks whether a run exists (no folder is looked at; `run` opens it)."""
+        return self._state.by_id.get(run_id)
 
     def listed_runs(self) -> list[RunInfo]:
         """The runs of the last refresh; before any, the location's runs as a refresh

@@ -49,10 +49,10 @@ def test_the_first_state_is_the_index_and_the_refresh_after_it_finds_the_changes
     assert restarted.open_indexed()
     assert [r.run_id for r in restarted.runs()] == ["r1", "r2", "r3"]
     assert restarted.refreshed_at and not restarted.open_indexed()  # once, before a refresh
-    assert not restarted.listed and restarted.knows("r1") and not restarted.knows("r4")
+    assert not restarted.listed and restarted.find("r1") and restarted.find("r4") is None
     monkeypatch.undo()
     restarted.refresh()
-    assert restarted.listed and restarted.knows("r4") and not restarted.knows("r1")
+    assert restarted.listed and restarted.find("r4") and restarted.find("r1") is None
     assert [r.run_id for r in restarted.runs()] == ["r2", "r3", "r4", "r5"]
     assert any("not a run" in p.run_id for p in restarted.problems)
     _same(restarted, ResultsStore(results))
