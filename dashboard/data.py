@@ -1,4 +1,4 @@
-"""The dashboard's only cache: one `ResultsStore` per location, memoised query results.
+"""The dashboard's only memo: one `ResultsStore` per location, memoised query results.
 
 `st.cache_resource` holds the store (its DuckDB connection is shared; every query opens
 its own cursor, so sessions on different threads never share one). Query results are

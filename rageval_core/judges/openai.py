@@ -12,7 +12,7 @@ Ollama, llama.cpp server). What it guarantees:
   error for the question — never a guessed verdict;
 - at most `concurrency` calls in flight across all runner threads;
 - replies cached on disk in the user's cache folder, or the config's `cache_dir`
-  (judges/cache.py); a cached reply costs nothing, whatever the results location;
+  (judges/reply_cache.py); a cached reply costs nothing, whatever the results location;
 - the API key is read once from the environment variable the config names and lives
   only in the HTTP client's headers: it is never logged, cached, put in an error or a repr.
 """
@@ -34,7 +34,6 @@ import httpx
 
 from rageval_core.bounded_json import BadJSON, loads
 from rageval_core.errors import ConfigError, JudgeError
-from rageval_core.judges.cache import ReplyCache, cache_key, default_cache_dir
 from rageval_core.judges.grounding import ungrounded, ungrounded_statements
 from rageval_core.judges.options import Options
 from rageval_core.judges.prompt import (
@@ -45,6 +44,7 @@ from rageval_core.judges.prompt import (
     user_message,
 )
 from rageval_core.judges.reply import Asked, Reply, ReplyError, decode, parse_reply, stricter
+from rageval_core.judges.reply_cache import ReplyCache, cache_key, default_cache_dir
 from rageval_core.models import JUDGE_METRICS, JudgeInput, Judgement, JudgeRef
 from rageval_core.redact import can_be_secret
 

@@ -42,10 +42,9 @@ _log = logging.getLogger(__name__)
 PARALLEL_RUNS = 1000
 """A build of this many runs or more is summarised in worker processes, one per core, a
 part of BATCH_RUNS runs at a time (`workers.in_workers`); fewer are summarised here, where
-DuckDB's own threads already keep the cores busy and the workers' start-up (about a second
-of imports each) costs more than it saves (2 idle cores, 1,000 questions a run: 200 runs
-1.5 s here against 2.4 s in workers, 1,000 runs 7.0 s against 6.6 s). A build the caller
-does not wait for goes to workers at any size (`update(..., beside_pages=True)`)."""
+DuckDB's own threads already keep the cores busy and the workers' start-up costs more than
+it saves (measured in docs/scale.md). A build the caller does not wait for goes to workers
+at any size (`update(..., beside_pages=True)`)."""
 
 
 def _shifted(progress: Progress | None, start: int, total: int) -> Progress | None:

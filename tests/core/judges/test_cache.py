@@ -4,7 +4,7 @@ judge's claims quote) must not be stored in clear there."""
 
 from __future__ import annotations
 
-from rageval_core.judges.cache import ReplyCache, cache_key
+from rageval_core.judges.reply_cache import ReplyCache, cache_key
 
 SECRET = "pw-9f8e7d6c5b4a"
 
@@ -88,7 +88,7 @@ def test_another_endpoint_serving_the_same_model_name_is_asked(chat, sample_inpu
 
 
 def test_a_relative_xdg_cache_home_is_ignored(monkeypatch, tmp_path):
-    from rageval_core.judges.cache import default_cache_dir
+    from rageval_core.judges.reply_cache import default_cache_dir
 
     monkeypatch.setenv("XDG_CACHE_HOME", "relative/cache")
     monkeypatch.setenv("HOME", str(tmp_path))
