@@ -28,12 +28,12 @@ from typing import Any
 from rageval_core.catalogue import DEFAULT_KS
 from rageval_core.config import DEFAULT_CONCURRENCY, PipelineSpec, RunConfig
 from rageval_core.errors import ConfigError, ResultsError, shown
+from rageval_core.job import RunJob, RunOptions, RunResult, git_commit
 from rageval_core.judges import Judge, judge_problems, make_judge
 from rageval_core.models import JudgeInput, RetrievedChunk, RunManifest
 from rageval_core.origin import RunOrigin
 from rageval_core.redact import Redactor
 from rageval_core.runs.folder import RunFolder
-from rageval_core.runs.job import RunJob, RunOptions, RunResult, git_commit
 from rageval_core.runs.layout import filesystem, iso
 from rageval_core.runs.manifest import SCHEMA_VERSION, config_name
 from rageval_core.runs.reading import read_run_rows

@@ -27,11 +27,11 @@ from rageval_core.config import RunConfig
 from rageval_core.dataset import load_dataset
 from rageval_core.engines import Ask, LocalEngine, PipelineSource
 from rageval_core.errors import PipelineError
+from rageval_core.job import RunJob, RunOptions, RunResult, git_commit
 from rageval_core.judges import Judge, make_judge
 from rageval_core.models import DatasetRef, GoldenDataset, GoldenQuestion, JudgeInput, RunManifest
 from rageval_core.redact import Redactor
 from rageval_core.runs.folder import RunFolder
-from rageval_core.runs.job import RunJob, RunOptions, RunResult, git_commit
 from rageval_core.runs.layout import iso
 from rageval_core.scoring import Asked, Given, Judged, Scorer, judge_answer
 

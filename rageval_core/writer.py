@@ -36,6 +36,7 @@ from typing import Any
 from rageval_core.catalogue import DEFAULT_KS, parse_declared
 from rageval_core.dataset import answerability, load_dataset
 from rageval_core.errors import ConfigError, ResultsError, SourceError, shown
+from rageval_core.job import RunResult, git_commit
 from rageval_core.models import (
     VERDICTS,
     Claim,
@@ -52,7 +53,6 @@ from rageval_core.models import (
 from rageval_core.origin import RunOrigin
 from rageval_core.redact import Redactor, secret_values
 from rageval_core.runs.folder import PART_ROWS, RunFolder, run_totals
-from rageval_core.runs.job import RunResult, git_commit
 from rageval_core.runs.layout import default_run_id, iso, results_location, utc_now
 from rageval_core.runs.rows import conform_row, question_schema
 from rageval_core.scoring import Asked, Given, Judged, Scorer

@@ -49,8 +49,9 @@ def warn_all(command: str, problems: Iterable[str]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     # imported here: `rageval --help` should not pay for DuckDB and pandas (0.5 s)
-    from rageval_core.calibration import format_report, labels_from_yaml
+    from rageval_core.calibration import format_report
     from rageval_core.labels import LabelSet, LabelStore, labels_location
+    from rageval_core.labels.older_yaml import labels_from_yaml
     from rageval_core.query import (
         ResultsStore,
         judge_of,

@@ -25,9 +25,9 @@ from rageval_core.dataset import load_dataset
 from rageval_core.errors import ConfigError, ResultsError, SourceError
 from rageval_core.importers import deepeval, inspect_log, otel, promptfoo, ragas
 from rageval_core.importers.common import Imported, resolve_ids
+from rageval_core.job import RunResult
 from rageval_core.models import GoldenDataset
 from rageval_core.origin import RunOrigin
-from rageval_core.runs.job import RunResult
 from rageval_core.runs.layout import default_run_id, validate_run_id
 from rageval_core.writer import RunWriter
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from rageval_core.labels.model import HumanLabel
+from rageval_core.labels.older_yaml import labels_from_yaml
 from rageval_core.labels.store import safe_name, write_new
 from rageval_core.runs.reading import inspect_run
 
@@ -27,8 +28,6 @@ EXAMPLE_FILE = "20261120T000000.000000Z-example.jsonl"
 def example_labels(results_dir: str | Path) -> tuple[HumanLabel, ...]:
     """The example labels of the demo runs in `results_dir`, on their dataset version; a
     file whose run is absent gives none."""
-    from rageval_core.calibration import labels_from_yaml  # it reads through the query layer
-
     out: list[HumanLabel] = []
     for path, run_id in EXAMPLE_FILES:
         info = inspect_run(str(results_dir), run_id)

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from rageval_core.calibration import load_labels
 from rageval_core.cli import main
 from rageval_core.config import load_config
 from rageval_core.errors import ConfigError, DatasetError
+from rageval_core.labels.older_yaml import load_labels
 from rageval_core.query import load_thresholds
 from tests.core.hostile_files import billion_laughs, cli, limit_memory
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from rageval_core import cli
-from rageval_core.calibration import Label, load_labels
 from rageval_core.errors import DatasetError
 from rageval_core.labels import cohen_kappa
+from rageval_core.labels.older_yaml import Label, load_labels
 from rageval_core.models import DatasetRef, JudgeRef, RunManifest
 from rageval_core.runs.atomic import atomic_write_json, write_parquet
 from rageval_core.runs.manifest import manifest_to_dict

@@ -9,9 +9,9 @@ import shutil
 from collections import Counter
 from pathlib import Path
 
-from rageval_core.calibration import Label, load_labels
 from rageval_core.labels import LabelSet, LabelStore
 from rageval_core.labels.example import EXAMPLE_RUN, example_labels, write_example_labels
+from rageval_core.labels.older_yaml import Label, load_labels
 from rageval_core.query import judge_reports, relevance_agreement
 from rageval_core.store.results import ResultsStore
 from tests.core.labels.helpers import R1, R3, TOWERS_WHY, judged_row, label, run_cli, write_run

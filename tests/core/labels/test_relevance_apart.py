@@ -126,7 +126,7 @@ def test_relevance_labels_export_in_the_calibration_yaml_form() -> None:
 
 
 def test_calibration_yaml_reads_chunk_and_answer_entries(tmp_path) -> None:
-    from rageval_core.calibration import Label, load_labels
+    from rageval_core.labels.older_yaml import Label, load_labels
 
     path = tmp_path / "labels.yaml"
     path.write_text(
@@ -145,8 +145,8 @@ def test_calibration_yaml_reads_chunk_and_answer_entries(tmp_path) -> None:
 def test_calibration_yaml_names_a_wrong_relevance_entry(tmp_path) -> None:
     import pytest
 
-    from rageval_core.calibration import load_labels
     from rageval_core.errors import DatasetError
+    from rageval_core.labels.older_yaml import load_labels
 
     path = tmp_path / "labels.yaml"
     path.write_text(
