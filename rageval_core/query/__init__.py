@@ -144,9 +144,10 @@ from rageval_core.query._spans import (
 )
 from rageval_core.query._verdicts import QuestionVerdicts
 from rageval_core.runs.layout import BACKGROUND_BUILD_RUNS
+from rageval_core.runs.reading import run_catalogue
 from rageval_core.runs.summary import COVERED_BY, QUALITY_METRICS, SUMMARY_KEYS, summarize_run
 from rageval_core.store.claims import ClaimsCache
-from rageval_core.store.results import ResultsStore, RunProblem, require_readable, run_catalogue
+from rageval_core.store.results import ResultsStore, RunProblem, require_readable
 from rageval_core.store.summarising import SUMMARISING
 
 __all__ = [

@@ -24,9 +24,9 @@ from rageval_core.errors import ConfigError, ResultsError, shown
 from rageval_core.mismatch import mismatch_warnings
 from rageval_core.query._coverage import part_of
 from rageval_core.query._previous import previous_run, series_of
-from rageval_core.runs.reading import RunInfo, inspect_run
+from rageval_core.runs.reading import RunInfo, inspect_run, run_catalogue
 from rageval_core.runs.summary import COVERED_BY, summarize_run
-from rageval_core.store.results import ResultsStore, require_readable, run_catalogue
+from rageval_core.store.results import ResultsStore, require_readable
 from rageval_core.userfiles import load_yaml
 
 _BOUNDS = ("min", "max", "max_drop", "max_rise")

@@ -29,10 +29,10 @@ from rageval_core.query import _sql as sql
 from rageval_core.query._flaky import mark_flaky, named_changes
 from rageval_core.query._shared import allowed_name
 from rageval_core.runs.manifest import config_name, flatten
-from rageval_core.runs.reading import RunInfo
+from rageval_core.runs.reading import RunInfo, run_catalogue
 from rageval_core.runs.source import bind, open_run, reading_results
 from rageval_core.runs.summary import run_value_sql
-from rageval_core.store.results import ResultsStore, require_readable, run_catalogue
+from rageval_core.store.results import ResultsStore, require_readable
 
 
 @dataclass(frozen=True)

@@ -20,11 +20,11 @@ from rageval_core.catalogue import (
     Catalogue,
 )
 from rageval_core.errors import ConfigError, ResultsError
-from rageval_core.runs.reading import RunInfo
+from rageval_core.runs.reading import RunInfo, run_catalogue
 from rageval_core.runs.rows import QUESTION_SCHEMA
 from rageval_core.runs.source import RunSource, bind, reading_results
 from rageval_core.runs.summary import QUALITY_METRICS
-from rageval_core.store.results import ResultsStore, run_catalogue
+from rageval_core.store.results import ResultsStore
 from rageval_core.store.schemas import SUMMARY_SCHEMA
 
 CHART_RUNS = 1_000

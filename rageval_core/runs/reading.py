@@ -21,8 +21,9 @@ import fsspec
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from rageval_core.catalogue import BUILTIN, Catalogue
 from rageval_core.errors import ResultsError, shown
-from rageval_core.models import RunManifest
+from rageval_core.models import DeclaredMetric, RunManifest
 from rageval_core.runs.journal import read_journal
 from rageval_core.runs.layout import (
     MANIFEST,
@@ -326,3 +327,15 @@ def read_run_rows(
     table = pa.concat_tables(tables, promote_options="default")
     owner = pa.array([info.run_id] * table.num_rows, pa.string())
     return table.set_column(table.schema.get_field_index("run_id"), "run_id", owner), problems
+
+
+def declared_of(info: RunInfo) -> tuple[DeclaredMetric, ...]:
+    """The run's validated declared metrics (none when its manifest is unreadable)."""
+    return info.manifest.metrics if info.manifest else ()
+
+
+def run_catalogue(*infos: RunInfo) -> tuple[Catalogue, tuple[str, ...]]:
+    """The built-in catalogue plus these runs' declarations, and the conflicts found
+    (a metric declared higher-is-better by one run and lower by another: first wins)."""
+    cat, problems = BUILTIN.with_runs((i.run_id, declared_of(i)) for i in infos)
+    return cat, tuple(f"{rid}: {msg}" for rid, msg in problems)

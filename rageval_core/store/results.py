@@ -47,9 +47,9 @@ from rageval_core.runs.listing import (
     scan_folders,
 )
 from rageval_core.runs.manifest import SCHEMA_VERSION
-from rageval_core.runs.reading import RunInfo, inspect_run
+from rageval_core.runs.reading import RunInfo, declared_of, inspect_run
 from rageval_core.runs.source import RunSource, open_run
-from rageval_core.store.schemas import SUMMARY_SCHEMA, declared_of, empty_metrics, empty_summary
+from rageval_core.store.schemas import SUMMARY_SCHEMA, empty_metrics, empty_summary
 from rageval_core.store.summarising import Progress, manifest_row
 from rageval_core.store.update import DerivedCache
 
@@ -85,13 +85,6 @@ class _State:
     by_id: dict[str, RunInfo] = field(default_factory=dict)
     listed: bool = True  # False while the state is the runs index only (`open_indexed`)
     pending: int = 0  # finished runs shown without figures (`open_listed`): the build to do
-
-
-def run_catalogue(*infos: RunInfo) -> tuple[Catalogue, tuple[str, ...]]:
-    """The built-in catalogue plus these runs' declarations, and the conflicts found
-    (a metric declared higher-is-better by one run and lower by another: first wins)."""
-    cat, problems = BUILTIN.with_runs((i.run_id, declared_of(i)) for i in infos)
-    return cat, tuple(f"{rid}: {msg}" for rid, msg in problems)
 
 
 class ResultsStore:

@@ -13,7 +13,6 @@ import numpy as np
 import pyarrow as pa
 
 from rageval_core.models import DeclaredMetric
-from rageval_core.runs.reading import RunInfo
 from rageval_core.runs.rows import QUESTION_SCHEMA
 from rageval_core.runs.summary import (
     COST_COLUMNS,
@@ -105,11 +104,6 @@ def empty_metrics() -> pa.Table:
 
 def versioned(table: pa.Table) -> pa.Table:
     return table.replace_schema_metadata({"rageval_cache_version": str(CACHE_VERSION)})
-
-
-def declared_of(info: RunInfo) -> tuple[DeclaredMetric, ...]:
-    """The run's validated declared metrics (none when its manifest is unreadable)."""
-    return info.manifest.metrics if info.manifest else ()
 
 
 def pack_declared(table: pa.Table, declared: tuple[DeclaredMetric, ...]) -> pa.Table:

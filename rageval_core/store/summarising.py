@@ -21,7 +21,7 @@ import pyarrow.parquet as pq
 from rageval_core.catalogue import DEFAULT_KS
 from rageval_core.runs.layout import filesystem, is_remote, row_file_stem
 from rageval_core.runs.manifest import config_name
-from rageval_core.runs.reading import RunInfo
+from rageval_core.runs.reading import RunInfo, declared_of
 from rageval_core.runs.rows import check_columns, parquet_run_ids, question_schema, stray_run_ids
 from rageval_core.runs.source import bind, extra_ks, open_run, projection
 from rageval_core.runs.summary import (
@@ -38,7 +38,6 @@ from rageval_core.store import sql
 from rageval_core.store.schemas import (
     METRICS_SCHEMA,
     NARROW_COLUMNS,
-    declared_of,
     empty_metrics,
     pack_declared,
 )

@@ -34,8 +34,7 @@ from rageval_core.query import (
 )
 from rageval_core.runs.atomic import write_parquet
 from rageval_core.runs.manifest import manifest_from_dict, manifest_to_dict
-from rageval_core.runs.reading import inspect_run, read_run_rows
-from rageval_core.store.results import run_catalogue
+from rageval_core.runs.reading import inspect_run, read_run_rows, run_catalogue
 
 from .conftest import row, write_run
 
