@@ -197,6 +197,13 @@ class Metric:
         return self.direction == "lower"
 
     @property
+    def is_score(self) -> bool:
+        """Whether its values are on 0..1 (a score or a share), whichever way is better:
+        compared and ranked by the size of a move, unlike a latency, cost or count,
+        which are read in their own units."""
+        return self.unit == "unit"
+
+    @property
     def is_measure(self) -> bool:
         return self.aggregate == "value"
 
@@ -796,6 +803,10 @@ class Catalogue:
     def lower_is_better(self, name: str) -> bool:
         m = self.metric(name)
         return bool(m and m.lower_is_better)
+
+    def is_score(self, name: str) -> bool:
+        m = self.metric(name)
+        return bool(m and m.is_score)
 
     def entry(self, name: str) -> Metric:
         """The metric called `name`, or a plain number of that name (a column nobody
