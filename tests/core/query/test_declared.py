@@ -306,5 +306,11 @@ def test_a_declared_lower_is_better_score_moves_like_a_score_and_latency_does_no
     (q,) = c.questions.itertuples()
     assert q.changes == "total_ms 100→900 (+800); toxicity 0.10→0.40 (+0.30)"
     assert q.worst_drop == pytest.approx(0.3)
-    assert ResultsStore(results).catalogue().entry("toxicity").is_score
-    assert not ResultsStore(results).catalogue().entry("total_ms").is_score
+    store = ResultsStore(results)
+    assert store.catalogue().entry("toxicity").is_score
+    assert not store.catalogue().entry("total_ms").is_score
+    # the tail's cut: a score with two decimals, latency in its unit; both tails are the top
+    toxic = bottom_questions(store, "b", "toxicity").describe("toxicity")
+    assert toxic == "top 10%: 1 of 1 questions, toxicity ≥ 0.40"
+    slow = bottom_questions(store, "b", "total_ms").describe("latency")
+    assert slow == "top 10%: 1 of 1 questions, latency ≥ 900 ms"
