@@ -16,7 +16,7 @@ from rageval_core.errors import PipelineError, RagevalError
 
 # Question ids travel in URLs (`?question=`), file names and messages: a safe alphabet, so
 # every id that validates round-trips through a link (rageval_core/links.py uses this pattern;
-# here, not in dataset.py, so links.py stays light).
+# here, not in the dataset package, so links.py stays light).
 QUESTION_ID_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.:@#+-]{0,127}$")
 
 Verdict = Literal["supported", "unsupported", "contradicted"]

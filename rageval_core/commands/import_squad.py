@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from rageval_core.commands import import_formats
-from rageval_core.dataset import import_squad, load_dataset
+from rageval_core.dataset import load_dataset
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -23,6 +23,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    # here, not at the top: the importers package loads the run writer, which `--help` skips
+    from rageval_core.importers.squad import import_squad
+
     path = import_squad(args.file, args.out, name=args.name, overwrite=args.force)
     ds = load_dataset(path)  # the import must produce a dataset that validates
     unanswerable = sum(not q.answerable for q in ds.questions)

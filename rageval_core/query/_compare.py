@@ -660,7 +660,7 @@ def fold_changes(
             sql.QUESTION_CHANGES.format(changes=name),
             {
                 "metrics": [*metrics, "failure_type"],
-                "lower": [m for m in metrics if catalogue.lower_is_better(m)],
+                "raw": [m for m in metrics if not catalogue.is_score(m)],
                 "kinds": list(QUESTION_KINDS),
                 "run_ids": list(run_ids),
             },

@@ -264,13 +264,14 @@ WHERE base_failure_type IS NOT NULL AND failure_type IS NOT NULL
 
 # The CHANGES rows in {changes} folded to one row per (candidate run, question), worst
 # first. $metrics is the compared metrics' order (equal moves keep it, as in CHANGES),
-# $lower those of them where lower is better (four significant digits, never ranked as a
-# score), $kinds the kinds worst first, $run_ids the runs' order. A flip counts towards the
-# kind but is not a metric that moved; NULL failure types group together and read as —.
+# $raw those of them that are not 0..1 scores (latency, cost, counts: four significant
+# digits, never ranked against a score), $kinds the kinds worst first, $run_ids the runs'
+# order. A flip counts towards the kind but is not a metric that moved; NULL failure types
+# group together and read as —.
 QUESTION_CHANGES = """
 WITH c AS (
   SELECT *, kind = 'regression' AS worse, metric = 'failure_type' AS flip,
-         list_contains($lower, metric) AS lower
+         list_contains($raw, metric) AS raw
   FROM {changes}
 ),
 q AS (
@@ -281,7 +282,7 @@ q AS (
          coalesce(
            string_agg(
              metric || ' ' || replace(
-               format(CASE WHEN lower THEN '{{:.4g}}→{{:.4g}} ({{:+.4g}})'
+               format(CASE WHEN raw THEN '{{:.4g}}→{{:.4g}} ({{:+.4g}})'
                            ELSE '{{:.2f}}→{{:.2f}} ({{:+.2f}})' END, base, value, delta),
                '-', '−'),
              '; ' ORDER BY NOT worse, abs(delta) DESC, list_position($metrics, metric)
@@ -289,9 +290,9 @@ q AS (
            '') AS changes,
          bool_or(flip AND worse) AS to_failure,
          bool_or(flip AND NOT worse) AS to_ok,
-         coalesce(max(abs(delta)) FILTER (WHERE worse AND NOT flip AND NOT lower), 0.0)
+         coalesce(max(abs(delta)) FILTER (WHERE worse AND NOT flip AND NOT raw), 0.0)
            AS worst_drop,
-         coalesce(max(abs(delta)) FILTER (WHERE NOT worse AND NOT flip AND NOT lower), 0.0)
+         coalesce(max(abs(delta)) FILTER (WHERE NOT worse AND NOT flip AND NOT raw), 0.0)
            AS best_gain,
          count(*) FILTER (WHERE worse AND NOT flip) AS n_worse,
          count(*) FILTER (WHERE NOT worse AND NOT flip) AS n_better

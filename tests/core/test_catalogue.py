@@ -115,14 +115,14 @@ def test_no_number_is_written_in_e_notation(name: str, value: float) -> None:
 def test_every_metric_has_a_definition_and_a_docs_section() -> None:
     """Every entry's help text says what it is and links to its section of the definitions.
 
-    A new built-in metric needs a one-line entry in `catalogue.DEFINITIONS` (or a rule in
-    `_define`) and its section in `catalogue.SECTIONS` (kept to docs/metrics.md's headings
-    by the test below)."""
+    A new built-in metric needs a one-line entry in `DEFINITIONS` of
+    rageval_core/catalogue/definitions.py (or a rule in `define`) and its section in
+    `catalogue.SECTIONS` (kept to docs/metrics.md's headings by the test below)."""
     raw = {"toxicity": {"label": "toxicity", "direction": "lower"}}
     cat = BUILTIN.with_declared(parse_declared(raw, "run/manifest.json"))
     undefined = [m.name for m in cat if not m.definition]
     assert not undefined, (
-        f"metrics without a definition: {undefined}; add a line to catalogue.DEFINITIONS"
+        f"metrics without a definition: {undefined}; add a line to catalogue/definitions.py"
     )
     unanchored = {m.name: m.doc for m in cat if m.doc not in SECTIONS}
     assert not unanchored, f"sections missing from catalogue.SECTIONS: {unanchored}"

@@ -13,8 +13,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from rageval_core.dataset import QUESTION_ID_RE, import_squad, load_dataset, squad_question_id
+from rageval_core.dataset import QUESTION_ID_RE, load_dataset
 from rageval_core.errors import DatasetError
+from rageval_core.importers.squad import import_squad, squad_question_id
 from tests.core.hostile_files import billion_laughs, cli
 
 CORPUS_LINE = '{"id": "c#0", "doc_id": "c", "text": "Some text."}\n'

@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from rageval_core.dataset import import_squad, load_dataset, slugify
+from rageval_core.dataset import load_dataset
 from rageval_core.errors import ConfigError, DatasetError
+from rageval_core.importers.squad import import_squad, slugify
 from rageval_core.models import Chunk, GoldenQuestion, GoldSpan
 
 

@@ -16,7 +16,7 @@ from rageval_core.query import QUESTION_CHANGE_COLUMNS, QUESTION_KINDS, Comparis
 
 def _num(metric: str, v: float, sign: bool = False) -> str:
     """Scores with two decimals, latency and cost with four significant digits; − for minus."""
-    spec = ".4g" if BUILTIN.lower_is_better(metric) else ".2f"
+    spec = ".2f" if BUILTIN.is_score(metric) else ".4g"
     return format(v, ("+" if sign else "") + spec).replace("-", "−")
 
 
@@ -69,9 +69,7 @@ def pandas_question_changes(c: Comparison) -> pd.DataFrame:
             ]
 
         def largest(part: pd.DataFrame) -> float:
-            scores = [
-                m != "failure_type" and not BUILTIN.lower_is_better(m) for m in part["metric"]
-            ]
+            scores = [m != "failure_type" and BUILTIN.is_score(m) for m in part["metric"]]
             score = part[scores]
             return float(score["delta"].abs().max()) if len(score) else 0.0
 

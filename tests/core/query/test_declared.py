@@ -294,3 +294,22 @@ def test_a_declared_label_is_inert_in_the_markdown_table(results, tmp_path, caps
     assert "<img" not in out and "&lt;img src=x onerror=alert(1)&gt;" in row_line
     assert "\\| !\\[t\\](http://x/t.png) =1 |" in row_line  # no image, no line break
     assert len(re.findall(r"(?<!\\)\|", row_line)) == 8  # seven cells, as the header
+
+
+def test_a_declared_lower_is_better_score_moves_like_a_score_and_latency_does_not(results):
+    # toxicity is a 0..1 score where lower is better: its changes read with two decimals and
+    # rank by size like faithfulness; latency, lower is better too, is listed but not ranked
+    write_run(results, "a", [row("q1", toxicity=0.1, total_ms=100.0)], metrics=DECLARED)
+    write_run(results, "b", [row("q1", toxicity=0.4, total_ms=900.0)], metrics=DECLARED)
+    c = compare_runs(ResultsStore(results), ["a", "b"], metrics=["toxicity", "total_ms"])
+    (q,) = c.questions.itertuples()
+    assert q.changes == "total_ms 100→900 (+800); toxicity 0.10→0.40 (+0.30)"
+    assert q.worst_drop == pytest.approx(0.3)
+    store = ResultsStore(results)
+    assert store.catalogue().entry("toxicity").is_score
+    assert not store.catalogue().entry("total_ms").is_score
+    # the tail's cut: a score with two decimals, latency in its unit; both tails are the top
+    toxic = bottom_questions(store, "b", "toxicity").describe("toxicity")
+    assert toxic == "top 10%: 1 of 1 questions, toxicity ≥ 0.40"
+    slow = bottom_questions(store, "b", "total_ms").describe("latency")
+    assert slow == "top 10%: 1 of 1 questions, latency ≥ 900 ms"

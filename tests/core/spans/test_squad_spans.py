@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from rageval_core.dataset import import_squad, load_dataset
+from rageval_core.dataset import load_dataset
 from rageval_core.errors import DatasetError
+from rageval_core.importers.squad import import_squad
 
 SQUAD = Path(__file__).parents[2] / "fixtures" / "squad" / "squad-v2-dev-small.json"
 
