@@ -35,6 +35,7 @@ from rageval_core.config import PipelineSpec
 from rageval_core.deadline import CallTimedOut, run_within
 from rageval_core.errors import ConfigError, PipelineError
 from rageval_core.models import PipelineOutput
+from rageval_core.redact import Redactor
 from rageval_core.runs.layout import positive_env_seconds
 
 Pipeline = Callable[[str], Any]
@@ -45,6 +46,9 @@ DATASET_ENV = "RAGEVAL_DATASET"
 ATTEMPTS = 3
 # Fresh workers started in place of dead ones, per worker of the pool, before a run stops.
 REPLACEMENTS_PER_WORKER = 2
+# Where Ray reads a token-authenticated cluster's token (`RAY_AUTH_MODE=token`,
+# docs/scale.md): its value is redacted from everything a run writes or logs.
+RAY_TOKEN_ENV = "RAY_AUTH_TOKEN"
 START_TIMEOUT_ENV = "RAGEVAL_RAY_START_TIMEOUT"
 START_TIMEOUT_S = 600.0
 
@@ -260,9 +264,8 @@ class RayEngine:
             ray.init(address=self.address, **kwargs)
         except Exception as exc:  # Ray raises ConnectionError, RuntimeError, ValueError…
             where = self.address or os.environ.get("RAY_ADDRESS") or "a new local cluster"
-            raise ConfigError(
-                f"--engine ray: cannot connect to {where}: {type(exc).__name__}: {exc}"
-            ) from None
+            why = Redactor.for_env([RAY_TOKEN_ENV]).text(f"{type(exc).__name__}: {exc}")
+            raise ConfigError(f"--engine ray: cannot connect to {where}: {why}") from None
 
     def _worker_class(self, ray: Any) -> Any:
         # SPREAD: a pool sized by concurrency uses every node, not the first with room.

@@ -43,7 +43,7 @@ from typing import Any, Protocol
 from tqdm import tqdm
 
 from rageval_core.config import RunConfig
-from rageval_core.engines import Engine, LocalEngine
+from rageval_core.engines import RAY_TOKEN_ENV, Engine, LocalEngine
 from rageval_core.errors import ConfigError, ConflictError
 from rageval_core.models import RunManifest
 from rageval_core.redact import Redactor
@@ -184,7 +184,9 @@ class RunJob:
         )
         if self.concurrency < 1:
             raise ConfigError(f"--concurrency must be >= 1, got {self.concurrency}")
-        self.redactor = Redactor.for_env(config.secret_env_names(), extra=config.secret_values())
+        self.redactor = Redactor.for_env(
+            [*config.secret_env_names(), RAY_TOKEN_ENV], extra=config.secret_values()
+        )
         self.pinned = options.pinned_time
         self.started = time.monotonic()
         self._leases: list[Lease] = []
