@@ -15,7 +15,14 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
-from tests.core.engines.conftest import RAY_PIPELINE, RAY_TOKEN, RayCluster, isolated_ray_env
+from tests.conftest import import_or_skip_unless_ci
+from tests.core.engines.conftest import (
+    RAY_PIPELINE,
+    RAY_TOKEN,
+    RayCluster,
+    isolated_ray_env,
+    running,
+)
 from tests.core.runner.conftest import Toy
 
 
@@ -44,7 +51,8 @@ def every_file_text(folder: Path) -> str:
     )
 
 
-def test_a_local_ray_run_first_leaves_the_cluster_tests_working(ray_cluster, tmp_path):
+def test_a_local_ray_run_first_leaves_the_cluster_tests_working(tmp_path, tmp_path_factory):
+    import_or_skip_unless_ci("ray", "pip install 'rageval[ray]'")
     # The user's side: a local --engine ray run, auth mode unset as a user has it.
     user = isolated_ray_env(tmp_path)
     del user["RAY_AUTH_MODE"]
@@ -55,12 +63,14 @@ def test_a_local_ray_run_first_leaves_the_cluster_tests_working(ray_cluster, tmp
     finally:
         shutil.rmtree(user["RAY_TMPDIR"], ignore_errors=True)
     assert local.returncode == 0, local.stderr[-3000:]
-    token = Path(user["HOME"]) / ".ray" / "auth_token"
-    print(f"local --engine ray left {token}: {token.exists()}")
+    assert (tmp_path / "home" / ".ray" / "auth_token").exists()  # what Ray 2.60 leaves
 
-    # The tests' side, in that same home: the isolated env (explicit auth mode) still works.
-    env = {**ray_cluster.env, "HOME": user["HOME"]}
-    after, toy = ray_run(tmp_path / "cluster", env, "--ray-address", ray_cluster.address)
+    # The tests' side, in that same home: a cluster and a driver started as the engine
+    # tests start theirs (an explicit auth mode) still work.
+    cluster = RayCluster(tmp_path_factory.mktemp("rayh", numbered=True), nodes=1)
+    cluster.env["HOME"] = user["HOME"]
+    with running(cluster):
+        after, toy = ray_run(tmp_path / "cluster", cluster.env, "--ray-address", cluster.address)
     assert after.returncode == 0, after.stderr[-3000:]
     assert pq.read_table(toy.results / "r" / "questions.parquet").num_rows == 32
 
