@@ -16,7 +16,7 @@ import pytest
 
 from rageval_core.config import load_config
 from rageval_core.errors import ConfigError
-from tests.core.runner.test_crash import N_QUESTIONS, journal_lines, wait_for_lines
+from tests.core.runner.conftest import N_QUESTIONS, journal_lines, wait_for_lines
 
 
 def finish(proc: subprocess.Popen, limit_s: float) -> tuple[str, str, float]:
