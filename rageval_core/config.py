@@ -9,6 +9,7 @@ pipeline (the runner does, with their own errors).
 
 from __future__ import annotations
 
+import math
 import os
 import re
 from collections.abc import Mapping
@@ -64,6 +65,9 @@ class PipelineSpec:
 
     factory: str
     params: Mapping[str, Any] = field(default_factory=dict)
+    timeout_s: float | None = None
+    """Seconds one question's pipeline call may take before it is that question's error
+    (`--question-timeout` overrides it); None: no limit."""
 
 
 @dataclass(frozen=True)
@@ -107,7 +111,11 @@ class RunConfig:
         return {
             "name": self.name,
             "dataset": self.dataset,
-            "pipeline": {"factory": self.pipeline.factory, "params": dict(self.pipeline.params)},
+            "pipeline": {
+                "factory": self.pipeline.factory,
+                "params": dict(self.pipeline.params),
+                **({"timeout_s": self.pipeline.timeout_s} if self.pipeline.timeout_s else {}),
+            },
             "judge": dict(self.judge or {"kind": "offline"}),
             # no `prices:`, no prices: the cost is unknown, not $0 (recorded as absent)
             **(
@@ -174,12 +182,19 @@ class _Reader:
         if not isinstance(params, Mapping):
             self.problems.append(f"pipeline.params must be a mapping, got {type(params).__name__}")
             params = {}
+        timeout = p.get("timeout_s")
+        if timeout is not None and not (_is_number(timeout) and 0 < timeout < math.inf):
+            self.problems.append(
+                f"pipeline.timeout_s must be a number of seconds > 0, got {shown(timeout)}"
+            )
+            timeout = None
         for k in p:
-            if k not in ("factory", "params"):
+            if k not in ("factory", "params", "timeout_s"):
                 self.problems.append(
-                    f"unknown key pipeline.{shown(k, bare=True)} (expected factory, params)"
+                    f"unknown key pipeline.{shown(k, bare=True)} "
+                    "(expected factory, params, timeout_s)"
                 )
-        return PipelineSpec(factory, dict(params))
+        return PipelineSpec(factory, dict(params), None if timeout is None else float(timeout))
 
     def judge(self) -> dict[str, Any] | None:
         j = self.mapping("judge")

@@ -32,8 +32,10 @@ from typing import Any, Protocol
 
 from rageval_core.adapters import adapt
 from rageval_core.config import PipelineSpec
+from rageval_core.deadline import CallTimedOut, run_within
 from rageval_core.errors import ConfigError, PipelineError
 from rageval_core.models import PipelineOutput
+from rageval_core.redact import Redactor
 from rageval_core.runs.layout import positive_env_seconds
 
 Pipeline = Callable[[str], Any]
@@ -44,6 +46,9 @@ DATASET_ENV = "RAGEVAL_DATASET"
 ATTEMPTS = 3
 # Fresh workers started in place of dead ones, per worker of the pool, before a run stops.
 REPLACEMENTS_PER_WORKER = 2
+# Where Ray reads a token-authenticated cluster's token (`RAY_AUTH_MODE=token`,
+# docs/scale.md): its value is redacted from everything a run writes or logs.
+RAY_TOKEN_ENV = "RAY_AUTH_TOKEN"
 START_TIMEOUT_ENV = "RAGEVAL_RAY_START_TIMEOUT"
 START_TIMEOUT_S = 600.0
 
@@ -127,13 +132,32 @@ def load_pipeline(spec: PipelineSpec, config_folder: Path, dataset: Path) -> Pip
     return pipeline
 
 
-def ask(pipeline: Pipeline, question: str) -> Answered:
-    """Call the user's pipeline once; anything it raises is that question's error."""
+def timed_out(seconds: float) -> str:
+    """The error of a question whose pipeline call outlived `pipeline.timeout_s`."""
+    return (
+        f"QuestionTimeout: the pipeline gave no answer within {seconds:g} s "
+        "(pipeline.timeout_s / --question-timeout); the call was abandoned"
+    )
+
+
+def ask(pipeline: Pipeline, question: str, timeout_s: float | None = None) -> Answered:
+    """Call the user's pipeline once; anything it raises is that question's error —
+    `SystemExit` and `KeyboardInterrupt` too (an app calling `sys.exit()` must not end the
+    run). A real Ctrl-C reaches only the main thread, never the pool's: there it is
+    raised. After `timeout_s` the call is abandoned (`deadline.run_within`: it goes on in
+    the background, its answer dropped) and the question is a `QuestionTimeout` error."""
     start = time.perf_counter()
     try:
-        out: PipelineOutput | None = PipelineOutput.from_value(pipeline(question))
+        out = PipelineOutput.from_value(run_within(timeout_s, pipeline, question))
         error = None
-    except Exception as exc:
+    except CallTimedOut as exc:
+        out, error = None, timed_out(exc.seconds)
+    except (Exception, SystemExit, KeyboardInterrupt) as exc:
+        if (
+            isinstance(exc, KeyboardInterrupt)
+            and threading.current_thread() is threading.main_thread()
+        ):
+            raise
         out, error = None, f"{type(exc).__name__}: {exc}"
     return Answered(out, error, (time.perf_counter() - start) * 1000)
 
@@ -149,7 +173,7 @@ class LocalEngine:
         self, source: PipelineSource, workers: int, log: Callable[[str], None]
     ) -> Iterator[Ask]:
         pipeline = load_pipeline(source.spec, source.config_folder, source.dataset)
-        yield lambda question: ask(pipeline, question)
+        yield lambda question: ask(pipeline, question, source.spec.timeout_s)
 
 
 # ---------------------------------------------------------------------------- Ray
@@ -240,9 +264,8 @@ class RayEngine:
             ray.init(address=self.address, **kwargs)
         except Exception as exc:  # Ray raises ConnectionError, RuntimeError, ValueError…
             where = self.address or os.environ.get("RAY_ADDRESS") or "a new local cluster"
-            raise ConfigError(
-                f"--engine ray: cannot connect to {where}: {type(exc).__name__}: {exc}"
-            ) from None
+            why = Redactor.for_env([RAY_TOKEN_ENV]).text(f"{type(exc).__name__}: {exc}")
+            raise ConfigError(f"--engine ray: cannot connect to {where}: {why}") from None
 
     def _worker_class(self, ray: Any) -> Any:
         # SPREAD: a pool sized by concurrency uses every node, not the first with room.
@@ -274,6 +297,7 @@ class _ActorPool:
         self._replacements_left = REPLACEMENTS_PER_WORKER * workers
         self._lost = (ray.exceptions.RayActorError, ray.exceptions.ObjectLostError)
         self._broken: str | None = None
+        self._timeout = source.spec.timeout_s
         self._actors = [worker.remote(source) for _ in range(workers)]
         try:
             self._start(workers)
@@ -313,7 +337,11 @@ class _ActorPool:
                 self._idle.put(_BROKEN)  # wake the next thread waiting for a worker
                 raise PipelineError(self._broken or "the Ray workers are gone")
             try:
-                answered = self._ray.get(actor.ask.remote(question))
+                answered = self._ray.get(actor.ask.remote(question), timeout=self._timeout)
+            except self._ray.exceptions.GetTimeoutError:
+                # The actor is stuck in the call: kill it, a fresh one takes its place.
+                self._idle.put(self._replace(actor, died=False))
+                return Answered(None, timed_out(self._timeout), self._timeout * 1000)
             except self._lost:
                 self._idle.put(self._replace(actor))
                 continue
@@ -328,23 +356,28 @@ class _ActorPool:
             0.0,
         )
 
-    def _replace(self, dead: Any) -> Any:
-        """A fresh worker in place of `dead`; `_BROKEN` once the budget is spent, which
-        stops every thread that asks next (none may wait for ever on an empty pool)."""
+    def _replace(self, dead: Any, died: bool = True) -> Any:
+        """A fresh worker in place of `dead`; `_BROKEN` once the budget for workers that
+        `died` is spent (a worker killed for its timeout does not count), which stops
+        every thread that asks next (none may wait for ever on an empty pool)."""
         self._kill(dead)
         with self._lock:
             if dead in self._actors:
                 self._actors.remove(dead)
-            if self._replacements_left <= 0:
+            if died and self._replacements_left <= 0:
                 self._broken = (
                     "Ray workers keep dying (every replacement used up): stopping the run; "
                     "the questions finished are kept, resume it once the cluster is healthy"
                 )
                 return _BROKEN
-            self._replacements_left -= 1
+            self._replacements_left -= died
             fresh = self._worker.remote(self._source)
             self._actors.append(fresh)
-        self._log("ray: a worker died mid-question; started a fresh one, asking again")
+        self._log(
+            "ray: a worker died mid-question; started a fresh one, asking again"
+            if died
+            else "ray: a worker outlived the question timeout; killed it, started a fresh one"
+        )
         return fresh
 
     def _kill(self, actor: Any) -> None:

@@ -18,7 +18,8 @@ Order of writes, which is what makes a run survive `kill -9`:
    files and their names are the run folder's (`runs.folder.RunFolder`, `runs.layout`).
 
 `--resume RUN_ID` reads the journal back, skips the question ids already there and
-finishes the rest. Ctrl-C stops submitting questions, records the ones in flight, marks
+finishes the rest. Ctrl-C stops submitting questions, records the ones in flight that
+finish within `GRACE_S` (a hung pipeline or judge is left behind, unrecorded), marks
 the run `failed` (resumable) and re-raises KeyboardInterrupt, which the CLI turns into
 exit 130; a second Ctrl-C does the same at once, leaving the questions in flight
 unrecorded.
@@ -42,14 +43,25 @@ from typing import Any, Protocol
 from tqdm import tqdm
 
 from rageval_core.config import RunConfig
-from rageval_core.engines import Engine, LocalEngine
+from rageval_core.engines import RAY_TOKEN_ENV, Engine, LocalEngine
 from rageval_core.errors import ConfigError, ConflictError
 from rageval_core.models import RunManifest
 from rageval_core.redact import Redactor
 from rageval_core.runs.folder import MAX_NAMED, NAMED_TOTALS, RunFolder, run_totals
 from rageval_core.runs.journal import Journal
-from rageval_core.runs.layout import Shard, default_run_id, iso, utc_now, validate_run_id
+from rageval_core.runs.layout import (
+    Shard,
+    default_run_id,
+    iso,
+    positive_env_seconds,
+    utc_now,
+    validate_run_id,
+)
 from rageval_core.runs.lease import Lease, stale_after_s
+
+# After the first Ctrl-C, how long the questions in flight may take to finish.
+GRACE_ENV = "RAGEVAL_INTERRUPT_GRACE_S"
+GRACE_S = 10.0
 
 
 class Remote(Protocol):
@@ -172,7 +184,9 @@ class RunJob:
         )
         if self.concurrency < 1:
             raise ConfigError(f"--concurrency must be >= 1, got {self.concurrency}")
-        self.redactor = Redactor.for_env(config.secret_env_names(), extra=config.secret_values())
+        self.redactor = Redactor.for_env(
+            [*config.secret_env_names(), RAY_TOKEN_ENV], extra=config.secret_values()
+        )
         self.pinned = options.pinned_time
         self.started = time.monotonic()
         self._leases: list[Lease] = []
@@ -211,7 +225,8 @@ class RunJob:
         journal: Journal,
     ) -> list[dict[str, Any]]:
         """Run `work` on each item of `todo` on a bounded pool; journal each row as it
-        finishes. Ctrl-C: stop submitting, record what is in flight, then re-raise. A second
+        finishes. Ctrl-C: stop submitting, record what is in flight and finishes within the
+        grace (`GRACE_S`), then re-raise. A second
         Ctrl-C abandons the questions in flight: no waiting for them, here or at exit."""
         new_rows: list[dict[str, Any]] = []
         bar = tqdm(
@@ -256,10 +271,22 @@ class RunJob:
                 self._check_leases()
         except KeyboardInterrupt:
             try:  # the second Ctrl-C may come at any point of this, the log line included
-                for f in pending:
-                    f.cancel()
-                self.log("interrupted: finishing the questions in flight (Ctrl-C again to abandon)")
-                record(f for f in wait(pending)[0] if not f.cancelled())
+                # Queued ones never start; a cancelled future is not "done" for `wait`.
+                running = [f for f in pending if not f.cancel()]
+                grace = positive_env_seconds(GRACE_ENV, GRACE_S)
+                self.log(
+                    f"interrupted: finishing the questions in flight for up to {grace:g} s "
+                    "(Ctrl-C again to abandon them now)"
+                )
+                finished, late = wait(running, timeout=grace)
+                record(finished)
+                if late:
+                    # A hung pipeline or judge must not hold the run: leave them behind.
+                    abandoned = True
+                    self.log(
+                        f"abandoned {len(late)} question(s) still running after {grace:g} s; "
+                        "they are not recorded (--resume asks them again)"
+                    )
             except KeyboardInterrupt:
                 abandoned = True
                 self.log("abandoned: the questions in flight are not recorded")

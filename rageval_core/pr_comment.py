@@ -23,6 +23,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from rageval_core import deadline
 from rageval_core.bounded_json import BadJSON, load_file, loads
 from rageval_core.errors import ConfigError, RagevalError, shown
 
@@ -31,6 +32,7 @@ MAX_BODY = 65_000  # GitHub refuses comment bodies over 65,536 characters
 PAGE = 100
 MAX_PAGES = 100  # 10,000 comments: a pull request with more is not one this looks through
 MAX_REPLY_BYTES = 16 << 20  # a page of 100 comments is well under a megabyte
+API_TIMEOUT_S = 30.0  # one total deadline per API call: connect, headers and body
 
 
 @dataclass(frozen=True)
@@ -102,8 +104,13 @@ _OPENER = urllib.request.build_opener(_SameOriginAuth)
 
 
 class _Api:
-    def __init__(self, pr: PullRequest, token: str, timeout: float = 30.0):
-        self.pr, self.token, self.timeout = pr, token, timeout
+    def __init__(self, pr: PullRequest, token: str):
+        self.pr, self.token = pr, token
+
+    @staticmethod
+    def _fetch(req: urllib.request.Request) -> bytes:
+        with _OPENER.open(req, timeout=API_TIMEOUT_S) as resp:
+            return resp.read(MAX_REPLY_BYTES + 1)
 
     def call(self, method: str, path: str, payload: Any = None) -> Any:
         data = None if payload is None else json.dumps(payload).encode()
@@ -114,8 +121,9 @@ class _Api:
         if data is not None:
             req.add_header("Content-Type", "application/json")
         try:
-            with _OPENER.open(req, timeout=self.timeout) as resp:
-                data = resp.read(MAX_REPLY_BYTES + 1)
+            # urllib's timeout is per socket read: a server dripping its headers never
+            # trips it. The whole call gets one deadline; a late one is left behind.
+            data = deadline.run_within(API_TIMEOUT_S, self._fetch, req)
             if len(data) > MAX_REPLY_BYTES:
                 raise ValueError(f"reply longer than {MAX_REPLY_BYTES} bytes")
             return loads(data) if data.strip() else None

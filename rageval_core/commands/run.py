@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import math
+from dataclasses import replace
 
 from rageval_core.commands import (
     add_results_option,
@@ -31,6 +33,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="K/N",
         help="run only shard K of N, numbered 1..N as in a CI matrix (`--shard 1/3` … "
         "`3/3`; stable split by question id); needs --run-id or --resume",
+    )
+    p.add_argument(
+        "--question-timeout",
+        metavar="S",
+        type=float,
+        help="seconds one question's pipeline call may take before it is that question's "
+        "error and the run goes on (overrides pipeline.timeout_s; default: no limit)",
     )
     p.add_argument(
         "--engine",
@@ -65,6 +74,12 @@ def _run(args: argparse.Namespace) -> int:
     from rageval_core.runs.layout import Shard
 
     config = load_config(args.config)
+    if args.question_timeout is not None:
+        if not 0 < args.question_timeout < math.inf:
+            raise ConfigError(
+                f"--question-timeout must be a number of seconds > 0, got {args.question_timeout:g}"
+            )
+        config = replace(config, pipeline=replace(config.pipeline, timeout_s=args.question_timeout))
     location = results_location(args.results)
     engine = _engine(args)
 

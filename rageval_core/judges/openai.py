@@ -32,6 +32,7 @@ from typing import Any
 
 import httpx
 
+from rageval_core import deadline
 from rageval_core.bounded_json import BadJSON, loads
 from rageval_core.errors import ConfigError, JudgeError
 from rageval_core.judges.grounding import ungrounded, ungrounded_statements
@@ -201,14 +202,15 @@ class OpenAIJudge:
                     f"(judge.api_key_env); it must hold the judge's API key"
                 )
             headers["Authorization"] = f"Bearer {self._secret}"
+        limits = httpx.Limits(
+            max_connections=settings.concurrency,
+            max_keepalive_connections=settings.concurrency,
+        )
         self._client = httpx.Client(
             base_url=settings.base_url + "/",
             headers=headers,
             timeout=settings.timeout_s,
-            limits=httpx.Limits(
-                max_connections=settings.concurrency,
-                max_keepalive_connections=settings.concurrency,
-            ),
+            transport=deadline.transport(limits=limits),
         )
         self._slots = threading.BoundedSemaphore(settings.concurrency)
         self._cache = ReplyCache(settings.cache_dir) if settings.cache_dir is not None else None
@@ -343,21 +345,21 @@ class OpenAIJudge:
         raise _Failure(f"judge endpoint gave up after {attempts} attempt(s): {problem}")
 
     def _post(self, body: dict[str, Any]) -> tuple[int, httpx.Headers, bytes]:
-        """One request, read as a stream against a total deadline of `timeout_s` (httpx's
-        own timeout is per read: a server dripping a byte a second never trips it) and a
-        size cap of `MAX_REPLY_BYTES` (reading stops there, nothing more is held). A
-        call therefore ends within `timeout_s` plus at most one read's wait. Redirects are
+        """One request within one total deadline of `timeout_s` — connect, headers and
+        body together (`deadline.within`: httpx's own timeout is per read, and a server
+        dripping a byte a second never trips it) — read as a stream with a size cap of
+        `MAX_REPLY_BYTES` (reading stops there, nothing more is held). Redirects are
         never followed (httpx's default): the key goes to `base_url` only."""
-        deadline = time.monotonic() + self.settings.timeout_s
-        with self._client.stream("POST", "chat/completions", json=body) as resp:
+        with (
+            deadline.within(self.settings.timeout_s),
+            self._client.stream("POST", "chat/completions", json=body) as resp,
+        ):
             parts, size = [], 0
-            for chunk in resp.iter_bytes():  # as each read returns: the deadline is checked
+            for chunk in resp.iter_bytes():
                 size += len(chunk)
                 if size > MAX_REPLY_BYTES:
                     raise _Failure(f"judge reply longer than {MAX_REPLY_BYTES} bytes; cut off")
                 parts.append(chunk)
-                if time.monotonic() > deadline:
-                    raise httpx.ReadTimeout("total deadline passed")
             return resp.status_code, resp.headers, b"".join(parts)
 
     @staticmethod

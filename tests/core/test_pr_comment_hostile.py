@@ -133,3 +133,33 @@ def test_a_hostile_event_file_is_an_argument_error(monkeypatch, tmp_path, capsys
     (tmp_path / "t.md").write_text("x")
     assert main(["comment", str(tmp_path / "t.md")]) == 2
     assert "nested deeper than 64" in capsys.readouterr().err
+
+
+def test_an_api_dripping_its_headers_is_left_at_the_deadline(comment, capsys, monkeypatch):
+    """urllib's timeout is per read: headers a byte every 0.2 s never tripped it (issue 35).
+    Bounded by a thread join, so the old code fails in seconds instead of hanging."""
+    import threading
+    import time
+
+    from tests.core.judges.chat_server import DripServer
+
+    monkeypatch.setattr(pr_comment, "API_TIMEOUT_S", 1.0)
+    box: dict = {}
+    with DripServer(every_s=0.2) as srv:
+
+        class _Url:
+            url = f"http://127.0.0.1:{srv.port}"
+
+        def call():
+            start = time.monotonic()
+            box["result"] = comment(_Url, capsys)
+            box["took"] = time.monotonic() - start
+
+        t = threading.Thread(target=call, daemon=True)
+        t.start()
+        t.join(10)
+        assert not t.is_alive(), "the comment call has no total deadline"
+    code, err = box["result"]
+    assert code == 1
+    assert "no answer within 1 s" in err
+    assert box["took"] < 3

@@ -2,9 +2,11 @@
 
 The cluster is two `ray start --block` processes (a head and a second node), each with
 its own CPU, every file under the test's temp dir (`RAY_TMPDIR`, so nothing lands in
-/tmp/ray). Stopping a `--block` process stops its node; whatever of ours survives that
-(found by the temp dir in its command line) is killed by pid. Other Ray users on the
-machine are never touched.
+/tmp/ray), and Ray's state isolated (`isolated_ray_env`: home, auth mode, no inherited
+token), so a `~/.ray/auth_token` a local `--engine ray` run left cannot change them.
+Stopping a `--block` process stops its node; whatever of ours survives that (found by the
+temp dir in its command line) is killed by pid. Other Ray users on the machine are never
+touched.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -26,6 +29,7 @@ BIN = Path(sys.executable).parent
 ROOT = Path(__file__).resolve().parents[3]
 SECRET_ENV = "RAGEVAL_RAY_TEST_SECRET"
 SECRET = "sk-raytest-0123456789abcdef"
+RAY_TOKEN = "0123456789abcdef" * 4  # the cluster's token (what Ray generates: 64 hex)
 
 # Question "What is fact N?" -> chunk fN. `calls` gets one line per call: the node's tag,
 # the process id, the question number. Question `hold_first` waits on its first attempt
@@ -77,15 +81,30 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-class RayCluster:
-    """`address` to pass as --ray-address; `env` for every process that talks to it."""
+def isolated_ray_env(temp: Path, token: str | None = None) -> dict[str, str]:
+    """This process's environment with Ray's state of its own: a home under `temp` (Ray
+    2.60 reads and writes `~/.ray/auth_token`), an explicit auth mode — token with
+    `token`, else disabled — and no token or cluster address inherited from the user."""
+    home = temp / "home"
+    home.mkdir(exist_ok=True)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RAY_")}
+    env.update(HOME=str(home), RAY_AUTH_MODE="token" if token else "disabled")
+    if token:
+        env["RAY_AUTH_TOKEN"] = token
+    return env
 
-    def __init__(self, temp: Path):
+
+class RayCluster:
+    """`address` to pass as --ray-address; `env` for every process that talks to it. With
+    `token`, the cluster uses Ray's token authentication and `env` carries the token."""
+
+    def __init__(self, temp: Path, token: str | None = None, nodes: int = 2):
         self.temp = temp
+        self.n_nodes = nodes
         port = free_port()
         self.address = f"127.0.0.1:{port}"
         self.env = {
-            **os.environ,
+            **isolated_ray_env(temp, token),
             "RAY_TMPDIR": str(temp),
             "RAY_USAGE_STATS_ENABLED": "0",
             "PYTHONPATH": os.pathsep.join(
@@ -109,8 +128,9 @@ class RayCluster:
         common, port = self._common, self._port
         self._start("head", ["--head", f"--port={port}", "--include-dashboard=false", *common])
         self._wait_for_port(port)
-        self._start("second", [f"--address={self.address}", *common])
-        self._wait_for_nodes(2)
+        if self.n_nodes == 2:
+            self._start("second", [f"--address={self.address}", *common])
+        self._wait_for_nodes(self.n_nodes)
 
     def _start(self, tag: str, args: list[str]) -> None:
         log = open(self.temp / f"{tag}.log", "w")  # noqa: SIM115 - closed with the process
@@ -184,15 +204,29 @@ class RayCluster:
                 pass
 
 
-@pytest.fixture(scope="session")
-def ray_cluster(tmp_path_factory) -> Iterator[RayCluster]:
-    """One two-node cluster for every Ray test (starting one takes ~20 s on 2 cores)."""
-    import_or_skip_unless_ci("ray", "pip install 'rageval[ray]'")
-    # A short root: Ray's socket paths under it must stay within the 107-byte limit.
-    cluster = RayCluster(tmp_path_factory.mktemp("ray", numbered=True))
+@contextmanager
+def running(cluster: RayCluster) -> Iterator[RayCluster]:
     try:
         cluster.start()
         yield cluster
     finally:
         cluster.stop()
     assert not cluster.ours(), "Ray processes of the test cluster outlived it"
+
+
+@pytest.fixture(scope="session")
+def ray_cluster(tmp_path_factory) -> Iterator[RayCluster]:
+    """One two-node cluster for every Ray test (starting one takes ~20 s on 2 cores)."""
+    import_or_skip_unless_ci("ray", "pip install 'rageval[ray]'")
+    # A short root: Ray's socket paths under it must stay within the 107-byte limit.
+    with running(RayCluster(tmp_path_factory.mktemp("ray", numbered=True))) as cluster:
+        yield cluster
+
+
+@pytest.fixture(scope="session")
+def ray_token_cluster(tmp_path_factory) -> Iterator[RayCluster]:
+    """A one-node cluster with Ray's token authentication (`RAY_AUTH_MODE=token`)."""
+    import_or_skip_unless_ci("ray", "pip install 'rageval[ray]'")
+    temp = tmp_path_factory.mktemp("rayt", numbered=True)
+    with running(RayCluster(temp, token=RAY_TOKEN, nodes=1)) as cluster:
+        yield cluster

@@ -154,3 +154,59 @@ class ChatServer:
     def __exit__(self, *exc: object) -> None:
         self._httpd.shutdown()
         self._httpd.server_close()
+
+
+class DripServer:
+    """A raw HTTP server on 127.0.0.1 that answers every connection by sending a status
+    line and headers one byte every `every_s` seconds, for ever (until the client leaves
+    or the server stops): a peer that keeps every read of a client short, so only a total
+    deadline ends the call. `connections` counts the connections it has seen."""
+
+    def __init__(self, every_s: float = 0.5):
+        import socket
+
+        self.every_s = every_s
+        self.connections = 0
+        self._stop = threading.Event()
+        self._sock = socket.socket()
+        self._sock.bind(("127.0.0.1", 0))
+        self._sock.listen(64)
+        self._sock.settimeout(0.05)
+        self._thread = threading.Thread(target=self._accept, daemon=True)
+
+    @property
+    def port(self) -> int:
+        return self._sock.getsockname()[1]
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def _accept(self) -> None:
+        while not self._stop.is_set():
+            try:
+                conn, _ = self._sock.accept()
+            except OSError:
+                continue
+            self.connections += 1
+            threading.Thread(target=self._drip, args=(conn,), daemon=True).start()
+
+    def _drip(self, conn: Any) -> None:
+        head = b"HTTP/1.1 200 OK\r\n" + b"X-Drip: " + b"." * 1_000_000
+        with conn:
+            for i in range(len(head)):
+                if self._stop.wait(self.every_s):
+                    return
+                try:
+                    conn.sendall(head[i : i + 1])
+                except OSError:
+                    return  # the client gave up, as it should
+
+    def __enter__(self) -> DripServer:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join(timeout=5)
+        self._sock.close()

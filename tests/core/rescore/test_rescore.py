@@ -360,3 +360,28 @@ def test_the_judges_key_never_reaches_a_file_of_the_rescore(results, scratch, mo
     for path in written:
         assert secret.encode() not in path.read_bytes(), path
     assert manifest(results, "keyed")["config"]["judge"]["api_key_env"] == env
+
+
+def test_a_rescore_against_a_dripping_judge_ends_with_judge_errors(results, scratch):
+    """A judge sending its headers a byte every 0.2 s once kept a rescore writing nothing
+    for minutes (issue 35): every call now ends at its deadline, a judge error each."""
+    from tests.core.judges.chat_server import DripServer
+
+    with DripServer(every_s=0.2) as drip:
+        judge = judge_yaml(scratch, drip, timeout_s=0.5, concurrency=8)
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "rageval_core.cli", "rescore", SOURCE, "--judge", str(judge),
+             "--results", str(results), "--run-id", "drip", "--no-progress"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        try:
+            _, err = proc.communicate(timeout=90)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.communicate()
+            pytest.fail("the rescore was still going after 90 s: a judge call has no deadline")
+    assert proc.returncode == 0, err
+    new = rows(results, "drip")
+    answered = [r for r in new.values() if not r["error"]]
+    assert answered and all("timed out after 0.5 s" in r["judge_error"] for r in answered)
+    assert manifest(results, "drip")["status"] == "complete"

@@ -62,6 +62,21 @@ def build(delay=0.0, fail_word="boom", secret_env=None, timings=True, swap=(),
 """
 
 
+N_QUESTIONS = 32  # the toy dataset: 30 answerable + 2 unanswerable
+
+
+def journal_lines(path: Path) -> int:
+    return path.read_text().count("\n") if path.exists() else 0
+
+
+def wait_for_lines(path: Path, n: int, proc: subprocess.Popen, timeout: float = 20.0) -> None:
+    deadline = time.monotonic() + timeout
+    while journal_lines(path) < n:
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < deadline, "the run never journalled enough questions"
+        time.sleep(0.02)
+
+
 class Toy:
     """A project folder: data/dataset.yaml, the toy pipeline module, configs, the CLI."""
 

@@ -6,26 +6,12 @@ import json
 import signal
 import subprocess
 import time
-from pathlib import Path
 
 import pyarrow.parquet as pq
 
 from rageval_core.runs.journal import read_journal
 from rageval_core.runs.reading import inspect_run
-
-N_QUESTIONS = 32  # the toy dataset: 30 answerable + 2 unanswerable
-
-
-def journal_lines(path: Path) -> int:
-    return path.read_text().count("\n") if path.exists() else 0
-
-
-def wait_for_lines(path: Path, n: int, proc, timeout: float = 20.0) -> None:
-    deadline = time.monotonic() + timeout
-    while journal_lines(path) < n:
-        assert proc.poll() is None, proc.communicate()
-        assert time.monotonic() < deadline, "the run never journalled enough questions"
-        time.sleep(0.02)
+from tests.core.runner.conftest import N_QUESTIONS, journal_lines, wait_for_lines
 
 
 def test_sigkill_keeps_finished_questions_and_resume_finishes_exactly_once(toy):
