@@ -208,6 +208,7 @@ class Tail:
     n_scored: int
     n_within: int
     lower_is_better: bool = False
+    is_score: bool = True  # its cut is written as a score, not in its unit
 
     @property
     def cut(self) -> float | None:
@@ -222,7 +223,7 @@ class Tail:
             return f"no question of this run has a value for {name}"
         high = self.lower_is_better
         side, op = ("top", "≥") if high else ("bottom", "≤")
-        cut = _short(self.cut, self.metric, high)
+        cut = _short(self.cut, self.metric, not self.is_score)
         text = (
             f"{side} {self.pct:g}%: {len(self.rows):,} of {self.n_scored:,} questions, "
             f"{name} {op} {cut}"
@@ -276,7 +277,7 @@ def bottom_questions(
     n_scored = int(df["n_scored"].iloc[0]) if len(df) else 0
     n_within = int(df["n_within"].iloc[0]) if len(df) else 0
     rows = df.drop(columns=["n_scored", "n_within"]).reset_index(drop=True)
-    return Tail(metric, float(pct), rows, n_scored, n_within, high)
+    return Tail(metric, float(pct), rows, n_scored, n_within, high, cat.is_score(metric))
 
 
 def rerank_candidates(
