@@ -30,7 +30,7 @@ from __future__ import annotations
 import math
 import re
 from collections import defaultdict
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -67,7 +67,7 @@ QUESTION_KEYS = ("input", "question", "query", "query_str")
 ANSWER_KEYS = ("answer", "response", "output", "result", "text")
 
 
-@dataclass
+@dataclass(slots=True)
 class Span:
     """One span of the file, with the attributes rageval reads (`KEPT`)."""
 
@@ -78,7 +78,7 @@ class Span:
     start: int
     end: int
     attrs: dict[str, Any]
-    source: str  # FILE:LINE
+    source: str  # FILE:LINE, one string shared by the spans of a line
     scope: str = ""  # the instrumentation's name (OTLP `scopeSpans[].scope.name`)
     error: str | None = None
     children: list[Span] = field(default_factory=list)
@@ -105,7 +105,9 @@ class Span:
 
 def _lines(path: Path) -> Iterator[tuple[int, Any]]:
     """(line number, parsed JSON) of each non-blank line, through the bounded reader
-    (depth, number size, lone surrogates, line length), the file's size bounded first."""
+    (depth, number size, lone surrogates, line length), the file's size bounded first.
+    A file that is not OTLP JSON lines (protobuf, one indented document) is named as such,
+    with what to do."""
     size = path.stat().st_size
     if size > MAX_FILE_BYTES:
         raise SourceError(
@@ -114,8 +116,32 @@ def _lines(path: Path) -> Iterator[tuple[int, Any]]:
     limits = Limits(total_bytes=MAX_LINE_BYTES, line_bytes=MAX_LINE_BYTES)
     for n, value in read_lines(path, limits=limits):
         if isinstance(value, BadJSON):
-            raise SourceError(value.at(str(path)))
+            raise SourceError(value.at(str(path)) + _hint(path, value))
         yield n, value
+
+
+def _hint(path: Path, bad: BadJSON) -> str:
+    """What to do about a line that is not JSON, when the file's start says why: OTLP
+    protobuf (binary), or JSON indented over many lines (`MessageToJson`'s default)."""
+    with open(path, "rb") as fh:
+        head = fh.read(4096)
+    text = head.lstrip(b" \t\r\n")
+    if not text.startswith((b"{", b"[")) and (
+        any(b < 9 or 13 < b < 32 for b in head[:64]) or "UTF-8" in bad.why
+    ):
+        return (
+            ": this is a binary file (OTLP protobuf?), not OTLP JSON; export the traces as "
+            "JSON (the collector's file exporter with `format: json`), one "
+            "ExportTraceServiceRequest per line"
+        )
+    first = text.split(b"\n", 1)[0].strip()
+    if first in (b"{", b"["):
+        return (
+            ": the file holds JSON indented over many lines; it needs one "
+            "ExportTraceServiceRequest per line (`MessageToJson(request, indent=None)`, "
+            "or `jq -c . FILE`)"
+        )
+    return ""
 
 
 class _Bad(Exception):
@@ -139,7 +165,7 @@ def _value(v: Any) -> Any:
     if "boolValue" in v:
         return v["boolValue"] is True
     if "intValue" in v:
-        return _int(v["intValue"], "intValue")
+        return _int(v["intValue"], "intValue", signed=True)
     if "doubleValue" in v:
         d = v["doubleValue"]
         if d in ("NaN", "Infinity", "-Infinity"):
@@ -158,13 +184,19 @@ def _value(v: Any) -> Any:
     return None  # kvlist, bytes, empty: not read
 
 
-def _int(raw: Any, what: str) -> int:
-    """An OTLP 64-bit integer (JSON carries them as decimal strings)."""
-    if type(raw) is str and len(raw) <= 20 and raw.isascii() and raw.isdigit():
-        return int(raw)
-    if type(raw) is int and 0 <= raw < 1 << 64:
+_DECIMAL = re.compile(r"-?[0-9]{1,20}")
+
+
+def _int(raw: Any, what: str, signed: bool = False) -> int:
+    """An OTLP 64-bit integer (JSON carries them as decimal strings): times are unsigned
+    (fixed64), attribute values signed (int64, so `gen_ai.request.seed: -1` is legal)."""
+    low = -(1 << 63) if signed else 0
+    if type(raw) is str and _DECIMAL.fullmatch(raw):
+        raw = int(raw)
+    if type(raw) is int and low <= raw < 1 << 64:
         return raw
-    raise _Bad(f"{what}: must be an unsigned 64-bit integer, got {shown(raw, 40)}")
+    kind = "a 64-bit integer" if signed else "an unsigned 64-bit integer"
+    raise _Bad(f"{what}: must be {kind}, got {shown(raw, 40)}")
 
 
 def _text(raw: Any, what: str) -> str:
@@ -184,7 +216,8 @@ def _id(raw: Any, what: str) -> str:
     return raw
 
 
-def _span(raw: Any, source: str, n: int, scope: str) -> Span:
+def _span(raw: Any, at: str, scope: str, traces: dict[str, str]) -> Span:
+    """One span; `at` is its `FILE:LINE`, `traces` the trace ids seen (one string each)."""
     name = raw.get("name") if type(raw) is dict else None
     try:
         if type(raw) is not dict:
@@ -207,27 +240,29 @@ def _span(raw: Any, source: str, n: int, scope: str) -> Span:
         status = status if type(status) is dict else {}
         failed = status.get("code") in ("STATUS_CODE_ERROR", 2)
         parent = raw.get("parentSpanId") or None
+        trace = _id(raw.get("traceId"), "traceId")
         return Span(
-            trace=_id(raw.get("traceId"), "traceId"),
+            trace=traces.setdefault(trace, trace),
             id=_id(raw.get("spanId"), "spanId"),
             parent=None if parent is None else _id(parent, "parentSpanId"),
             name=name if type(name) is str else "",
             start=start,
             end=end,
             attrs=attrs,
-            source=f"{source}:{n}",
+            source=at,
             scope=scope,
             error=(str(status.get("message") or "span status ERROR")[:2000] if failed else None),
         )
     except _Bad as exc:
         quoted = f"span {shown(name, 80)}" if type(name) is str else "a span"
-        raise SourceError(f"{source}:{n}: {quoted}: {exc}") from None
+        raise SourceError(f"{at}: {quoted}: {exc}") from None
 
 
 def read_spans(path: Path) -> list[Span]:
     """Every span of the file, checked."""
-    source, spans = str(path), []
+    source, spans, traces = str(path), [], {}
     for n, request in _lines(path):
+        at = f"{source}:{n}"
         if type(request) is not dict or "resourceSpans" not in request:
             raise SourceError(f"{source}:{n}: not an ExportTraceServiceRequest (no resourceSpans)")
         try:
@@ -238,7 +273,7 @@ def read_spans(path: Path) -> list[Span]:
                     scope = ss.get("scope") if type(ss) is dict else None
                     name = scope.get("name") if type(scope) is dict else None
                     name = name if type(name) is str else ""
-                    spans += [_span(s, source, n, name) for s in _list(members, "spans")]
+                    spans += [_span(s, at, name, traces) for s in _list(members, "spans")]
         except _Bad as exc:
             raise SourceError(f"{source}:{n}: {exc}") from None
     return spans
@@ -487,45 +522,83 @@ def _model(span: Span) -> str | None:
     return None
 
 
-def _walk(span: Span) -> Iterator[Span]:
-    stack = [span]
+def _walk(tops: Iterable[Span]) -> Iterator[Span]:
+    """The spans below and including `tops`, each before its children (pre-order)."""
+    stack = list(tops)
     while stack:
         s = stack.pop()
         yield s
         stack.extend(s.children)
 
 
-def _has_work(span: Span) -> bool:
-    return any(s.kind is not None for s in _walk(span) if s is not span)
+def _below(order: list[Span], counts: Callable[[Span], bool]) -> dict[int, bool]:
+    """For each span of `order` (pre-order), whether some span below it `counts`: one
+    pass from the leaves up, so a chain of any depth costs its length, not its square."""
+    out: dict[int, bool] = {}
+    for s in reversed(order):
+        out[id(s)] = any(out[id(c)] or counts(c) for c in s.children)
+    return out
 
 
-def _questions(spans: list[Span]) -> list[Span]:
-    """The question spans: per trace, the topmost spans with an input and work below."""
+def _named(spans: list[Span]) -> str:
+    quoted = "; ".join(s.where for s in spans[:5])
+    return quoted + (f" and {len(spans) - 5} more" if len(spans) > 5 else "")
+
+
+def _questions(spans: list[Span]) -> tuple[list[Span], list[str]]:
+    """The question spans (per trace, the topmost spans with an input and work below),
+    and a note per kind of span that cannot be read: one whose id a later span of its
+    trace repeats (the later one is read), one in a parent-id cycle (with those below)."""
     by_trace: dict[str, dict[str, Span]] = defaultdict(dict)
+    repeated: list[Span] = []
     for s in spans:
-        by_trace[s.trace][s.id] = s
-    found = []
+        members = by_trace[s.trace]
+        if s.id in members:
+            repeated.append(members[s.id])
+        members[s.id] = s
+    found, cyclic = [], []
     for members in by_trace.values():
         roots = []
         for s in members.values():
             parent = members.get(s.parent) if s.parent else None
             (parent.children if parent is not None and parent is not s else roots).append(s)
+        order = list(_walk(roots))
+        if len(order) < len(members):  # the rest have no way up to a root
+            reached = {id(s) for s in order}
+            cyclic += [s for s in members.values() if id(s) not in reached]
+        work = _below(order, lambda c: c.kind is not None)
         stack = roots
         while stack:
             s = stack.pop()
-            if s.kind is None and _io(s, "input", QUESTION_KEYS) is not None and _has_work(s):
+            if s.kind is None and work[id(s)] and _io(s, "input", QUESTION_KEYS) is not None:
                 found.append(s)
             else:
                 stack.extend(s.children)
-    return sorted(found, key=lambda s: s.start)
+    notes = []
+    if repeated:
+        notes.append(
+            f"{len(repeated)} span(s) not read: a later span of the same trace has the "
+            f"same spanId (the later one is read): {_named(repeated)}"
+        )
+    if cyclic:
+        notes.append(
+            f"{len(cyclic)} span(s) not read: their parentSpanIds form a cycle, so no "
+            f"question can hold them: {_named(cyclic)}"
+        )
+    return sorted(found, key=lambda s: s.start), notes
 
 
 def _record(q: Span, models: set[str], counter: _Counter) -> dict[str, Any]:
-    below = [s for s in _walk(q) if s is not q]
+    order = list(_walk([q]))
+    below = order[1:]
     tally = Tally()
     docs: list[dict[str, Any]] | None = None
     last_end = -1
     tokens = {id(s): _tokens(s, counter) for s in below if s.kind == "llm"}
+    # an LLM span whose LLM descendants report tokens is not counted again
+    reported = _below(
+        order, lambda c: c.kind == "llm" and any(t is not None for t in tokens[id(c)])
+    )
     for s in below:
         if s.kind == "retrieval":
             tally.add_interval("retrieval", s.start / 1e9, s.end / 1e9)
@@ -537,11 +610,7 @@ def _record(q: Span, models: set[str], counter: _Counter) -> dict[str, Any]:
             model = _model(s)
             if model:
                 models.add(model)
-            if not any(
-                d.kind == "llm" and any(t is not None for t in tokens[id(d)])
-                for d in _walk(s)
-                if d is not s
-            ):
+            if not reported[id(s)]:
                 tally.add_tokens(*tokens[id(s)])
     answer = _io(q, "output", ANSWER_KEYS)
     out = tally.output(answer if answer is not None else "", docs or [])
@@ -566,11 +635,12 @@ def _key(text: str) -> str:
 def read(path: Path, dataset: GoldenDataset | None = None) -> Imported:
     """The file's traced questions as records; with `dataset`, only its questions."""
     spans = read_spans(path)
-    questions = _questions(spans)
+    questions, notes = _questions(spans)
     if not questions:
         raise SourceError(
             f"{path}: {len(spans)} spans and no traced question (a span with an input above "
             "a retriever or LLM span, OpenInference or GenAI attributes)"
+            + "".join(f"; {note}" for note in notes)
         )
     models: set[str] = set()
     counter = _Counter()
@@ -578,7 +648,6 @@ def read(path: Path, dataset: GoldenDataset | None = None) -> Imported:
     for q in questions:  # oldest first: a later trace of the same question replaces it
         record = _record(q, models, counter)
         newest[_key(record["question"])] = record
-    notes = []
     if counter.uncounted:
         notes.append(
             f"{counter.uncounted} LlamaIndex LLM call(s) report no token counts: counting "
