@@ -22,7 +22,7 @@ from typing import Any
 
 import yaml
 
-from rageval_core.errors import ConfigError, DatasetError, shown
+from rageval_core.errors import ConfigError, DatasetError, code_points, normalisation_note, shown
 from rageval_core.models import (
     QUESTION_ID_RE,
     Answerability,
@@ -489,7 +489,7 @@ def _span(raw: Any, docs: Mapping[str, Document], rec: _Record, n: int) -> GoldS
         if quote is not None and doc.text[start:end] != quote:
             span.problem(
                 f"{where}: the text at {start}-{end} is {shown(doc.text[start:end])}, "
-                f"not {shown(quote)}",
+                f"not {shown(quote)}{normalisation_note(doc.text[start:end], quote)}",
                 "text",
             )
             return None
@@ -499,7 +499,17 @@ def _span(raw: Any, docs: Mapping[str, Document], rec: _Record, n: int) -> GoldS
         return None
     first = doc.text.find(quote)
     if first < 0:
-        span.problem(f"{where}: quote {shown(quote)} is not in document {shown(doc_id)}", "text")
+        nfc = unicodedata.normalize("NFC", quote)
+        other = unicodedata.normalize("NFC", doc.text).find(nfc) >= 0
+        note = (
+            f"; the document has it in another Unicode normalisation (the quote: "
+            f"{code_points(quote[:12])}; normalise both to NFC)"
+            if other
+            else ""
+        )
+        span.problem(
+            f"{where}: quote {shown(quote)} is not in document {shown(doc_id)}{note}", "text"
+        )
         return None
     again = doc.text.find(quote, first + 1)
     if again >= 0:
