@@ -43,7 +43,7 @@ from rageval_core.runs.layout import (
     validate_run_id,
 )
 from rageval_core.runs.lease import Lease, LocalLease, heartbeat, heartbeat_s
-from rageval_core.runs.manifest import manifest_from_dict, manifest_to_dict
+from rageval_core.runs.manifest import manifest_from_bytes, manifest_to_dict
 from rageval_core.runs.reading import ShardStatus, inspect_run, shard_statuses
 from rageval_core.runs.rows import question_schema, rows_to_table
 from rageval_core.runs.summary import summarize_run
@@ -192,12 +192,10 @@ class RunFolder:
         if not self.manifest.exists():
             return None
         try:
-            data = json.loads(self.manifest.read_text(encoding="utf-8"))
+            data = self.manifest.read_bytes()
         except OSError as exc:  # a folder, no permission: the user's files, not our bug
             raise ResultsError(f"{self.manifest}: cannot read ({exc.strerror or exc})") from exc
-        except ValueError as exc:
-            raise ResultsError(f"{self.manifest}: not valid JSON ({exc})") from exc
-        return manifest_from_dict(data, str(self.manifest))
+        return manifest_from_bytes(data, str(self.manifest))
 
     def write_manifest(self, manifest: RunManifest) -> None:
         atomic_write_json(self.manifest, manifest_to_dict(manifest))
