@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import math
 import re
+import sys
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -216,6 +217,12 @@ def _id(raw: Any, what: str) -> str:
     return raw
 
 
+def _short(value: Any) -> Any:
+    """A short text as one shared string (span kinds, names and model names repeat on
+    every span: a million spans would hold a million copies)."""
+    return sys.intern(value) if type(value) is str and len(value) <= 64 else value
+
+
 def _span(raw: Any, at: str, scope: str, traces: dict[str, str]) -> Span:
     """One span; `at` is its `FILE:LINE`, `traces` the trace ids seen (one string each)."""
     name = raw.get("name") if type(raw) is dict else None
@@ -229,7 +236,7 @@ def _span(raw: Any, at: str, scope: str, traces: dict[str, str]) -> Span:
                 raise _Bad("an attribute without a key")
             if key.startswith(KEPT):
                 try:
-                    attrs[key] = _value(a.get("value"))
+                    attrs[sys.intern(key)] = _short(_value(a.get("value")))
                 except _Bad as exc:
                     raise _Bad(f"attribute {shown(key, 80)}: {exc}") from None
         start = _int(raw.get("startTimeUnixNano"), "startTimeUnixNano")
@@ -245,7 +252,7 @@ def _span(raw: Any, at: str, scope: str, traces: dict[str, str]) -> Span:
             trace=traces.setdefault(trace, trace),
             id=_id(raw.get("spanId"), "spanId"),
             parent=None if parent is None else _id(parent, "parentSpanId"),
-            name=name if type(name) is str else "",
+            name=_short(name) if type(name) is str else "",
             start=start,
             end=end,
             attrs=attrs,
