@@ -107,42 +107,95 @@ class Span:
 def _lines(path: Path) -> Iterator[tuple[int, Any]]:
     """(line number, parsed JSON) of each non-blank line, through the bounded reader
     (depth, number size, lone surrogates, line length), the file's size bounded first.
-    A file that is not OTLP JSON lines (protobuf, one indented document) is named as such,
-    with what to do."""
+    A binary file is read as OTLP protobuf (`_messages`); JSON indented over many lines
+    is named as such, with what to do."""
     size = path.stat().st_size
     if size > MAX_FILE_BYTES:
         raise SourceError(
             f"{path}: {size} bytes, more than the {MAX_FILE_BYTES} a trace file may hold"
         )
+    with open(path, "rb") as fh:
+        head = fh.read(4096)
+    if _binary(head):
+        yield from _messages(path, size)
+        return
     limits = Limits(total_bytes=MAX_LINE_BYTES, line_bytes=MAX_LINE_BYTES)
     for n, value in read_lines(path, limits=limits):
         if isinstance(value, BadJSON):
-            raise SourceError(value.at(str(path)) + _hint(path, value))
+            first = head.lstrip(b" \t\r\n").split(b"\n", 1)[0].strip()
+            hint = INDENTED if first in (b"{", b"[") else ""
+            raise SourceError(value.at(str(path)) + hint)
         yield n, value
 
 
-def _hint(path: Path, bad: BadJSON) -> str:
-    """What to do about a line that is not JSON, when the file's start says why: OTLP
-    protobuf (binary), or JSON indented over many lines (`MessageToJson`'s default)."""
+INDENTED = (
+    ": the file holds JSON indented over many lines; it needs one "
+    "ExportTraceServiceRequest per line (`MessageToJson(request, indent=None)`, "
+    "or `jq -c . FILE`)"
+)
+AS_JSON = (
+    "export the traces as OTLP JSON (the collector's file exporter with `format: json`), "
+    "one ExportTraceServiceRequest per line"
+)
+
+
+def _binary(head: bytes) -> bool:
+    """Whether a file's first bytes are not text (a JSON trace file starts with `{`)."""
+    if head.lstrip(b" \t\r\n").startswith((b"{", b"[")):
+        return False
+    if any(b < 9 or 13 < b < 32 for b in head[:64]):
+        return True
+    try:
+        head.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return exc.start < len(head) - 3  # not a character cut by the 4096 bytes
+    return False
+
+
+def _messages(path: Path, size: int) -> Iterator[tuple[int, Any]]:
+    """(message number, the request as OTLP JSON) of an OTLP protobuf file: requests each
+    after its length in 4 big-endian bytes (the collector's file exporter, `format:
+    proto`), or one request the whole file. Read with opentelemetry-proto when installed
+    (the OpenTelemetry SDK's exporters bring it); each message at most `MAX_LINE_BYTES`."""
+    try:
+        from google.protobuf.json_format import MessageToDict
+        from google.protobuf.message import DecodeError
+        from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+            ExportTraceServiceRequest,
+        )
+    except ImportError:
+        raise SourceError(
+            f"{path}: a binary file (OTLP protobuf?), not OTLP JSON: pip install "
+            f"opentelemetry-proto to read protobuf, or {AS_JSON}"
+        ) from None
     with open(path, "rb") as fh:
-        head = fh.read(4096)
-    text = head.lstrip(b" \t\r\n")
-    if not text.startswith((b"{", b"[")) and (
-        any(b < 9 or 13 < b < 32 for b in head[:64]) or "UTF-8" in bad.why
-    ):
-        return (
-            ": this is a binary file (OTLP protobuf?), not OTLP JSON; export the traces as "
-            "JSON (the collector's file exporter with `format: json`), one "
-            "ExportTraceServiceRequest per line"
-        )
-    first = text.split(b"\n", 1)[0].strip()
-    if first in (b"{", b"["):
-        return (
-            ": the file holds JSON indented over many lines; it needs one "
-            "ExportTraceServiceRequest per line (`MessageToJson(request, indent=None)`, "
-            "or `jq -c . FILE`)"
-        )
-    return ""
+        head = fh.read(5)
+        framed = len(head) == 5 and head[4] == 0x0A and 4 + int.from_bytes(head[:4], "big") <= size
+        fh.seek(0)
+        n = 0
+        while framed or n == 0:
+            length = size
+            if framed:
+                prefix = fh.read(4)
+                if not prefix:
+                    return
+                length = int.from_bytes(prefix, "big") if len(prefix) == 4 else -1
+            n += 1
+            if not 0 <= length <= MAX_LINE_BYTES:
+                raise SourceError(
+                    f"{path}:{n}: a protobuf message cut off or over {MAX_LINE_BYTES} bytes"
+                )
+            blob = fh.read(length)
+            try:
+                if len(blob) < length:
+                    raise DecodeError("cut off")
+                request = ExportTraceServiceRequest.FromString(blob)
+            except DecodeError as exc:
+                raise SourceError(
+                    f"{path}:{n}: a binary file that is not an OTLP protobuf "
+                    f"ExportTraceServiceRequest ({shown(exc, bare=True)}); {AS_JSON}"
+                ) from None
+            yield n, MessageToDict(request)
 
 
 class _Bad(Exception):

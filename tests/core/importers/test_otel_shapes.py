@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import signal
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -222,11 +223,42 @@ def _sdk_request():
     return encode_spans(exporter.get_finished_spans())
 
 
-def test_an_otlp_protobuf_file_is_named_as_protobuf(tmp_path, capsys):
+def _records(path: Path) -> list[dict]:
+    return otel.read(path).records
+
+
+@pytest.mark.parametrize("framing", ["one request", "length-prefixed"])
+def test_an_otlp_protobuf_file_reads_as_its_json_does(tmp_path, framing):
+    from google.protobuf.json_format import MessageToJson
+
+    request = _sdk_request()
+    as_json = tmp_path / "traces.jsonl"
+    as_json.write_text(MessageToJson(request, indent=None) + "\n")
+    blob = request.SerializeToString()
     path = tmp_path / "traces.pb"
-    path.write_bytes(_sdk_request().SerializeToString() * 3)
+    if framing == "one request":
+        path.write_bytes(blob)
+    else:  # the collector's file exporter with `format: proto`
+        path.write_bytes(b"".join(len(blob).to_bytes(4, "big") + blob for _ in range(2)))
+    assert _records(path) == _records(as_json)
+
+
+def test_binary_that_is_no_otlp_request_says_what_to_export(tmp_path, capsys):
+    path = tmp_path / "traces.pb"
+    path.write_bytes(b"\x00\x01\x02\xff\xfe garbage" * 10)
     err = _refused(path, tmp_path, capsys)
-    assert "protobuf" in err and "format: json" in err
+    assert f"{path}:1: a binary file that is not an OTLP protobuf" in err
+    assert "format: json" in err
+
+
+def test_protobuf_without_the_proto_package_says_what_to_install(tmp_path, capsys, monkeypatch):
+    monkeypatch.setitem(
+        sys.modules, "opentelemetry.proto.collector.trace.v1.trace_service_pb2", None
+    )
+    path = tmp_path / "traces.pb"
+    path.write_bytes(_sdk_request().SerializeToString())
+    err = _refused(path, tmp_path, capsys)
+    assert "OTLP protobuf" in err and "pip install opentelemetry-proto" in err
 
 
 def test_an_indented_request_says_one_request_per_line(tmp_path, capsys):
