@@ -1,6 +1,7 @@
 """OpenTelemetry traces as a run: OTLP JSON as an OpenTelemetry collector's file exporter
 writes it (one `ExportTraceServiceRequest` per line; trace and span ids hex or base64),
-with OpenInference or OTel GenAI attributes. Read with the standard library.
+with OpenInference or OTel GenAI attributes, read with the standard library; or OTLP
+protobuf, read with opentelemetry-proto when it is installed.
 
 Spans of all lines are grouped by trace (a trace may span several lines). In each trace
 the question is the topmost span that has an input (`input.value`, else
@@ -22,7 +23,9 @@ answer. Below it:
 A question asked in several traces is kept once, the newest; with a dataset, traced
 questions are matched to its questions by text and the others listed (`notes`), not
 imported. Everything is read and checked before the run is written: a bad line is one
-SourceError naming the file, the line and the span (JSON through `bounded_json`).
+SourceError naming the file, the line and the span (JSON through `bounded_json`). Spans
+that no question can hold (a parent-id cycle, an id repeated in a trace) are counted and
+named in the notes. Every rule over a trace's tree is one pass, whatever its shape.
 """
 
 from __future__ import annotations
