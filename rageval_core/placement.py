@@ -103,6 +103,10 @@ class _Grams:
         kind = np.int32 if len(joined) < 1 << 31 else np.int64
         self.positions = order.astype(kind) * kind(STEP)
 
+    def __reduce__(self):
+        # Python's str hash is salted per process: another process would find nothing
+        raise TypeError("a placement index is built in the process that uses it")
+
     def get(self, gram: str) -> list[int]:
         """The indexed positions whose gram may be `gram` (same hash), in order."""
         h = hash(gram)

@@ -135,3 +135,11 @@ def test_placement_memory_is_a_small_multiple_of_the_document_text():
 def test_resource_module_reports_in_kilobytes_here():
     # the memory test above reads ru_maxrss as KiB (Linux); elsewhere it would be bytes
     assert sys.platform.startswith("linux") and resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+
+
+def test_an_index_is_never_sent_to_another_process():
+    import pickle
+
+    placer = placement.Placer([Document("d", "Glaciers carve U-shaped valleys. " * 10)])
+    with pytest.raises(TypeError, match="built in the process"):
+        pickle.dumps(placer)
