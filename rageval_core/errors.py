@@ -25,6 +25,7 @@ control characters escaped), never with a bare `repr` or `str`.
 from __future__ import annotations
 
 import reprlib
+import unicodedata
 from typing import Any
 
 SHOWN_CHARS = 80
@@ -99,6 +100,39 @@ def shown(value: Any, limit: int | None = None, *, bare: bool = False) -> str:
         text = _flat(_REPR.repr(value)).replace("`", "\\x60")
     limit = SHOWN_CHARS if limit is None else limit
     return text if len(text) <= limit else f"{text[: limit - 1]}…"
+
+
+def code_points(text: str) -> str:
+    """`text` as its code points (`U+0065 U+0301`), for a difference no eye can see."""
+    return " ".join(f"U+{ord(c):04X}" for c in text)
+
+
+def normalisation_note(found: str, wanted: str) -> str:
+    """`; …` saying where two texts that read the same differ in code points (NFC
+    against NFD: `é` as U+00E9 or as U+0065 U+0301), or "" when they differ otherwise."""
+    if found == wanted or unicodedata.normalize("NFC", found) != unicodedata.normalize(
+        "NFC", wanted
+    ):
+        return ""
+    n = min(len(found), len(wanted))
+    p = 0
+    while p < n and found[p] == wanted[p]:
+        p += 1
+    while 0 < p and any(p < len(t) and unicodedata.combining(t[p]) for t in (found, wanted)):
+        p -= 1  # from the base character the marks combine with
+    a, b = _cluster(found, p), _cluster(wanted, p)
+    return (
+        f"; they differ only in Unicode normalisation, first at character {p}: "
+        f"{code_points(a)} against {code_points(b)} (normalise both to NFC)"
+    )
+
+
+def _cluster(text: str, at: int) -> str:
+    """The character at `at` with the combining marks after it."""
+    end = at + 1
+    while end < len(text) and unicodedata.combining(text[end]):
+        end += 1
+    return text[at:end]
 
 
 def _flat(text: str) -> str:

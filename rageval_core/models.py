@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any, Literal, get_args
 
 from rageval_core.errors import PipelineError, RagevalError
@@ -191,6 +191,29 @@ class RetrievedChunk:
         )
 
 
+MAX_TEXT_CHARS = 2_000_000
+"""The characters of one answer, question or chunk text a row keeps (docs/pipeline.md,
+"Size limits"); the rest is cut and counted (`n_chars_cut`): a 50 MB answer would be
+judged, scored and written whole, with gigabytes of memory."""
+
+
+def capped(text: str) -> tuple[str, int]:
+    """`text` cut to `MAX_TEXT_CHARS`, and how many characters were cut."""
+    if len(text) <= MAX_TEXT_CHARS:
+        return text, 0
+    return text[:MAX_TEXT_CHARS], len(text) - MAX_TEXT_CHARS
+
+
+def capped_chunks(chunks: Sequence[RetrievedChunk]) -> tuple[tuple[RetrievedChunk, ...], int]:
+    """Each chunk's text cut to `MAX_TEXT_CHARS`, and the characters cut in all."""
+    out, cut = [], 0
+    for c in chunks:
+        text, n = capped(c.text)
+        out.append(replace(c, text=text) if n else c)
+        cut += n
+    return tuple(out), cut
+
+
 @dataclass(frozen=True)
 class PipelineOutput:
     """What a pipeline returns for one question (docs/pipeline.md).
@@ -209,12 +232,15 @@ class PipelineOutput:
     scores: Mapping[str, float] = field(default_factory=dict)
     """Extra per-question scores, one per metric the run config declares (`metrics:`);
     the runner refuses undeclared names and non-numbers, naming the question."""
+    chars_cut: int = 0
+    """Characters of the answer and chunk texts beyond `MAX_TEXT_CHARS`, cut."""
 
     @classmethod
     def from_value(cls, value: Any, error: type[RagevalError] = PipelineError) -> PipelineOutput:
         """`value` (a dict, or a `PipelineOutput` built in code) checked field by field:
         both by the same rules, so an object cannot carry what a dict could not. A bad
         field is `error` naming it (the runner records it as the question's error)."""
+        earlier = value.chars_cut if isinstance(value, PipelineOutput) else 0
         if isinstance(value, PipelineOutput):
             value = {f.name: getattr(value, f.name) for f in fields(value)}
         if not isinstance(value, Mapping):
@@ -231,13 +257,18 @@ class PipelineOutput:
                 f"got {type(items).__name__}"
             )
         where = "pipeline output retrieved"
+        answer, cut = capped(answer)
+        chunks, cut_chunks = capped_chunks(
+            [
+                RetrievedChunk.from_value(item, f"{where}[{i}]", error)
+                for i, item in enumerate(items)
+            ]
+        )
         return cls(
             answer=answer,
             scores=_scores(value.get("scores"), error),
-            retrieved=tuple(
-                RetrievedChunk.from_value(item, f"{where}[{i}]", error)
-                for i, item in enumerate(items)
-            ),
+            retrieved=chunks,
+            chars_cut=earlier + cut + cut_chunks,
             retrieval_ms=number(
                 value.get("retrieval_ms"), "pipeline output field 'retrieval_ms'", error
             ),

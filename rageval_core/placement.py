@@ -20,7 +20,10 @@ Finding text goes through an index, not a scan of the documents per chunk: all d
 are joined into one string (separated by NUL) and every `STEP`-th position is indexed by
 the `Q` characters that start there (long enough to be rare even in repetitive text). A
 chunk of at least `Q + STEP - 1` characters contains an indexed position among its first
-`STEP`, so `STEP` dictionary lookups and a comparison per candidate place it. Shorter
+`STEP`, so `STEP` lookups and a comparison per candidate place it. The index holds no
+text: each gram's hash (Python's, of this process: an index is never pickled) in one
+sorted array and its position in another, 12 bytes per `STEP` characters; a hash shared
+by two grams only adds a candidate, which the comparison rejects. Shorter
 chunks fall back to `str.find` on the joined text. A match counts only inside one
 document's bounds, so a NUL inside a document is an ordinary character. The
 white-space-folded index is built the first time an exact search fails, the one without
@@ -36,6 +39,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from rageval_core.dataset import document_id
 from rageval_core.metrics.spans import Range, Twin
 from rageval_core.models import Chunk, Document, GoldSpan, RetrievedChunk
@@ -48,6 +53,8 @@ MIN_TEXT = 16
 occurs anywhere and would land in a gold span by chance."""
 _SEP = "\x00"
 _SPACE = re.compile(r"\s+")
+_NOT_SPACE = re.compile(r"\S")
+BLOCK = 1 << 20  # characters folded at a time
 _SPLIT = re.compile(r"(\s+)")
 
 
@@ -65,7 +72,7 @@ class _Text:
 
     joined: str
     starts: list[int]
-    grams: dict[str, list[int]]
+    grams: _Grams
     folds: array | None = None
     shifts: array | None = None
 
@@ -81,11 +88,31 @@ class _Text:
         return self.starts[doc + 1] - 1 if doc + 1 < len(self.starts) else len(self.joined)
 
 
-def _index(joined: str) -> dict[str, list[int]]:
-    grams: dict[str, list[int]] = {}
-    for p in range(0, len(joined) - Q + 1, STEP):
-        grams.setdefault(joined[p : p + Q], []).append(p)
-    return grams
+class _Grams:
+    """Where every `STEP`-th `Q`-gram of a text starts, found by the gram's hash: the
+    hashes sorted, and the positions in the same order (ascending within one hash)."""
+
+    def __init__(self, joined: str):
+        n = max(0, (len(joined) - Q) // STEP + 1)
+        hashes = np.fromiter(
+            (hash(joined[p : p + Q]) for p in range(0, n * STEP, STEP)), np.int64, count=n
+        )
+        order = np.argsort(hashes, kind="stable")
+        self.hashes = hashes[order]
+        del hashes
+        kind = np.int32 if len(joined) < 1 << 31 else np.int64
+        self.positions = order.astype(kind) * kind(STEP)
+
+    def __reduce__(self):
+        # Python's str hash is salted per process: another process would find nothing
+        raise TypeError("a placement index is built in the process that uses it")
+
+    def get(self, gram: str) -> list[int]:
+        """The indexed positions whose gram may be `gram` (same hash), in order."""
+        h = hash(gram)
+        lo = int(np.searchsorted(self.hashes, h, "left"))
+        hi = int(np.searchsorted(self.hashes, h, "right"))
+        return self.positions[lo:hi].tolist()
 
 
 def _starts(lengths: Sequence[int]) -> list[int]:
@@ -104,16 +131,31 @@ def squeezed(text: str) -> str:
 def _fold(text: str, space: str = " ") -> tuple[str, array, array]:
     """`text` with each run of white space made `space` (one space, or nothing), and
     where the runs that got shorter end in it (`folds`) with the characters removed up to
-    there (`shifts`)."""
-    folds, shifts = array("q"), array("q")
-    removed, kept = 0, len(space)
-    for m in _SPACE.finditer(text):
-        n = m.end() - m.start()
-        if n > kept:
-            folds.append(m.start() - removed + kept)
-            removed += n - kept
-            shifts.append(removed)
-    return _SPACE.sub(space, text), folds, shifts
+    there (`shifts`). Folded a block at a time (cut after a character that is not white
+    space, so no run crosses a cut): `re.sub` on the whole text would hold a piece per
+    run, many times the text."""
+    kind = "i" if len(text) < 1 << 31 else "q"  # 4 bytes a run where they suffice
+    folds, shifts = array(kind), array(kind)
+    pieces, removed, kept, at = [], 0, len(space), 0
+    while at < len(text):
+        cut = min(len(text), at + BLOCK)
+        if cut < len(text) and _SPACE.match(text, cut - 1):
+            m = _NOT_SPACE.search(text, cut)
+            cut = m.end() if m else len(text)
+        for m in _SPACE.finditer(text, at, cut):
+            n = m.end() - m.start()
+            if n > kept:
+                folds.append(m.start() - removed + kept)
+                removed += n - kept
+                shifts.append(removed)
+        pieces.append(_SPACE.sub(space, text[at:cut]))
+        at = cut
+    return "".join(pieces), folds, shifts
+
+
+def _folded_length(text: str, space: str) -> int:
+    """`len(_fold(text, space)[0])`, without making the text."""
+    return len(text) - sum(max(0, m.end() - m.start() - len(space)) for m in _SPACE.finditer(text))
 
 
 def _blocks(twin: str, at: int, span: str, start: int) -> tuple[tuple[int, int, int, int], ...]:
@@ -182,7 +224,7 @@ class Placer:
         self._corpus = {c.id: c for c in corpus}
         self._doc_index = {d.id: i for i, d in enumerate(self.documents)}
         joined = _SEP.join(d.text for d in self.documents)
-        self._exact = _Text(joined, _starts([len(d.text) for d in self.documents]), _index(joined))
+        self._exact = _Text(joined, _starts([len(d.text) for d in self.documents]), _Grams(joined))
         self._folded: _Text | None = None
         self._squeezed: _Text | None = None
         # the same chunk comes back for many questions: each text is searched once
@@ -203,8 +245,8 @@ class Placer:
         """The joined documents with each run of white space made `space`, indexed."""
         joined, folds, shifts = _fold(self._exact.joined, space)
         # NUL is not white space: no run crosses a separator, each document folds alone
-        starts = _starts([len(_SPACE.sub(space, d.text)) for d in self.documents])
-        return _Text(joined, starts, _index(joined), folds, shifts)
+        starts = _starts([_folded_length(d.text, space) for d in self.documents])
+        return _Text(joined, starts, _Grams(joined), folds, shifts)
 
     def _occurrences(self, t: _Text, needle: str, doc: int | None) -> Iterator[tuple[int, int]]:
         """(document index, start in `t`) of each match inside one document, in order."""
@@ -221,7 +263,7 @@ class Placer:
             return
         found = set()
         for j in range(STEP):
-            for p in t.grams.get(needle[j : j + Q], ()):
+            for p in t.grams.get(needle[j : j + Q]):
                 if p >= j:
                     found.add(p - j)
         for start in sorted(found):

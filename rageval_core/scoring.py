@@ -94,6 +94,8 @@ class Given:
     cost_usd: float | None = None
     scores: Mapping[str, Any] = field(default_factory=dict)
     error: str | None = None
+    chars_cut: int = 0
+    """Characters of the texts beyond `models.MAX_TEXT_CHARS`, cut before scoring."""
 
     @classmethod
     def output(cls, out: PipelineOutput, wall_ms: float) -> Given:
@@ -108,6 +110,7 @@ class Given:
             input_tokens=out.input_tokens,
             output_tokens=out.output_tokens,
             scores=out.scores,
+            chars_cut=out.chars_cut,
         )
 
 
@@ -371,6 +374,7 @@ class Scorer:
             "output_tokens": given.output_tokens,
             "cost_usd": cost,
             "error": given.error,
+            "n_chars_cut": given.chars_cut,
             **judge_columns(
                 judged, given.answer, given.error, asked.answerable, ranks, self.thresholds
             ),

@@ -47,6 +47,8 @@ from rageval_core.models import (
     JudgeRef,
     RetrievedChunk,
     RunManifest,
+    capped,
+    capped_chunks,
     count,
     number,
 )
@@ -331,9 +333,12 @@ class RunWriter:
 
         reference = r.reference if r.reference is not None else (q.reference_answer if q else None)
         gold = tuple(r.gold_ids) if r.gold_ids is not None else None
+        question, cut = _capped(
+            r.question if r.question is not None else (q.question if q else None)
+        )
         asked = Asked(
             qid,
-            r.question if r.question is not None else (q.question if q else None),
+            question,
             reference,
             _answerable(r, q, reference),
             tuple(r.tags if r.tags is not None else (q.tags if q else ())),
@@ -342,9 +347,14 @@ class RunWriter:
         )
         if r.answer is not None and not isinstance(r.answer, str):
             raise SourceError(f"{where} answer must be text")
+        answer, cut_answer = _capped(r.answer)
         retrieved, ids_known = self._retrieved(r)
+        cut_chunks = 0
+        if retrieved is not None:
+            retrieved, cut_chunks = capped_chunks(retrieved)
         given = Given(
-            answer=r.answer,
+            answer=answer,
+            chars_cut=cut + cut_answer + cut_chunks,
             retrieved=retrieved,
             ids_known=ids_known,
             **{k: num(k) for k in ("retrieval_ms", "generation_ms", "ttft_ms", "total_ms")},
@@ -446,3 +456,8 @@ class RunWriter:
 
     def __exit__(self, exc_type: object, *rest: object) -> None:
         self.close(failed=exc_type is not None)
+
+
+def _capped(text: str | None) -> tuple[str | None, int]:
+    """A record's text cut to `MAX_TEXT_CHARS` (None stays unknown), and what was cut."""
+    return (None, 0) if not isinstance(text, str) else capped(text)

@@ -167,3 +167,25 @@ def other(obj: Any, framework: str, how: str) -> Any:
 def missing(framework: str, what: str, how: str) -> PipelineError:
     """The one error of a framework object whose output lacks what a run records."""
     return PipelineError(f"{framework}: {what}; {how}")
+
+
+def each_of(framework: str, items: Any, kind: type, what: str, how: str) -> list[Any]:
+    """`items` (None: none) as a list of `kind`, else the error naming the type it got and
+    the one expected: a retriever returning strings says so, not "'str' object has no
+    attribute 'content'"."""
+    if items is None:
+        return []
+    expected = f"{kind.__module__.split('.')[0]}'s {kind.__qualname__}"
+    if isinstance(items, str | bytes | Mapping) or not isinstance(items, Sequence):
+        raise missing(
+            framework,
+            f"{what}: got type {type(items).__name__}, expected a list of {expected}",
+            how,
+        )
+    for rank, item in enumerate(items, start=1):
+        if not isinstance(item, kind):
+            got = type(item).__name__
+            raise missing(
+                framework, f"{what}: rank {rank} has type {got}, expected {expected}", how
+            )
+    return list(items)

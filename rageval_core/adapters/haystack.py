@@ -25,7 +25,16 @@ from haystack import Document, tracing
 from haystack.core.pipeline import Pipeline
 from haystack.dataclasses import ChatMessage
 
-from rageval_core.adapters.common import Tally, chunk, missing, other, placed, usage_tokens
+from rageval_core.adapters.common import (
+    Tally,
+    chunk,
+    each_of,
+    missing,
+    other,
+    placed,
+    usage_tokens,
+)
+from rageval_core.errors import shown
 
 QUESTION_SOCKETS = ("query", "question", "text")
 _CURRENT: ContextVar[tuple[Tally, Mapping[str, str]] | None] = ContextVar(
@@ -142,7 +151,13 @@ class HaystackPipeline:
             result = self.pipeline.run(data, include_outputs_from=self.include)
         finally:
             _CURRENT.reset(token)
-        documents = result.get(self.documents, {}).get("documents") or []
+        documents = each_of(
+            "Haystack",
+            result.get(self.documents, {}).get("documents"),
+            Document,
+            f"the documents of component {shown(self.documents, 60)}",
+            "return haystack Document objects (Document(content=..., meta=...))",
+        )
         answer = ""
         if self.answers is not None:
             answers = result.get(self.answers, {}).get("answers") or []

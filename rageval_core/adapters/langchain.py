@@ -36,6 +36,7 @@ from rageval_core.adapters.common import (
     Tally,
     chunk,
     document_rows,
+    each_of,
     missing,
     other,
     placed,
@@ -149,6 +150,8 @@ def _answer_and_documents(
         found = (_documents(output[k]) for k in DOCUMENT_KEYS if k in output)
         return text, next((d for d in found if d is not None), recorder.documents)
     text = _text(output)
+    if text is None and isinstance(output, Sequence) and not isinstance(output, str | bytes):
+        each_of("LangChain", output, Document, "the runnable returned a list", HOW_TO_RETURN)
     if text is None:
         raise missing(
             "LangChain",

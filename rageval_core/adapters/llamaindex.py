@@ -40,7 +40,7 @@ from llama_index.core.instrumentation.events.synthesis import (
 from llama_index.core.schema import MetadataMode, NodeWithScore
 from llama_index.core.utilities.token_counting import TokenCounter
 
-from rageval_core.adapters.common import Tally, chunk, document_rows, missing, other
+from rageval_core.adapters.common import Tally, chunk, document_rows, each_of, missing, other
 
 _CURRENT: ContextVar[_Question | None] = ContextVar("rageval_llamaindex", default=None)
 _STARTS = {RetrievalStartEvent: "retrieval", SynthesizeStartEvent: "generation"}
@@ -135,6 +135,16 @@ def _chunks(nodes: list[NodeWithScore]) -> list[dict[str, Any]]:
     ]
 
 
+def _nodes(nodes: Any) -> list[NodeWithScore]:
+    return each_of(
+        "LlamaIndex",
+        nodes,
+        NodeWithScore,
+        "the source nodes",
+        "return NodeWithScore(node=TextNode(...), score=...) from a custom retriever or engine",
+    )
+
+
 class QueryEngine:
     """A LlamaIndex query engine asked one question per call."""
 
@@ -154,7 +164,7 @@ class QueryEngine:
                 "engine's retriever for a retrieval-only run",
             )
         answer = getattr(response, "response", None)
-        return tally.output("" if answer is None else str(answer), _chunks(nodes))
+        return tally.output("" if answer is None else str(answer), _chunks(_nodes(nodes)))
 
 
 class Retriever:
@@ -165,7 +175,7 @@ class Retriever:
 
     def __call__(self, question: str) -> dict[str, Any]:
         nodes, tally = _answering(self.retriever.retrieve, question)
-        return tally.output("", _chunks(nodes))
+        return tally.output("", _chunks(_nodes(nodes)))
 
 
 def documents(loaded: Any) -> list[dict[str, str]]:

@@ -5,6 +5,7 @@ quote found exactly once.
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
@@ -12,7 +13,7 @@ from typing import Any
 
 from rageval_core.dataset.files import Located
 from rageval_core.dataset.records import Record, type_name
-from rageval_core.errors import shown
+from rageval_core.errors import code_points, normalisation_note, shown
 from rageval_core.models import Document, GoldenQuestion, GoldSpan
 
 SPAN_FIELDS = ("doc_id", "start", "end", "text")
@@ -70,7 +71,7 @@ def _span(raw: Any, docs: Mapping[str, Document], rec: Record, n: int) -> GoldSp
         if quote is not None and doc.text[start:end] != quote:
             span.problem(
                 f"{where}: the text at {start}-{end} is {shown(doc.text[start:end])}, "
-                f"not {shown(quote)}",
+                f"not {shown(quote)}{normalisation_note(doc.text[start:end], quote)}",
                 "text",
             )
             return None
@@ -80,7 +81,17 @@ def _span(raw: Any, docs: Mapping[str, Document], rec: Record, n: int) -> GoldSp
         return None
     first = doc.text.find(quote)
     if first < 0:
-        span.problem(f"{where}: quote {shown(quote)} is not in document {shown(doc_id)}", "text")
+        nfc = unicodedata.normalize("NFC", quote)
+        other = unicodedata.normalize("NFC", doc.text).find(nfc) >= 0
+        note = (
+            f"; the document has it in another Unicode normalisation (the quote: "
+            f"{code_points(quote[:12])}; normalise both to NFC)"
+            if other
+            else ""
+        )
+        span.problem(
+            f"{where}: quote {shown(quote)} is not in document {shown(doc_id)}{note}", "text"
+        )
         return None
     again = doc.text.find(quote, first + 1)
     if again >= 0:

@@ -1,6 +1,7 @@
 """OpenTelemetry traces as a run: OTLP JSON as an OpenTelemetry collector's file exporter
 writes it (one `ExportTraceServiceRequest` per line; trace and span ids hex or base64),
-with OpenInference or OTel GenAI attributes. Read with the standard library.
+with OpenInference or OTel GenAI attributes, read with the standard library; or OTLP
+protobuf, read with opentelemetry-proto when it is installed.
 
 Spans of all lines are grouped by trace (a trace may span several lines). In each trace
 the question is the topmost span that has an input (`input.value`, else
@@ -22,15 +23,18 @@ answer. Below it:
 A question asked in several traces is kept once, the newest; with a dataset, traced
 questions are matched to its questions by text and the others listed (`notes`), not
 imported. Everything is read and checked before the run is written: a bad line is one
-SourceError naming the file, the line and the span (JSON through `bounded_json`).
+SourceError naming the file, the line and the span (JSON through `bounded_json`). Spans
+that no question can hold (a parent-id cycle, an id repeated in a trace) are counted and
+named in the notes. Every rule over a trace's tree is one pass, whatever its shape.
 """
 
 from __future__ import annotations
 
 import math
 import re
+import sys
 from collections import defaultdict
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -67,7 +71,7 @@ QUESTION_KEYS = ("input", "question", "query", "query_str")
 ANSWER_KEYS = ("answer", "response", "output", "result", "text")
 
 
-@dataclass
+@dataclass(slots=True)
 class Span:
     """One span of the file, with the attributes rageval reads (`KEPT`)."""
 
@@ -78,7 +82,7 @@ class Span:
     start: int
     end: int
     attrs: dict[str, Any]
-    source: str  # FILE:LINE
+    source: str  # FILE:LINE, one string shared by the spans of a line
     scope: str = ""  # the instrumentation's name (OTLP `scopeSpans[].scope.name`)
     error: str | None = None
     children: list[Span] = field(default_factory=list)
@@ -105,17 +109,96 @@ class Span:
 
 def _lines(path: Path) -> Iterator[tuple[int, Any]]:
     """(line number, parsed JSON) of each non-blank line, through the bounded reader
-    (depth, number size, lone surrogates, line length), the file's size bounded first."""
+    (depth, number size, lone surrogates, line length), the file's size bounded first.
+    A binary file is read as OTLP protobuf (`_messages`); JSON indented over many lines
+    is named as such, with what to do."""
     size = path.stat().st_size
     if size > MAX_FILE_BYTES:
         raise SourceError(
             f"{path}: {size} bytes, more than the {MAX_FILE_BYTES} a trace file may hold"
         )
+    with open(path, "rb") as fh:
+        head = fh.read(4096)
+    if _binary(head):
+        yield from _messages(path, size)
+        return
     limits = Limits(total_bytes=MAX_LINE_BYTES, line_bytes=MAX_LINE_BYTES)
     for n, value in read_lines(path, limits=limits):
         if isinstance(value, BadJSON):
-            raise SourceError(value.at(str(path)))
+            first = head.lstrip(b" \t\r\n").split(b"\n", 1)[0].strip()
+            hint = INDENTED if first in (b"{", b"[") else ""
+            raise SourceError(value.at(str(path)) + hint)
         yield n, value
+
+
+INDENTED = (
+    ": the file holds JSON indented over many lines; it needs one "
+    "ExportTraceServiceRequest per line (`MessageToJson(request, indent=None)`, "
+    "or `jq -c . FILE`)"
+)
+AS_JSON = (
+    "export the traces as OTLP JSON (the collector's file exporter with `format: json`), "
+    "one ExportTraceServiceRequest per line"
+)
+
+
+def _binary(head: bytes) -> bool:
+    """Whether a file's first bytes are not text (a JSON trace file starts with `{`)."""
+    if head.lstrip(b" \t\r\n").startswith((b"{", b"[")):
+        return False
+    if any(b < 9 or 13 < b < 32 for b in head[:64]):
+        return True
+    try:
+        head.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return exc.start < len(head) - 3  # not a character cut by the 4096 bytes
+    return False
+
+
+def _messages(path: Path, size: int) -> Iterator[tuple[int, Any]]:
+    """(message number, the request as OTLP JSON) of an OTLP protobuf file: requests each
+    after its length in 4 big-endian bytes (the collector's file exporter, `format:
+    proto`), or one request the whole file. Read with opentelemetry-proto when installed
+    (the OpenTelemetry SDK's exporters bring it); each message at most `MAX_LINE_BYTES`."""
+    try:
+        from google.protobuf.json_format import MessageToDict
+        from google.protobuf.message import DecodeError
+        from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+            ExportTraceServiceRequest,
+        )
+    except ImportError:
+        raise SourceError(
+            f"{path}: a binary file (OTLP protobuf?), not OTLP JSON: pip install "
+            f"opentelemetry-proto to read protobuf, or {AS_JSON}"
+        ) from None
+    with open(path, "rb") as fh:
+        head = fh.read(5)
+        framed = len(head) == 5 and head[4] == 0x0A and 4 + int.from_bytes(head[:4], "big") <= size
+        fh.seek(0)
+        n = 0
+        while framed or n == 0:
+            length = size
+            if framed:
+                prefix = fh.read(4)
+                if not prefix:
+                    return
+                length = int.from_bytes(prefix, "big") if len(prefix) == 4 else -1
+            n += 1
+            if not 0 <= length <= MAX_LINE_BYTES:
+                raise SourceError(
+                    f"{path}:{n}: a protobuf message cut off or over {MAX_LINE_BYTES} bytes"
+                )
+            blob = fh.read(length)
+            try:
+                if len(blob) < length:
+                    raise DecodeError("cut off")
+                request = ExportTraceServiceRequest.FromString(blob)
+            except DecodeError as exc:
+                raise SourceError(
+                    f"{path}:{n}: a binary file that is not an OTLP protobuf "
+                    f"ExportTraceServiceRequest ({shown(exc, bare=True)}); {AS_JSON}"
+                ) from None
+            yield n, MessageToDict(request)
 
 
 class _Bad(Exception):
@@ -139,7 +222,7 @@ def _value(v: Any) -> Any:
     if "boolValue" in v:
         return v["boolValue"] is True
     if "intValue" in v:
-        return _int(v["intValue"], "intValue")
+        return _int(v["intValue"], "intValue", signed=True)
     if "doubleValue" in v:
         d = v["doubleValue"]
         if d in ("NaN", "Infinity", "-Infinity"):
@@ -158,13 +241,19 @@ def _value(v: Any) -> Any:
     return None  # kvlist, bytes, empty: not read
 
 
-def _int(raw: Any, what: str) -> int:
-    """An OTLP 64-bit integer (JSON carries them as decimal strings)."""
-    if type(raw) is str and len(raw) <= 20 and raw.isascii() and raw.isdigit():
-        return int(raw)
-    if type(raw) is int and 0 <= raw < 1 << 64:
+_DECIMAL = re.compile(r"-?[0-9]{1,20}")
+
+
+def _int(raw: Any, what: str, signed: bool = False) -> int:
+    """An OTLP 64-bit integer (JSON carries them as decimal strings): times are unsigned
+    (fixed64), attribute values signed (int64, so `gen_ai.request.seed: -1` is legal)."""
+    low = -(1 << 63) if signed else 0
+    if type(raw) is str and _DECIMAL.fullmatch(raw):
+        raw = int(raw)
+    if type(raw) is int and low <= raw < 1 << 64:
         return raw
-    raise _Bad(f"{what}: must be an unsigned 64-bit integer, got {shown(raw, 40)}")
+    kind = "a 64-bit integer" if signed else "an unsigned 64-bit integer"
+    raise _Bad(f"{what}: must be {kind}, got {shown(raw, 40)}")
 
 
 def _text(raw: Any, what: str) -> str:
@@ -184,7 +273,14 @@ def _id(raw: Any, what: str) -> str:
     return raw
 
 
-def _span(raw: Any, source: str, n: int, scope: str) -> Span:
+def _short(value: Any) -> Any:
+    """A short text as one shared string (span kinds, names and model names repeat on
+    every span: a million spans would hold a million copies)."""
+    return sys.intern(value) if type(value) is str and len(value) <= 64 else value
+
+
+def _span(raw: Any, at: str, scope: str, traces: dict[str, str]) -> Span:
+    """One span; `at` is its `FILE:LINE`, `traces` the trace ids seen (one string each)."""
     name = raw.get("name") if type(raw) is dict else None
     try:
         if type(raw) is not dict:
@@ -196,7 +292,7 @@ def _span(raw: Any, source: str, n: int, scope: str) -> Span:
                 raise _Bad("an attribute without a key")
             if key.startswith(KEPT):
                 try:
-                    attrs[key] = _value(a.get("value"))
+                    attrs[sys.intern(key)] = _short(_value(a.get("value")))
                 except _Bad as exc:
                     raise _Bad(f"attribute {shown(key, 80)}: {exc}") from None
         start = _int(raw.get("startTimeUnixNano"), "startTimeUnixNano")
@@ -207,27 +303,29 @@ def _span(raw: Any, source: str, n: int, scope: str) -> Span:
         status = status if type(status) is dict else {}
         failed = status.get("code") in ("STATUS_CODE_ERROR", 2)
         parent = raw.get("parentSpanId") or None
+        trace = _id(raw.get("traceId"), "traceId")
         return Span(
-            trace=_id(raw.get("traceId"), "traceId"),
+            trace=traces.setdefault(trace, trace),
             id=_id(raw.get("spanId"), "spanId"),
             parent=None if parent is None else _id(parent, "parentSpanId"),
-            name=name if type(name) is str else "",
+            name=_short(name) if type(name) is str else "",
             start=start,
             end=end,
             attrs=attrs,
-            source=f"{source}:{n}",
+            source=at,
             scope=scope,
             error=(str(status.get("message") or "span status ERROR")[:2000] if failed else None),
         )
     except _Bad as exc:
         quoted = f"span {shown(name, 80)}" if type(name) is str else "a span"
-        raise SourceError(f"{source}:{n}: {quoted}: {exc}") from None
+        raise SourceError(f"{at}: {quoted}: {exc}") from None
 
 
 def read_spans(path: Path) -> list[Span]:
     """Every span of the file, checked."""
-    source, spans = str(path), []
+    source, spans, traces = str(path), [], {}
     for n, request in _lines(path):
+        at = f"{source}:{n}"
         if type(request) is not dict or "resourceSpans" not in request:
             raise SourceError(f"{source}:{n}: not an ExportTraceServiceRequest (no resourceSpans)")
         try:
@@ -238,7 +336,7 @@ def read_spans(path: Path) -> list[Span]:
                     scope = ss.get("scope") if type(ss) is dict else None
                     name = scope.get("name") if type(scope) is dict else None
                     name = name if type(name) is str else ""
-                    spans += [_span(s, source, n, name) for s in _list(members, "spans")]
+                    spans += [_span(s, at, name, traces) for s in _list(members, "spans")]
         except _Bad as exc:
             raise SourceError(f"{source}:{n}: {exc}") from None
     return spans
@@ -487,45 +585,83 @@ def _model(span: Span) -> str | None:
     return None
 
 
-def _walk(span: Span) -> Iterator[Span]:
-    stack = [span]
+def _walk(tops: Iterable[Span]) -> Iterator[Span]:
+    """The spans below and including `tops`, each before its children (pre-order)."""
+    stack = list(tops)
     while stack:
         s = stack.pop()
         yield s
         stack.extend(s.children)
 
 
-def _has_work(span: Span) -> bool:
-    return any(s.kind is not None for s in _walk(span) if s is not span)
+def _below(order: list[Span], counts: Callable[[Span], bool]) -> dict[int, bool]:
+    """For each span of `order` (pre-order), whether some span below it `counts`: one
+    pass from the leaves up, so a chain of any depth costs its length, not its square."""
+    out: dict[int, bool] = {}
+    for s in reversed(order):
+        out[id(s)] = any(out[id(c)] or counts(c) for c in s.children)
+    return out
 
 
-def _questions(spans: list[Span]) -> list[Span]:
-    """The question spans: per trace, the topmost spans with an input and work below."""
+def _named(spans: list[Span]) -> str:
+    quoted = "; ".join(s.where for s in spans[:5])
+    return quoted + (f" and {len(spans) - 5} more" if len(spans) > 5 else "")
+
+
+def _questions(spans: list[Span]) -> tuple[list[Span], list[str]]:
+    """The question spans (per trace, the topmost spans with an input and work below),
+    and a note per kind of span that cannot be read: one whose id a later span of its
+    trace repeats (the later one is read), one in a parent-id cycle (with those below)."""
     by_trace: dict[str, dict[str, Span]] = defaultdict(dict)
+    repeated: list[Span] = []
     for s in spans:
-        by_trace[s.trace][s.id] = s
-    found = []
+        members = by_trace[s.trace]
+        if s.id in members:
+            repeated.append(members[s.id])
+        members[s.id] = s
+    found, cyclic = [], []
     for members in by_trace.values():
         roots = []
         for s in members.values():
             parent = members.get(s.parent) if s.parent else None
             (parent.children if parent is not None and parent is not s else roots).append(s)
+        order = list(_walk(roots))
+        if len(order) < len(members):  # the rest have no way up to a root
+            reached = {id(s) for s in order}
+            cyclic += [s for s in members.values() if id(s) not in reached]
+        work = _below(order, lambda c: c.kind is not None)
         stack = roots
         while stack:
             s = stack.pop()
-            if s.kind is None and _io(s, "input", QUESTION_KEYS) is not None and _has_work(s):
+            if s.kind is None and work[id(s)] and _io(s, "input", QUESTION_KEYS) is not None:
                 found.append(s)
             else:
                 stack.extend(s.children)
-    return sorted(found, key=lambda s: s.start)
+    notes = []
+    if repeated:
+        notes.append(
+            f"{len(repeated)} span(s) not read: a later span of the same trace has the "
+            f"same spanId (the later one is read): {_named(repeated)}"
+        )
+    if cyclic:
+        notes.append(
+            f"{len(cyclic)} span(s) not read: their parentSpanIds form a cycle, so no "
+            f"question can hold them: {_named(cyclic)}"
+        )
+    return sorted(found, key=lambda s: s.start), notes
 
 
 def _record(q: Span, models: set[str], counter: _Counter) -> dict[str, Any]:
-    below = [s for s in _walk(q) if s is not q]
+    order = list(_walk([q]))
+    below = order[1:]
     tally = Tally()
     docs: list[dict[str, Any]] | None = None
     last_end = -1
     tokens = {id(s): _tokens(s, counter) for s in below if s.kind == "llm"}
+    # an LLM span whose LLM descendants report tokens is not counted again
+    reported = _below(
+        order, lambda c: c.kind == "llm" and any(t is not None for t in tokens[id(c)])
+    )
     for s in below:
         if s.kind == "retrieval":
             tally.add_interval("retrieval", s.start / 1e9, s.end / 1e9)
@@ -537,11 +673,7 @@ def _record(q: Span, models: set[str], counter: _Counter) -> dict[str, Any]:
             model = _model(s)
             if model:
                 models.add(model)
-            if not any(
-                d.kind == "llm" and any(t is not None for t in tokens[id(d)])
-                for d in _walk(s)
-                if d is not s
-            ):
+            if not reported[id(s)]:
                 tally.add_tokens(*tokens[id(s)])
     answer = _io(q, "output", ANSWER_KEYS)
     out = tally.output(answer if answer is not None else "", docs or [])
@@ -566,11 +698,12 @@ def _key(text: str) -> str:
 def read(path: Path, dataset: GoldenDataset | None = None) -> Imported:
     """The file's traced questions as records; with `dataset`, only its questions."""
     spans = read_spans(path)
-    questions = _questions(spans)
+    questions, notes = _questions(spans)
     if not questions:
         raise SourceError(
             f"{path}: {len(spans)} spans and no traced question (a span with an input above "
             "a retriever or LLM span, OpenInference or GenAI attributes)"
+            + "".join(f"; {note}" for note in notes)
         )
     models: set[str] = set()
     counter = _Counter()
@@ -578,7 +711,6 @@ def read(path: Path, dataset: GoldenDataset | None = None) -> Imported:
     for q in questions:  # oldest first: a later trace of the same question replaces it
         record = _record(q, models, counter)
         newest[_key(record["question"])] = record
-    notes = []
     if counter.uncounted:
         notes.append(
             f"{counter.uncounted} LlamaIndex LLM call(s) report no token counts: counting "

@@ -43,7 +43,7 @@ from rageval_core.runs.layout import (
     validate_run_id,
 )
 from rageval_core.runs.lease import Lease, LocalLease, heartbeat, heartbeat_s
-from rageval_core.runs.manifest import manifest_from_dict, manifest_to_dict
+from rageval_core.runs.manifest import manifest_from_bytes, manifest_to_dict
 from rageval_core.runs.reading import ShardStatus, inspect_run, shard_statuses
 from rageval_core.runs.rows import question_schema, rows_to_table
 from rageval_core.runs.summary import summarize_run
@@ -77,13 +77,14 @@ def run_totals(rows: Iterable[Mapping[str, Any]], duration_s: float) -> dict[str
     """A run's (or a shard's) `totals`: counts and costs of its rows, and how long it took.
     One pass over `rows`, so a run read batch by batch is never held whole. A cost is the
     sum over the rows that have one, `n_<cost>` of them: None when none has (`known_cost`)."""
-    n = errors = judge_errors = 0
+    n = errors = judge_errors = cut = 0
     costs = {k: [0.0, 0] for k in ("cost_usd", "judge_cost_usd")}  # sum, questions
     retrieval = _RetrievalTotals()
     for r in rows:
         n += 1
         errors += bool(r.get("error"))
         judge_errors += bool(r.get("judge_error"))
+        cut += r.get("n_chars_cut") or 0
         for k, c in costs.items():
             if r.get(k) is not None:
                 c[0] += r[k]
@@ -97,6 +98,7 @@ def run_totals(rows: Iterable[Mapping[str, Any]], duration_s: float) -> dict[str
         **{f"n_{k}": known for k, (_, known) in costs.items()},
         "duration_s": round(duration_s, 3),
         **retrieval.totals(),
+        **({"n_chars_cut": cut} if cut else {}),  # only when the size limit cut some
     }
 
 
@@ -190,12 +192,10 @@ class RunFolder:
         if not self.manifest.exists():
             return None
         try:
-            data = json.loads(self.manifest.read_text(encoding="utf-8"))
+            data = self.manifest.read_bytes()
         except OSError as exc:  # a folder, no permission: the user's files, not our bug
             raise ResultsError(f"{self.manifest}: cannot read ({exc.strerror or exc})") from exc
-        except ValueError as exc:
-            raise ResultsError(f"{self.manifest}: not valid JSON ({exc})") from exc
-        return manifest_from_dict(data, str(self.manifest))
+        return manifest_from_bytes(data, str(self.manifest))
 
     def write_manifest(self, manifest: RunManifest) -> None:
         atomic_write_json(self.manifest, manifest_to_dict(manifest))

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from dataclasses import asdict
 from typing import Any
 
+from rageval_core.bounded_json import BadJSON, loads
 from rageval_core.catalogue import declared_to_spec, parse_declared
 from rageval_core.errors import ConfigError, ResultsError, shown
 from rageval_core.models import DatasetRef, JudgeRef, RunManifest
@@ -110,6 +111,26 @@ def _opt_str(value: object, name: str) -> str | None:
     if value is None or isinstance(value, str):
         return value
     raise TypeError(f"{name} must be a string, not {type(value).__name__}")
+
+
+def manifest_from_bytes(
+    data: bytes, source: str = "manifest.json", problems: list[str] | None = None
+) -> RunManifest:
+    """A manifest file's bytes parsed (`manifest_from_dict`): UTF-8 JSON only, through the
+    bounded reader, so bytes in another encoding are "not UTF-8 JSON", not a decoder's
+    guess at UTF-16 and its UnicodeDecodeError."""
+    try:
+        value = loads(data)
+    except BadJSON as exc:
+        why = exc.why
+        if why.startswith("not UTF-8"):
+            why = f"not UTF-8 JSON {why.removeprefix('not UTF-8 ')}"
+        elif why.startswith("nested deeper"):
+            why = "not valid JSON (nested too deeply)"
+        elif not why.startswith("not valid JSON"):
+            why = f"not valid JSON ({why})"
+        raise ResultsError(f"{source}: {why}") from None
+    return manifest_from_dict(value, source, problems)
 
 
 def manifest_from_dict(

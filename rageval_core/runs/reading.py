@@ -39,7 +39,7 @@ from rageval_core.runs.layout import (
 )
 from rageval_core.runs.lease import stale_after_s
 from rageval_core.runs.listing import IgnoredFolder, run_folders
-from rageval_core.runs.manifest import SCHEMA_VERSION, manifest_from_dict
+from rageval_core.runs.manifest import SCHEMA_VERSION, manifest_from_bytes
 from rageval_core.runs.rows import (
     check_columns,
     parquet_run_ids,
@@ -171,13 +171,7 @@ def inspect_run(location: str, run_id: str) -> RunInfo:
         info.problems.append(f"{path}/{MANIFEST}: unreadable manifest ({shown(exc)})")
         return info
     try:
-        info.manifest = manifest_from_dict(json.loads(data), f"{path}/{MANIFEST}", info.problems)
-    except RecursionError:
-        info.problems.append(f"{path}/{MANIFEST}: not valid JSON (nested too deeply)")
-        return info
-    except ValueError as exc:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
-        info.problems.append(f"{path}/{MANIFEST}: not valid JSON ({shown(exc)})")
-        return info
+        info.manifest = manifest_from_bytes(data, f"{path}/{MANIFEST}", info.problems)
     except ResultsError as exc:
         info.problems.append(str(exc))
         return info

@@ -80,6 +80,14 @@ PLACEMENT_FIELDS: list[tuple[str, pa.DataType]] = [
 columns, so files written before them read these as NULL without a problem."""
 
 
+BOUND_FIELDS: list[tuple[str, pa.DataType]] = [
+    # characters of the question, answer and chunk texts beyond models.MAX_TEXT_CHARS, cut
+    ("n_chars_cut", pa.int64()),
+]
+"""What a row's size limit cut (docs/pipeline.md, "Size limits"): after the pinned
+columns, so files written before it read it as NULL."""
+
+
 def question_schema(
     ks: Iterable[int] = DEFAULT_KS, declared: Iterable[DeclaredMetric] = ()
 ) -> pa.Schema:
@@ -126,6 +134,7 @@ def question_schema(
     ]
     fields += JUDGE_FIELDS
     fields += PLACEMENT_FIELDS
+    fields += BOUND_FIELDS
     fields += [(d.name, pa.float64()) for d in declared]
     return pa.schema(fields)
 
@@ -137,7 +146,7 @@ PINNED_COLUMNS: tuple[str, ...] = tuple(
     n
     for n in QUESTION_SCHEMA.names
     if n not in ("retrieved_scores", "total_ms", "judge_error")
-    and n not in dict(JUDGE_FIELDS + PLACEMENT_FIELDS)
+    and n not in dict(JUDGE_FIELDS + PLACEMENT_FIELDS + BOUND_FIELDS)
 )
 """The per-question columns docs/pipeline.md names as a public contract; every writer fills them."""
 
