@@ -1,5 +1,6 @@
-"""Id gold to span gold (`rageval dataset to-spans`): documents rebuilt from a corpus whose
-chunks are in-order pieces of them, and each gold chunk given as a span.
+"""Id gold to span gold (`rageval dataset to-spans`): each gold chunk given as a span of
+its document — the dataset's own documents where it has them, else documents rebuilt from
+a corpus whose chunks are in-order pieces of them.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from pathlib import Path
 
 from rageval_core.dataset.load import load_dataset
 from rageval_core.dataset.writing import write_dataset
-from rageval_core.errors import DatasetError
+from rageval_core.errors import DatasetError, shown
 from rageval_core.models import Chunk, Document, GoldenDataset, GoldenQuestion, GoldSpan
 
 PIECE_SEPARATOR = "\n\n"
@@ -42,14 +43,49 @@ def documents_from_chunks(corpus: Iterable[Chunk]) -> tuple[list[Document], dict
 
 
 def to_spans(dataset: GoldenDataset) -> tuple[list[Document], list[GoldenQuestion]]:
-    """The dataset's documents rebuilt from its corpus, and its questions with each gold
-    chunk also given as a span of its document (ids kept: spans are then scored)."""
-    docs, spans = documents_from_chunks(dataset.corpus)
+    """The dataset's documents and its questions with each gold chunk also given as a span
+    (ids kept: spans are then scored). Documents the dataset has are kept as they are, so
+    every span it already holds stays on the text it quoted; the others are rebuilt from
+    the corpus."""
+    have = dataset.document_map()
+    rebuilt, spans = documents_from_chunks(
+        c for c in dataset.corpus if _own_document(c, have) is None
+    )
+    spans.update(_placed(dataset, have))
     questions = [
-        replace(q, gold_spans=tuple(spans[g] for g in q.gold_chunk_ids)) if q.gold_chunk_ids else q
+        replace(q, gold_spans=tuple(spans[g] for g in q.gold_chunk_ids))
+        if q.gold_chunk_ids and not q.gold_spans
+        else q
         for q in dataset.questions
     ]
-    return docs, questions
+    return [*dataset.documents, *rebuilt], questions
+
+
+def _own_document(chunk: Chunk, documents: dict[str, Document]) -> Document | None:
+    return documents.get(document_id(chunk)) or documents.get(chunk.doc_id)
+
+
+def _placed(dataset: GoldenDataset, documents: dict[str, Document]) -> dict[str, GoldSpan]:
+    """Each chunk of a document the dataset has, found in its text: after the previous
+    chunk of that document (they are in-order pieces), else anywhere."""
+    ends: dict[str, int] = {}
+    spans = {}
+    for c in dataset.corpus:
+        doc = _own_document(c, documents)
+        if doc is None:
+            continue
+        at = doc.text.find(c.text, ends.get(doc.id, 0))
+        if at < 0:
+            at = doc.text.find(c.text)
+        if at < 0:
+            raise DatasetError(
+                f"{dataset.path}: chunk {shown(c.id)} is not in the text of its document "
+                f"{shown(doc.id)}; to-spans keeps the dataset's documents and places each "
+                "chunk in them"
+            )
+        spans[c.id] = GoldSpan(doc.id, at, at + len(c.text))
+        ends[doc.id] = at + len(c.text)
+    return spans
 
 
 def write_spans(
