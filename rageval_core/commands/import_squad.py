@@ -26,11 +26,22 @@ def run(args: argparse.Namespace) -> int:
     # here, not at the top: the importers package loads the run writer, which `--help` skips
     from rageval_core.importers.squad import import_squad
 
-    path = import_squad(args.file, args.out, name=args.name, overwrite=args.force)
-    ds = load_dataset(path)  # the import must produce a dataset that validates
+    done = import_squad(args.file, args.out, name=args.name, overwrite=args.force)
+    ds = load_dataset(done.path)  # the import must produce a dataset that validates
     unanswerable = sum(not q.answerable for q in ds.questions)
     print(
-        f"wrote {path}: {len(ds.questions)} questions ({unanswerable} unanswerable), "
-        f"{len(ds.corpus)} chunks"
+        f"wrote {done.path}: {len(ds.questions)} questions ({unanswerable} unanswerable), "
+        f"{len(ds.corpus)} chunks; answers at their answer_start: {done.at_start:,}"
     )
+    for ids, what in (
+        (done.moved, "not at their answer_start, placed at the nearest whole-word match"),
+        (done.unplaced, "found nowhere on word boundaries: gold is their paragraph only"),
+    ):
+        if ids:
+            print(f"  {len(ids):,} {what}: {_some(ids)}")
     return 0
+
+
+def _some(ids: tuple[str, ...], n: int = 5) -> str:
+    more = f" and {len(ids) - n:,} more" if len(ids) > n else ""
+    return ", ".join(ids[:n]) + more

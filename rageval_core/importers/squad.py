@@ -11,7 +11,7 @@ import hashlib
 import os
 import re
 import unicodedata
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -76,31 +76,73 @@ def _squad_question(
     return GoldenQuestion(qid, text, answer, (chunk_id,), ("squad",), gold_spans=spans)
 
 
+@dataclass(frozen=True)
+class SquadImport:
+    """What `import_squad` wrote, and how each answer was placed: at its `answer_start`,
+    `moved` to the nearest occurrence on word boundaries, or `unplaced` (its paragraph
+    kept as gold, no span). The last two are reported, never silent."""
+
+    path: Path
+    at_start: int
+    moved: tuple[str, ...]
+    unplaced: tuple[str, ...]
+
+
+def locate_answer(paragraph: str, answer: str, start: int | None) -> tuple[int | None, bool]:
+    """Where `answer` is in `paragraph`, and whether that is at `start`: there when the text
+    matches, else the occurrence on word boundaries nearest to `start` (the first without
+    one); an occurrence inside a word ("in" in "Northwind") is never taken."""
+    if not answer:
+        return None, False
+    if start is not None and start >= 0 and paragraph[start : start + len(answer)] == answer:
+        return start, True
+    best: int | None = None
+    at = paragraph.find(answer)
+    while at >= 0:
+        if _on_boundaries(paragraph, at, at + len(answer)) and (
+            best is None or abs(at - (start or 0)) < abs(best - (start or 0))
+        ):
+            best = at
+        at = paragraph.find(answer, at + 1)
+    return best, False
+
+
+def _on_boundaries(text: str, start: int, end: int) -> bool:
+    """No word character on both sides of either edge of `text[start:end]`."""
+
+    def word(i: int) -> bool:
+        return 0 <= i < len(text) and (text[i].isalnum() or text[i] == "_")
+
+    return not (word(start - 1) and word(start)) and not (word(end - 1) and word(end))
+
+
 def _answer_spans(
     questions: list[GoldenQuestion], corpus: list[Chunk]
-) -> tuple[list[Document], list[GoldenQuestion]]:
-    """Documents (each article's paragraphs in order) and each answer's `answer_start` as a
-    span of its document. An answer whose text is not at its `answer_start` is looked for
-    in its paragraph; found nowhere, the question keeps its paragraph as gold only."""
+) -> tuple[list[Document], list[GoldenQuestion], tuple[str, ...], tuple[str, ...]]:
+    """Documents (each article's paragraphs in order), each answer as a span of its
+    document (`locate_answer`), and the ids of the questions whose answer was moved from
+    its `answer_start` or placed nowhere (these keep their paragraph as gold only)."""
     docs, chunk_spans = documents_from_chunks(corpus)
     texts = {c.id: c.text for c in corpus}
-    out = []
+    out, moved, unplaced = [], [], []
     for q in questions:
-        if not q.gold_spans:
+        if not q.answerable:
             out.append(q)
             continue
-        (rel,) = q.gold_spans
-        para, answer = texts[rel.doc_id], q.reference_answer or ""
-        start = rel.start
-        if para[start : start + len(answer)] != answer:
-            start = para.find(answer)
-        if start < 0 or not answer:
+        (para_id,) = q.gold_chunk_ids
+        start = q.gold_spans[0].start if q.gold_spans else None
+        answer = q.reference_answer or ""
+        at, exact = locate_answer(texts[para_id], answer, start)
+        if at is None:
+            unplaced.append(q.id)
             out.append(replace(q, gold_spans=()))
             continue
-        base = chunk_spans[rel.doc_id]
-        span = GoldSpan(base.doc_id, base.start + start, base.start + start + len(answer))
+        if not exact:
+            moved.append(q.id)
+        base = chunk_spans[para_id]
+        span = GoldSpan(base.doc_id, base.start + at, base.start + at + len(answer))
         out.append(replace(q, gold_spans=(span,)))
-    return docs, out
+    return docs, out, tuple(moved), tuple(unplaced)
 
 
 def _from_squad(
@@ -149,14 +191,14 @@ def import_squad(
     *,
     name: str | None = None,
     overwrite: bool = False,
-) -> Path:
+) -> SquadImport:
     """Turn a SQuAD v2 (or v1.1) JSON file into `dataset.yaml`, `corpus.jsonl` and
     `documents.jsonl` in out_dir.
 
     Impossible questions become unanswerable (no gold, no reference answer, tag
     `unanswerable`); the others take their first answer as reference, their paragraph as
     the gold chunk and the answer's `answer_start` as a gold span of the article (the
-    paragraphs in order, joined by a blank line). Returns the path of `dataset.yaml`.
+    paragraphs in order, joined by a blank line) where `locate_answer` finds it.
     """
     path = Path(json_path)
     problems: list[str] = []
@@ -172,8 +214,8 @@ def import_squad(
             problems.append(f"{path}: no questions to import")
     if problems:
         raise DatasetError(f"{path}: cannot import SQuAD", problems)
-    documents, questions = _answer_spans(questions, corpus)
-    return write_dataset(
+    documents, questions, moved, unplaced = _answer_spans(questions, corpus)
+    written = write_dataset(
         out_dir,
         name or slugify(path.stem),
         "1",
@@ -182,3 +224,5 @@ def import_squad(
         documents=documents,
         overwrite=overwrite,
     )
+    placed = sum(q.answerable for q in questions) - len(moved) - len(unplaced)
+    return SquadImport(written, placed, moved, unplaced)

@@ -66,7 +66,9 @@ def test_import_squad_then_validate(tmp_path: Path, capsys) -> None:
     out = tmp_path / "ds"
     assert main(["import", "squad", str(squad), "--out", str(out), "--name", "geo"]) == 0
     assert capsys.readouterr().out == (
-        f"wrote {out / 'dataset.yaml'}: 2 questions (1 unanswerable), 1 chunks\n"
+        f"wrote {out / 'dataset.yaml'}: 2 questions (1 unanswerable), 1 chunks; "
+        "answers at their answer_start: 0\n"
+        "  1 not at their answer_start, placed at the nearest whole-word match: a\n"
     )
     assert main(["validate", str(out / "dataset.yaml")]) == 0
     assert capsys.readouterr().out.startswith("ok: geo version 1: 2 questions (1 unanswerable)")

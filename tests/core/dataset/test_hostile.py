@@ -209,7 +209,7 @@ def test_squad_ids_that_do_not_fit_are_mapped_deterministically(tmp_path):
     ids = ["plain1", "has space", "../up", "a\nb", "é", "x" * 300, "<b>"]
     src = tmp_path / "s.json"
     src.write_text(json.dumps(squad_doc(ids)))
-    ds = load_dataset(import_squad(src, tmp_path / "out"))
+    ds = load_dataset(import_squad(src, tmp_path / "out").path)
     got = [q.id for q in ds.questions]
     assert got[0] == "plain1"  # an id that fits is kept as it is
     assert got == [squad_question_id(i) for i in ids]
@@ -294,7 +294,7 @@ def test_import_squad_raises_only_dataset_errors(tmp_path_factory, doc, garbage)
     src = work / "s.json"
     src.write_bytes(doc.encode("utf-8", "surrogatepass") + garbage)
     try:
-        path = import_squad(src, work / "out")
+        path = import_squad(src, work / "out").path
     except DatasetError as exc:
         assert all(len(line) < 400 for line in str(exc).splitlines())
     else:

@@ -56,7 +56,7 @@ def squad_file(tmp_path: Path) -> Path:
 
 def test_import_writes_a_dataset_that_loads(squad_file: Path, tmp_path: Path) -> None:
     out = tmp_path / "out"
-    assert import_squad(squad_file, out) == out / "dataset.yaml"
+    assert import_squad(squad_file, out).path == out / "dataset.yaml"
     assert sorted(p.name for p in out.iterdir()) == [
         "corpus.jsonl",
         "dataset.yaml",

@@ -16,7 +16,7 @@ SQUAD = Path(__file__).parents[2] / "fixtures" / "squad" / "squad-v2-dev-small.j
 
 
 def test_squad_sample_becomes_documents_and_spans_given_both_ways(tmp_path: Path) -> None:
-    path = import_squad(SQUAD, tmp_path)
+    path = import_squad(SQUAD, tmp_path).path
     ds = load_dataset(path)
     assert len(ds.questions) == 626 and len(ds.documents) == 2
     texts = {d.id: d.text for d in ds.documents}
