@@ -26,7 +26,7 @@ def _chunk_dict(c: Chunk) -> dict[str, Any]:
     return d if c.version is None else {**d, "version": c.version}
 
 
-def _question_dict(q: GoldenQuestion) -> dict[str, Any]:
+def question_dict(q: GoldenQuestion) -> dict[str, Any]:
     """The question as `load_dataset` reads it back with the same answerability."""
     d: dict[str, Any] = {"id": q.id, "question": q.question, "reference_answer": q.reference_answer}
     if q.gold_chunk_ids:
@@ -86,7 +86,7 @@ def write_dataset(
     if docs:
         doc["documents"] = DOCUMENTS_FILE
         files.append((DOCUMENTS_FILE, _jsonl(_document_dict(d) for d in docs)))
-    doc["questions"] = [_question_dict(q) for q in questions]
+    doc["questions"] = [question_dict(q) for q in questions]
     try:
         for file, data in files:
             atomic_write_bytes(out / file, data)

@@ -13,11 +13,12 @@ chunk outside the corpus); it never reads the labels location or prints.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
-from rageval_core.dataset import DATASET_FILE, dataset_sha256, write_dataset
+from rageval_core.dataset import DATASET_FILE, dataset_sha256, write_revision
 from rageval_core.errors import ConfigError, RagevalError
 from rageval_core.labels.model import HumanLabel
 from rageval_core.models import Chunk, GoldenDataset, GoldenQuestion, GoldSpan, RetrievedChunk
@@ -71,10 +72,12 @@ class GoldPlan:
 
 @dataclass(frozen=True)
 class _Target:
-    """Where a relevant chunk lands as gold: its id (for id gold) and its place."""
+    """Where a relevant chunk lands as gold: its id (id gold, when the corpus has it) and
+    its place."""
 
     chunk_id: str
     span: GoldSpan | None
+    in_corpus: bool = True
 
 
 def next_version(version: str) -> str:
@@ -157,21 +160,34 @@ def chunks_from_runs(location: str, labels: Iterable[HumanLabel], ds: GoldenData
                 why = f"not in the corpus, nor among what run {run_id} retrieved"
         except RagevalError as exc:
             why = f"not in the corpus; its run {run_id}: {exc.message}"
-        rows = (
-            table.select(["question_id", "retrieved_ids", "retrieved_texts"]).to_pylist()
-            if table
-            else []
-        )
-        for row in rows:
-            for cid, text in zip(
-                row["retrieved_ids"] or (), row["retrieved_texts"] or (), strict=False
-            ):
+        for row in _retrieved_rows(table):
+            for cid, text, doc_id, start, end in _places(row):
                 k = (row["question_id"], cid)
                 if k in keys and not isinstance(out.get(k), RetrievedChunk):
-                    out[k] = RetrievedChunk(cid, text or "")
+                    out[k] = RetrievedChunk(cid, text or "", doc_id=doc_id, start=start, end=end)
         for k in keys:
             out.setdefault(k, why)
     return out
+
+
+_PLACE_COLUMNS = ("retrieved_doc_ids", "retrieved_starts", "retrieved_ends")
+
+
+def _retrieved_rows(table: Any) -> list[dict[str, Any]]:
+    """Each row's retrieved ids and texts, and where the run placed each chunk (older
+    runs and runs without documents have no places)."""
+    if table is None:
+        return []
+    wanted = ["question_id", "retrieved_ids", "retrieved_texts"]
+    wanted += [c for c in _PLACE_COLUMNS if c in table.column_names]
+    return table.select(wanted).to_pylist()
+
+
+def _places(row: dict[str, Any]) -> Iterator[tuple[Any, ...]]:
+    ids = row["retrieved_ids"] or ()
+    n = len(ids)
+    columns = [row.get(c) or [None] * n for c in ("retrieved_texts", *_PLACE_COLUMNS)]
+    return zip(ids, *columns, strict=False)
 
 
 class _Resolver:
@@ -196,10 +212,20 @@ class _Resolver:
             piece = RetrievedChunk(chunk.id, chunk.text)
         elif not isinstance(piece, RetrievedChunk):
             return piece or "not in this dataset version's corpus"
-        placed = self.placer.place(piece)
+        # where the run placed it, never its text found elsewhere (`Placer` trusts
+        # offsets that hold the text, and searches only the document the run named)
+        placement = self.placer.place_all([piece])
+        if placement.unknown_doc_ids:
+            return (
+                f"its run placed it in document {placement.unknown_doc_ids[0]}, which this "
+                "dataset version does not have"
+            )
+        (placed,) = placement.ranges
         if placed is None:
             return "cannot be placed in the dataset's documents (its text is not found)"
-        return _Target(chunk_id, GoldSpan(placed.doc_id, placed.start, placed.end))
+        return _Target(
+            chunk_id, GoldSpan(placed.doc_id, placed.start, placed.end), chunk is not None
+        )
 
 
 def _inside(span: GoldSpan, spans: Iterable[GoldSpan]) -> bool:
@@ -258,14 +284,14 @@ def _plan_question(
         spans = [s for s in spans if _overlaps(s, dspans)] if use_spans else spans
 
     def has(t: _Target, ids: Sequence[str], spans: Sequence[GoldSpan]) -> bool:
-        return (not use_ids or t.chunk_id in ids) and (
+        return (not use_ids or not t.in_corpus or t.chunk_id in ids) and (
             not use_spans or (t.span is not None and _inside(t.span, spans))
         )
 
     for t in relevant:
         if not has(t, ids, spans):
-            if use_ids and t.chunk_id not in ids:
-                ids.append(t.chunk_id)
+            if use_ids and t.in_corpus and t.chunk_id not in ids:
+                ids.append(t.chunk_id)  # a chunk outside the corpus is gold by its span only
             if use_spans and t.span is not None and not _inside(t.span, spans):
                 spans.append(t.span)
         if has(t, q.gold_chunk_ids, q.gold_spans):
@@ -343,9 +369,10 @@ def plan_gold(
 
 
 def write_gold(plan: GoldPlan, out_dir: str | Path) -> Path:
-    """Write the planned version into `out_dir` (its dataset file, corpus and documents).
-    Refused when that would replace the input or any existing dataset file: the input
-    is curated by hand, and the point is a new version beside it."""
+    """Write the planned version into `out_dir`, the dataset file edited where gold
+    changed and nothing else (`dataset.revising`). Refused when that would replace the
+    input or any existing dataset file: the input is curated by hand, and the point is a
+    new version beside it."""
     out = Path(out_dir)
     source = Path(plan.source.path).resolve()
     if out.resolve() == source.parent or (out / DATASET_FILE).resolve() == source:
@@ -353,9 +380,6 @@ def write_gold(plan: GoldPlan, out_dir: str | Path) -> Path:
             f"--out {out_dir} is the folder of the input {plan.source.path}: "
             "to-gold writes a new version, never over the input; pick another folder"
         )
-    if (out / DATASET_FILE).exists():
-        raise ConfigError(f"{out / DATASET_FILE} already exists: pick an empty folder")
-    ds = plan.source
-    return write_dataset(
-        out, ds.name, plan.version, plan.questions, ds.corpus, documents=ds.documents
+    return write_revision(
+        plan.source, plan.version, plan.questions, out, expected_sha256=plan.sha256
     )

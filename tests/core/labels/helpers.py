@@ -21,6 +21,7 @@ OFFLINE = JudgeRef("offline", "overlap>=0.6", "offline-1")
 LLM = JudgeRef("openai", "gpt-test", "v3")
 TOWERS_WHY = "no retrieved sentence says how many towers"
 R1, R2, R3 = "20260101-000000-a", "20260102-000000-b", "20260103-000000-c"
+EXAMPLE = Path(__file__).resolve().parents[3] / "rageval_core" / "example" / "dataset.yaml"
 
 
 def claim(text: str, verdict: str, reason: str = "") -> dict[str, Any]:
@@ -82,3 +83,23 @@ def run_cli(*argv: str) -> tuple[int, str, str]:
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         code = cli.main(list(argv))
     return code, out.getvalue(), err.getvalue()
+
+
+def chunk_label(qid: str, chunk_id: str, relevant: bool, reviewer: str = "ann", **kw) -> HumanLabel:
+    return HumanLabel(
+        dataset=kw.pop("dataset", "qa"),
+        dataset_sha256=kw.pop("sha", "b" * 64),
+        question_id=qid,
+        claim=None,
+        verdict=None,
+        question_label=None,
+        reviewer=reviewer,
+        created_at=kw.pop("at", "2026-02-01T00:00:00Z"),
+        chunk_id=chunk_id,
+        relevant=relevant,
+        **kw,
+    )
+
+
+def write_jsonl(path: Path, items: list[dict]) -> None:
+    path.write_text("".join(json.dumps(i) + "\n" for i in items))

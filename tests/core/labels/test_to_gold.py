@@ -3,7 +3,6 @@ datasets and on the bundled example, with the cases that must not become gold.""
 
 from __future__ import annotations
 
-import json
 import shutil
 from dataclasses import replace
 from pathlib import Path
@@ -16,38 +15,18 @@ from hypothesis import strategies as st
 from rageval_core import cli
 from rageval_core.dataset import load_dataset
 from rageval_core.errors import ConfigError
-from rageval_core.labels import HumanLabel, LabelStore
+from rageval_core.labels import LabelStore
 from rageval_core.labels.gold import chunks_from_runs, next_version, plan_gold, write_gold
+from tests.core.labels.helpers import EXAMPLE, chunk_label, write_jsonl
 from tests.core.query.conftest import row, write_run
 
 REPO = Path(__file__).resolve().parents[3]
-EXAMPLE = REPO / "rageval_core" / "example" / "dataset.yaml"
 EXAMPLE_LABELS = REPO / "labels"
 
 A1 = "Cold rooms hold goods between two and eight degrees at all times."
 A2 = "Freezers hold goods at minus twenty-five degrees or colder always."
 P1 = "Returns are accepted within five calendar days of the delivery date."
 P2 = "Returns are accepted within seven calendar days of the delivery date."
-
-
-def chunk_label(qid: str, chunk_id: str, relevant: bool, reviewer: str = "ann", **kw) -> HumanLabel:
-    return HumanLabel(
-        dataset=kw.pop("dataset", "qa"),
-        dataset_sha256=kw.pop("sha", "b" * 64),
-        question_id=qid,
-        claim=None,
-        verdict=None,
-        question_label=None,
-        reviewer=reviewer,
-        created_at=kw.pop("at", "2026-02-01T00:00:00Z"),
-        chunk_id=chunk_id,
-        relevant=relevant,
-        **kw,
-    )
-
-
-def write_jsonl(path: Path, items: list[dict]) -> None:
-    path.write_text("".join(json.dumps(i) + "\n" for i in items))
 
 
 QUESTIONS = [
