@@ -35,3 +35,13 @@ def open_page(at: AppTest, page: str) -> AppTest:
 def no_exception(at: AppTest) -> AppTest:
     assert not at.exception, [e.value for e in at.exception]
     return at
+
+
+def all_text(at) -> str:
+    """Every markdown, caption, subheader, info, warning and expander text of the page."""
+    kinds = ("markdown", "caption", "subheader", "info", "warning", "expander")
+    out = []
+    for k in kinds:
+        for e in at.get(k):
+            out.append(str(getattr(e, "label", None) or "") + " " + str(getattr(e, "value", "")))
+    return "\n".join(out)

@@ -15,8 +15,10 @@ from streamlit.testing.v1 import AppTest
 
 from rageval_core.demo import DEMO_RUNS, demo_run_id, write_demo
 from rageval_core.labels import LABELS_ENV, READ_ONLY_ENV
+from rageval_core.query import ResultsStore
 from rageval_core.runs.journal import Journal
 from rageval_core.runs.layout import MANIFEST, RESULTS_ENV, SUMMARY
+from tests.core.query.conftest import row, write_run
 
 ENTRY = Path(__file__).resolve().parents[2] / "dashboard" / "streamlit_app.py"
 RUN_IDS = [demo_run_id(d) for d in DEMO_RUNS]  # oldest first
@@ -100,3 +102,40 @@ def execs(monkeypatch) -> list[tuple]:
     calls: list[tuple] = []
     monkeypatch.setattr(os, "execve", lambda *a: calls.append(a))
     return calls
+
+
+DECLARED = {
+    "groundedness": {"label": "groundedness", "direction": "higher"},
+    "toxicity": {"label": "toxicity", "direction": "lower"},
+}
+
+
+@pytest.fixture
+def declared_results(scratch):
+    root = scratch / "results"
+    write_run(root, "plain", [row(f"q{i}") for i in range(10)], created_at="2025-01-01T00:00Z")
+    for n, (run_id, scale) in enumerate((("decl-a", 10), ("decl-b", 20)), start=2):
+        write_run(
+            root,
+            run_id,
+            [
+                row(f"q{i}", groundedness=i / scale, toxicity=0.1 + i / (10 * scale))
+                for i in range(10)
+            ],
+            created_at=f"2025-01-0{n}T00:00Z",
+            metrics=DECLARED,
+        )
+    write_run(
+        root,
+        "hostile",
+        [row("q1")],
+        created_at="2024-12-01T00:00Z",
+        metrics={'x"; DROP TABLE --': {}},
+    )
+    return root
+
+
+@pytest.fixture(scope="module")
+def store(demo_results):
+    with ResultsStore(str(demo_results), read_only=True) as s:
+        yield s

@@ -11,36 +11,6 @@ import pytest
 from tests.core.query.conftest import row, write_run
 from tests.dashboard.apptest import figure, no_exception, open_page, texts
 
-DECLARED = {
-    "groundedness": {"label": "groundedness", "direction": "higher"},
-    "toxicity": {"label": "toxicity", "direction": "lower"},
-}
-
-
-@pytest.fixture
-def declared_results(scratch):
-    root = scratch / "results"
-    write_run(root, "plain", [row(f"q{i}") for i in range(10)], created_at="2025-01-01T00:00Z")
-    for n, (run_id, scale) in enumerate((("decl-a", 10), ("decl-b", 20)), start=2):
-        write_run(
-            root,
-            run_id,
-            [
-                row(f"q{i}", groundedness=i / scale, toxicity=0.1 + i / (10 * scale))
-                for i in range(10)
-            ],
-            created_at=f"2025-01-0{n}T00:00Z",
-            metrics=DECLARED,
-        )
-    write_run(
-        root,
-        "hostile",
-        [row("q1")],
-        created_at="2024-12-01T00:00Z",
-        metrics={'x"; DROP TABLE --': {}},
-    )
-    return root
-
 
 def test_runs_page_offers_declared_metrics_in_the_trend_and_latest_figures(app, declared_results):
     at = no_exception(app(declared_results, metric="groundedness").run())

@@ -16,10 +16,7 @@ from rageval_core.catalogue import (
     parse_declared,
 )
 from tests.dashboard.apptest import no_exception, open_page
-from tests.dashboard.test_declared_pages import (
-    DECLARED,
-    declared_results,  # noqa: F401  (fixture)
-)
+from tests.dashboard.conftest import DECLARED
 
 LINK = re.compile(r"\[Definition\]\(([^)#]*)#([^)]*)\)")
 

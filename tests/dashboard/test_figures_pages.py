@@ -15,9 +15,9 @@ import pytest
 
 from rageval_core.catalogue import BUILTIN
 from rageval_core.runs.layout import MANIFEST, SUMMARY
+from tests.dashboard.apptest import open_page, texts
 
 from .conftest import LATEST
-from .test_app import open_page, texts
 
 
 def _copy_run(results: Path, source: str, run_id: str, rows) -> None:

@@ -12,12 +12,11 @@ from rageval_core import numbers
 from rageval_core.labels import LabelStore
 from rageval_core.query import judge_reports, question_detail
 from tests.dashboard.conftest import LATEST
-from tests.dashboard.test_review_pages import (  # noqa: F401
+from tests.dashboard.reviewing import (
     QUESTION,
     human,
     no_exception,
     open_page,
-    store,
 )
 
 
@@ -26,7 +25,7 @@ def _figures(at) -> dict:
     return figures["claims"]
 
 
-def _expected(store, location) -> str:  # noqa: F811
+def _expected(store, location) -> str:
     [report] = [r for r in judge_reports(store, LabelStore(location).load()) if LATEST in r.runs]
     return numbers.percent(report.claims.raw)
 
@@ -34,8 +33,8 @@ def _expected(store, location) -> str:  # noqa: F811
 def test_a_correction_from_another_process_shows_after_the_labels_refresh(
     app,
     results,
-    labels,  # noqa: F811
-    store,  # noqa: F811
+    labels,
+    store,
 ):
     import dashboard.data as data
 
@@ -63,7 +62,7 @@ def test_a_correction_from_another_process_shows_after_the_labels_refresh(
 
 def test_a_read_only_dashboard_refuses_a_save_that_reaches_the_session_api(
     results,
-    labels,  # noqa: F811
+    labels,
     monkeypatch,
 ):
     """A crafted websocket message may fire a widget's callback the page never drew; the
@@ -80,10 +79,10 @@ def test_a_read_only_dashboard_refuses_a_save_that_reaches_the_session_api(
     assert not labels.exists() or not list(labels.rglob("*.jsonl"))
 
 
-def test_every_label_page_opens_over_hostile_label_lines(app, results, labels):  # noqa: F811
+def test_every_label_page_opens_over_hostile_label_lines(app, results, labels):
     """Issue 23: one line with `"claim": 5`, a deep line or a lone surrogate crashed Runs,
     Diagnose, Question, Review and Judge with a traceback showing the server's paths."""
-    from tests.core.labels.test_hostile_lines import HOSTILE
+    from tests.core.labels.helpers import HOSTILE
 
     ds = human(results, "A claim.", "supported", "eve")
     LabelStore(str(labels)).save([ds])

@@ -11,8 +11,7 @@ import pytest
 
 from rageval_core.cli import main
 from rageval_core.dataset import load_dataset
-from tests.dashboard.apptest import no_exception, open_page
-from tests.dashboard.test_verdict_pages import _all_text
+from tests.dashboard.apptest import all_text, no_exception, open_page
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "rageval_core" / "example"
 CONFIG = EXAMPLE / "configs" / "questions-only.yaml"
@@ -72,7 +71,7 @@ def test_a_reference_free_question_shows_its_three_figures(app, questions_run) -
         assert any(figure in t for t in tiles), (figure, tiles)
     assert not any(t.startswith(("recall", "MRR", "answer correctness")) for t in tiles)
     assert not any(s.value.startswith("Context recall") for s in at.subheader)
-    assert "Answer relevancy" in _all_text(at)
+    assert "Answer relevancy" in all_text(at)
 
 
 def test_a_question_with_a_reference_shows_context_recall(app, questions_run) -> None:

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 from tests.dashboard.apptest import open_page, trace_names
-from tests.dashboard.test_declared_pages import declared_results  # noqa: F401 (fixture)
 
 
 def _overlaid(at) -> set[str]:

@@ -19,9 +19,9 @@ from rageval_core.query._coverage import NO_REFERENCE
 from rageval_core.runner import RunOptions, run
 from tests.core.query.conftest import row, write_run
 from tests.core.runner.conftest import Toy
-from tests.dashboard.apptest import no_exception, open_page, texts
-from tests.dashboard.test_review_pages import button, read_labels, sign
-from tests.dashboard.test_review_pages import texts as texts_of
+from tests.dashboard.apptest import all_text, no_exception, open_page, texts
+from tests.dashboard.reviewing import button, read_labels, sign
+from tests.dashboard.reviewing import texts as texts_of
 
 HOSTILE = '<img src=x onerror="alert(1)"> **bold**'
 RUN = "verdicts"
@@ -130,15 +130,6 @@ def library_run(scratch, monkeypatch) -> tuple[Path, str]:
     return toy.results, done.run_id
 
 
-def _all_text(at) -> str:
-    kinds = ("markdown", "caption", "subheader", "info", "warning", "expander")
-    out = []
-    for k in kinds:
-        for e in at.get(k):
-            out.append(str(getattr(e, "label", None) or "") + " " + str(getattr(e, "value", "")))
-    return "\n".join(out)
-
-
 # ---------------------------------------------------------------------------- query
 
 
@@ -164,7 +155,7 @@ def test_question_page_shows_chunk_verdicts_answer_relevancy_and_missed_statemen
     assert any(h.startswith("#1 · ✓ gold") and h.endswith("· relevant") for h in headings)
     assert any(h.startswith("#2") and h.endswith("· not relevant") for h in headings)
     assert not any(h.startswith("#3") and "relevant" in h for h in headings)  # not judged
-    shown = _all_text(at)
+    shown = all_text(at)
     assert "Answer relevancy 80.0% (relevant)" in shown
     assert "1 statement(s) the retriever missed:" in shown
     assert "Found 1: in cq1-1" in shown and "The company was founded in 2009." in shown

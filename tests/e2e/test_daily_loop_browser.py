@@ -24,8 +24,8 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.daily_loop import FlakySeries, add_flaky_series
+from tests.e2e.browser import params_of, url, wait_rendered
 from tests.e2e.conftest import ROOT, SCREENSHOTS, Server, Watch, _serve
-from tests.e2e.test_dashboard_browser import params_of, url, wait_rendered
 
 pytestmark = pytest.mark.e2e
 

@@ -8,85 +8,28 @@ docs/screenshots/). Fixtures are in conftest.py.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from urllib.parse import parse_qs, urlencode, urlparse
 
 import pytest
 from playwright.sync_api import Page, expect
 
 from dashboard.pages import PAGES
-from rageval_core.demo import DEMO_RUNS, demo_run_id
-from rageval_core.links import DEFAULT_PAGE
+from tests.e2e.browser import (
+    DRAWN_CHART,
+    DRAWN_GRID,
+    ERROR,
+    LATEST,
+    OLDEST,
+    PAGE_CASES,
+    PageCase,
+    main_text,
+    open_view,
+    params_of,
+    url,
+    wait_rendered,
+)
 from tests.e2e.conftest import XSS_PAYLOAD, XSS_RUN, Flagged, Server, Watch, screenshot
 
 pytestmark = pytest.mark.e2e
-
-RUN_IDS = [demo_run_id(d) for d in DEMO_RUNS]  # oldest first
-LATEST, OLDEST = RUN_IDS[-1], RUN_IDS[0]
-
-CHART = '[data-testid="stPlotlyChart"]'
-DRAWN_CHART = f"{CHART}:has(.main-svg)"
-GRID = '[data-testid="stDataFrame"]'
-DRAWN_GRID = f"{GRID}:has(canvas)"
-EXCEPTION = '[data-testid="stException"]'
-ERROR = '[data-testid="stAlertContentError"]'
-# Streamlit's own end-of-run mark (its e2e suite waits on it); the running indicator is not
-# one: it appears only some time after a run starts, so a page can look idle mid-run.
-RUN_DONE = '[data-testid="stApp"][data-test-script-state="notRunning"]'
-
-
-def url(server: Server, page: str, **params: str | list[str]) -> str:
-    path = "" if page == DEFAULT_PAGE else PAGES[page].url_path
-    query = urlencode(params, doseq=True)
-    return f"{server.url}/{path}" + (f"?{query}" if query else "")
-
-
-def params_of(pg: Page) -> dict[str, list[str]]:
-    return parse_qs(urlparse(pg.url).query)
-
-
-def wait_rendered(pg: Page, title: str, *, charts: int = 0, grids: int = 0) -> None:
-    """Wait until the page titled `title` finished its run with `charts` plotly charts and
-    `grids` dataframes drawn (at least), then check it raised nothing."""
-    expect(pg.get_by_role("heading", name=title, level=1, exact=True)).to_be_visible()
-    expect(pg.locator(RUN_DONE)).to_be_visible()
-    if charts:
-        expect(pg.locator(DRAWN_CHART).nth(charts - 1)).to_be_visible()
-    if grids:
-        expect(pg.locator(DRAWN_GRID).nth(grids - 1)).to_be_visible()
-    expect(pg.locator('[data-stale="true"]')).to_have_count(0)
-    expect(pg.locator(EXCEPTION)).to_have_count(0)
-
-
-def open_view(pg: Page, address: str, title: str, **expected: int) -> None:
-    pg.goto(address)
-    wait_rendered(pg, title, **expected)
-
-
-def main_text(pg: Page) -> str:
-    return pg.locator('[data-testid="stMain"]').inner_text()
-
-
-@dataclass(frozen=True)
-class PageCase:
-    key: str
-    params: dict[str, str]
-    charts: int  # exactly this many plotly charts on the demo runs
-    grids: int  # at least this many dataframes
-    texts: tuple[str, ...]  # what the page must say about the demo runs
-
-
-PAGE_CASES = [
-    PageCase("runs", {}, 2, 1, (f"Latest run: {LATEST}", "All runs (9)")),
-    PageCase("diagnose", {}, 1, 1, ("of 99 questions failed", "matching")),
-    PageCase("tails", {}, 2, 1, (f"Bottom 10% of {LATEST} on correctness",)),
-    # Opens on the run with the widest recall@5-vs-@20 gap (bm25-top20), where a reranker helps.
-    PageCase("retrieval", {}, 5, 1, (f"Rerank candidates in {RUN_IDS[1]}", "A reranker can fix")),
-    PageCase("cost", {}, 3, 1, ("A run is dominated when",)),
-    PageCase("compare", {}, 1, 2, ("Config differences", "Metric changes against the baseline")),
-    # Filled in by the test: the demo question with a flagged claim, the view worth showing.
-    PageCase("question", {}, 2, 1, ("Answer", "This question across runs")),
-]
 
 
 @pytest.mark.parametrize("case", PAGE_CASES, ids=[c.key for c in PAGE_CASES])

@@ -17,8 +17,8 @@ from playwright.sync_api import Page, expect
 
 from dashboard.pages import PAGES
 from rageval_core.catalogue import DEFINITIONS_PATH, SECTIONS
+from tests.e2e.browser import PAGE_CASES, open_view, url, wait_rendered
 from tests.e2e.conftest import WIDE, Flagged, Server, screenshot
-from tests.e2e.test_dashboard_browser import PAGE_CASES, open_view, url, wait_rendered
 
 pytestmark = pytest.mark.e2e
 

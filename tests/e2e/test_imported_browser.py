@@ -14,8 +14,8 @@ from dashboard.pages import PAGES
 from rageval_core.dataset import example_dataset_path
 from rageval_core.importers import import_run
 from tests.core.importers.conftest import FILES
+from tests.e2e.browser import ERROR, open_view, url
 from tests.e2e.conftest import Server, Watch, _serve
-from tests.e2e.test_dashboard_browser import ERROR, open_view, url
 
 pytestmark = pytest.mark.e2e
 

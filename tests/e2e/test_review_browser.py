@@ -23,8 +23,8 @@ import pytest
 from playwright.sync_api import Locator, Page, expect
 
 from rageval_core.labels import LABELS_ENV, READ_ONLY_ENV
+from tests.e2e.browser import DRAWN_CHART, EXCEPTION, LATEST, url, wait_rendered
 from tests.e2e.conftest import ROOT, VIEWPORT, Server, _serve, screenshot
-from tests.e2e.test_dashboard_browser import DRAWN_CHART, EXCEPTION, LATEST, url, wait_rendered
 from tests.hosting.conftest import bucket, s3_endpoint  # noqa: F401 (fixtures)
 
 pytestmark = pytest.mark.e2e

@@ -10,8 +10,8 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from rageval_core.passwords import hash_password
+from tests.e2e.browser import params_of, url, wait_rendered
 from tests.e2e.conftest import Server, _serve
-from tests.e2e.test_dashboard_browser import params_of, url, wait_rendered
 
 pytestmark = pytest.mark.e2e
 

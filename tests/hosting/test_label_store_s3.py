@@ -81,7 +81,7 @@ def test_several_processes_saving_at_once_to_a_bucket_all_keep_their_labels(buck
     import time
     from pathlib import Path
 
-    from tests.core.labels.test_concurrent_saves import SAVER
+    from tests.core.labels.helpers import SAVER
 
     root = Path(__file__).resolve().parents[2]
     env = {**os.environ, "PYTHONPATH": f"{root}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}

@@ -103,3 +103,43 @@ def chunk_label(qid: str, chunk_id: str, relevant: bool, reviewer: str = "ann", 
 
 def write_jsonl(path: Path, items: list[dict]) -> None:
     path.write_text("".join(json.dumps(i) + "\n" for i in items))
+
+
+# a process saving 40 labels as one reviewer from a start time: two at once race the store
+SAVER = """
+import sys, time
+from rageval_core.labels import LabelStore
+from tests.core.labels.helpers import label
+location, who, start = sys.argv[1], sys.argv[2], float(sys.argv[3])
+store = LabelStore(location)
+while time.time() < start:
+    pass
+for i in range(40):
+    store.save([label(f"q{i}", f"Claim {i}.", "supported", reviewer=who)])
+"""
+
+
+# label lines a careless or hostile writer leaves, by what is wrong with them
+GOOD = {
+    "dataset": "qa",
+    "dataset_sha256": SHA,
+    "question_id": "q9",
+    "claim": "A fine claim.",
+    "verdict": "supported",
+    "reviewer": "eve",
+    "created_at": "2026-02-01T00:00:00Z",
+}
+HOSTILE = {
+    "claim-number": json.dumps({**GOOD, "claim": 5}),
+    "claim-list": json.dumps({**GOOD, "claim": ["a"]}),
+    "verdict-dict": json.dumps({**GOOD, "verdict": {"x": 1}}),
+    "question-label-list": json.dumps({**GOOD, "claim": None, "question_label": ["pass"]}),
+    "deep": "[" * 5000 + "]" * 5000,
+    "deep-object": '{"a":' * 3000 + "1" + "}" * 3000,
+    "note-surrogate": json.dumps({**GOOD, "note": "x"})[:-1] + ', "note": "\\ud800"}',
+    "claim-surrogate": json.dumps(GOOD).replace("A fine claim.", "\\udfff"),
+    "reviewer-surrogate": json.dumps(GOOD).replace('"eve"', '"\\ud800"'),
+    "dataset-surrogate": json.dumps(GOOD).replace('"qa"', '"q\\ud800"'),
+    "qid-surrogate": json.dumps(GOOD).replace('"q9"', '"\\udbff"'),
+    "huge-int-qid": json.dumps({**GOOD, "question_id": 10**4000}),
+}

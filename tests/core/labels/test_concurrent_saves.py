@@ -11,20 +11,9 @@ import time
 from pathlib import Path
 
 from rageval_core.labels import LabelStore
-from tests.core.labels.helpers import label
+from tests.core.labels.helpers import SAVER, label
 
 ROOT = Path(__file__).resolve().parents[3]
-SAVER = """
-import sys, time
-from rageval_core.labels import LabelStore
-from tests.core.labels.helpers import label
-location, who, start = sys.argv[1], sys.argv[2], float(sys.argv[3])
-store = LabelStore(location)
-while time.time() < start:
-    pass
-for i in range(40):
-    store.save([label(f"q{i}", f"Claim {i}.", "supported", reviewer=who)])
-"""
 
 
 def test_threads_saving_at_once_all_keep_their_labels(tmp_path):

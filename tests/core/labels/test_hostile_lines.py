@@ -11,31 +11,7 @@ import os
 import pytest
 
 from rageval_core.labels import LabelStore
-from tests.core.labels.helpers import R1, SHA, run_cli
-
-GOOD = {
-    "dataset": "qa",
-    "dataset_sha256": SHA,
-    "question_id": "q9",
-    "claim": "A fine claim.",
-    "verdict": "supported",
-    "reviewer": "eve",
-    "created_at": "2026-02-01T00:00:00Z",
-}
-HOSTILE = {
-    "claim-number": json.dumps({**GOOD, "claim": 5}),
-    "claim-list": json.dumps({**GOOD, "claim": ["a"]}),
-    "verdict-dict": json.dumps({**GOOD, "verdict": {"x": 1}}),
-    "question-label-list": json.dumps({**GOOD, "claim": None, "question_label": ["pass"]}),
-    "deep": "[" * 5000 + "]" * 5000,
-    "deep-object": '{"a":' * 3000 + "1" + "}" * 3000,
-    "note-surrogate": json.dumps({**GOOD, "note": "x"})[:-1] + ', "note": "\\ud800"}',
-    "claim-surrogate": json.dumps(GOOD).replace("A fine claim.", "\\udfff"),
-    "reviewer-surrogate": json.dumps(GOOD).replace('"eve"', '"\\ud800"'),
-    "dataset-surrogate": json.dumps(GOOD).replace('"qa"', '"q\\ud800"'),
-    "qid-surrogate": json.dumps(GOOD).replace('"q9"', '"\\udbff"'),
-    "huge-int-qid": json.dumps({**GOOD, "question_id": 10**4000}),
-}
+from tests.core.labels.helpers import GOOD, HOSTILE, R1, run_cli
 
 
 @pytest.mark.parametrize("name", sorted(HOSTILE))
