@@ -6,8 +6,6 @@ import json
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from rageval_core.catalogue import parse_declared
 from rageval_core.errors import ConfigError
 from rageval_core.models import DatasetRef, JudgeRef, RunManifest
@@ -105,10 +103,3 @@ def _valid(metrics: Any) -> bool:
     except ConfigError:
         return False
     return True
-
-
-@pytest.fixture
-def results(tmp_path: Path) -> Path:
-    root = tmp_path / "results"
-    root.mkdir()
-    return root

@@ -11,8 +11,7 @@ from rageval_core.errors import ResultsError
 from rageval_core.query import ResultsStore, question_detail, question_rows, runs_overview
 from rageval_core.runs.atomic import atomic_write_json, write_parquet
 from rageval_core.runs.rows import rows_to_table
-
-from .conftest import row, write_run
+from tests.core.query.conftest import row, write_run
 
 
 def _three(results):

@@ -15,8 +15,7 @@ from rageval_core.store import segments, summarising, update
 from rageval_core.store.schemas import empty_summary
 from rageval_core.store.summarising import summarise_part
 from rageval_core.store.workers import NICENESS, in_workers
-
-from .conftest import row, write_run
+from tests.core.query.conftest import row, write_run
 
 BAD = "r03"
 

@@ -23,8 +23,7 @@ from rageval_core.errors import RagevalError, ResultsError
 from rageval_core.query import ResultsStore, RunProblem
 from rageval_core.runs.layout import MANIFEST, journal_name, parquet_name
 from rageval_core.runs.reading import list_runs, read_run_rows
-
-from .conftest import row, write_run
+from tests.core.query.conftest import row, write_run
 
 OLD, NEW = "20260101-000000-bm25", "20260102-000000-dense"
 

@@ -13,8 +13,7 @@ from hypothesis import strategies as st
 
 import rageval_core.store.results as store_mod
 from rageval_core.query import ResultsStore, runs_overview
-
-from .conftest import row, write_run
+from tests.core.query.conftest import row, write_run
 
 
 def _finished(results, rid: str, n: int = 2) -> None:

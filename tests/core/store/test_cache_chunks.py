@@ -13,8 +13,7 @@ from hypothesis import strategies as st
 import rageval_core.store.results as store_mod
 from rageval_core.query import ResultsStore, question_history, runs_overview
 from rageval_core.store import segments, summarising
-
-from .conftest import row, write_run
+from tests.core.query.conftest import row, write_run
 
 
 @pytest.fixture

@@ -11,8 +11,7 @@ import pyarrow.parquet as pq
 
 from rageval_core.query import ResultsStore
 from rageval_core.runs.atomic import atomic_write_json
-
-from .conftest import row, write_run
+from tests.core.query.conftest import row, write_run
 
 
 def test_every_manifest_field_survives_a_restart(results, inspected_runs):
