@@ -22,7 +22,6 @@ import argparse
 import copy
 import csv
 import json
-import statistics
 import sys
 import tempfile
 import time
@@ -31,6 +30,7 @@ from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+from timing import median_ms  # bench/timing.py: run as a script, bench/ is on the path
 
 from rageval_core.importers import TOOLS, import_run
 from rageval_core.importers.common import resolve_ids
@@ -225,15 +225,6 @@ def rss(n: int, kinds: list[str]) -> None:
             path.unlink()
 
 
-def timed(fn, repeat: int) -> float:
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--questions", type=int, default=10_000)
@@ -274,12 +265,12 @@ def main() -> None:
                 for r in records:
                     w.add(**r)
 
-        floor = timed(writer_only, args.repeat)
+        floor = median_ms(writer_only, args.repeat) / 1000
         print(f"import of a {n:,}-question file (median of {args.repeat}), {sys.platform}")
         print(f"{'file':16} {'size MB':>8} {'seconds':>8} {'q/s':>9} {'× writer':>9}")
         print(f"{'writer alone':16} {'':>8} {floor:8.2f} {n / floor:9,.0f} {1.0:9.2f}")
         for kind, (tool, path) in files.items():
-            t = timed(importer(tool, path), args.repeat)
+            t = median_ms(importer(tool, path), args.repeat) / 1000
             size = path.stat().st_size / 1e6
             print(f"{kind:16} {size:8.1f} {t:8.2f} {n / t:9,.0f} {t / floor:9.2f}")
         w = floor / n * 1000

@@ -19,8 +19,9 @@ import argparse
 import statistics
 import sys
 import tempfile
-import time
 from pathlib import Path
+
+from timing import median_ms, timed  # bench/timing.py: run as a script, bench/ is on the path
 
 HERE = Path(__file__).resolve().parent
 REVIEWERS = 20
@@ -91,21 +92,6 @@ def _one_more(labels, claim: str):
     )
 
 
-def _timed(fn):
-    """fn's value and its wall-clock ms; `_cpu` has the process CPU ms of the last call."""
-    t, c = time.perf_counter(), time.process_time()
-    value = fn()
-    _cpu[0] = (time.process_time() - c) * 1000  # every thread: DuckDB's included
-    return value, (time.perf_counter() - t) * 1000
-
-
-_cpu = [0.0]
-
-
-def _warm(fn, repeat: int) -> float:
-    return statistics.median(_timed(fn)[1] for _ in range(repeat))
-
-
 def bench(results: str, labels_dir: str, repeat: int, cache_dir: str | None = None) -> list[str]:
     import pyarrow as pa
 
@@ -127,28 +113,32 @@ def bench(results: str, labels_dir: str, repeat: int, cache_dir: str | None = No
         lines.append(line)
 
     label_store = LabelStore(labels_dir)
-    labels, ms = _timed(label_store.load)
+    t = timed(label_store.load)
+    labels, ms = t.value, t.ms
     files = len(list(Path(labels_dir).rglob("*.jsonl")))
     say(
         f"labels: {len(labels.labels):,} newest of {files} files, first load {ms:,.0f} ms, "
-        f"reload with no new file {_warm(label_store.load, repeat):,.0f} ms"
+        f"reload with no new file {median_ms(label_store.load, repeat):,.0f} ms"
     )
     with tempfile.TemporaryDirectory() as scratch:
         cache = cache_dir or scratch
-        store, ms = _timed(lambda: ResultsStore(results, read_only=True, cache_dir=cache))
+        t = timed(lambda: ResultsStore(results, read_only=True, cache_dir=cache))
+        store, ms = t.value, t.ms
         say(f"store refresh (derived cache build, every page pays it): {ms:,.0f} ms")
         runs = store.runs()
         newest = runs[-1].run_id
-        built, ms = _timed(lambda: ClaimsCache(store).build())
+        t = timed(lambda: ClaimsCache(store).build())
+        built, ms = t.value, t.ms
         say(
             f"claims cache build of {built:,} runs (rageval dashboard, before the server): "
-            f"{ms:,.0f} ms (CPU {_cpu[0]:,.0f} ms)"
+            f"{ms:,.0f} ms (CPU {t.cpu_ms:,.0f} ms)"
         )
 
-        reports, first = _timed(lambda: judge_reports(store, labels))
-        first_cpu = _cpu[0]
-        warm = _warm(lambda: judge_reports(store, labels), repeat)
-        warm_cpu = _cpu[0]
+        t = timed(lambda: judge_reports(store, labels))
+        reports, first, first_cpu = t.value, t.ms, t.cpu_ms
+        warms = [timed(lambda: judge_reports(store, labels)) for _ in range(repeat)]
+        warm = statistics.median(w.ms for w in warms)
+        warm_cpu = statistics.median(w.cpu_ms for w in warms)
         claims = reports[0].claims
         say(
             f"judge_reports: first view {first:,.0f} ms (CPU {first_cpu:,.0f} ms; the claims "
@@ -160,10 +150,10 @@ def bench(results: str, labels_dir: str, repeat: int, cache_dir: str | None = No
         )
         restarted = ResultsStore(results, read_only=True, cache_dir=cache)
         labels_mod._joined.clear()  # a new process remembers no claims rows
-        _, again = _timed(lambda: judge_reports(restarted, labels))
+        again = timed(lambda: judge_reports(restarted, labels)).ms
         say(f"judge_reports on a new store over the same cache files (a restart): {again:,.0f} ms")
-        _, cov_first = _timed(lambda: run_coverage(store, labels))
-        cov_warm = _warm(lambda: run_coverage(store, labels), repeat)
+        cov_first = timed(lambda: run_coverage(store, labels)).ms
+        cov_warm = median_ms(lambda: run_coverage(store, labels), repeat)
         say(f"run_coverage (all runs): {cov_first:,.0f} ms, warm {cov_warm:,.0f} ms")
         for what, claim in (
             ("a claim labelled before", labels.labels[0].claim),
@@ -178,9 +168,10 @@ def bench(results: str, labels_dir: str, repeat: int, cache_dir: str | None = No
             for n in range(repeat):
                 saved = label_store.save([_one_more(labels, claim)])
                 try:
-                    figures, ms = _timed(rerun)
-                    walls.append(ms)
-                    cpus.append(_cpu[0])
+                    t = timed(rerun)
+                    figures = t.value
+                    walls.append(t.ms)
+                    cpus.append(t.cpu_ms)
                     if n == 0:
                         labels_mod._joined.clear()  # a full recompute: nothing remembered
                         labels_mod._tallies.clear()
@@ -195,9 +186,9 @@ def bench(results: str, labels_dir: str, repeat: int, cache_dir: str | None = No
                 f"(CPU {statistics.median(cpus):,.0f} ms; CPU of each: "
                 f"{', '.join(f'{c:,.0f}' for c in cpus)})"
             )
-        rev = _warm(lambda: reviewer_agreement(labels), repeat)
+        rev = median_ms(lambda: reviewer_agreement(labels), repeat)
         say(f"reviewer_agreement: {rev:,.0f} ms")
-        q = _warm(lambda: review_queue(store, newest, labels, 40), repeat)
+        q = median_ms(lambda: review_queue(store, newest, labels, 40), repeat)
         say(f"review_queue (40 of one run): {q:,.0f} ms")
 
         paths = [p for r in runs for p in r.parquet_files]
@@ -213,8 +204,8 @@ def bench(results: str, labels_dir: str, repeat: int, cache_dir: str | None = No
                     }
                 ),
             )
-            rows, naive = _timed(lambda: cur.execute(NAIVE, {"paths": paths}).fetchall())
-            naive_cpu = _cpu[0]
+            t = timed(lambda: cur.execute(NAIVE, {"paths": paths}).fetchall())
+            rows, naive, naive_cpu = t.value, t.ms, t.cpu_ms
         total = sum(n for *_, n in rows)
         cached = sum(p.runs for p in label_pairs(store, labels) if p.label.claim is not None)
         if total != cached:

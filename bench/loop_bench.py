@@ -10,22 +10,14 @@ costs. Prints figures (median ms) and ratios; asserts nothing.
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
 import tempfile
 import time
 from pathlib import Path
 
+from timing import median_ms  # bench/timing.py: run as a script, bench/ is on the path
+
 HERE = Path(__file__).resolve().parent
-
-
-def _ms(fn, repeat: int) -> float:
-    times = []
-    for _ in range(repeat):
-        t = time.perf_counter()
-        fn()
-        times.append((time.perf_counter() - t) * 1000)
-    return statistics.median(times)
 
 
 def bench(results: str, repeat: int) -> str:
@@ -60,22 +52,26 @@ def bench(results: str, repeat: int) -> str:
         same = [r for r in ids if r.split("-", 2)[2] == newest.split("-", 2)[2]]
         base = same[-2]
         qid = "q00001"
-        cold = _ms(lambda: run_flaky(store, newest), 1)
+        cold = median_ms(lambda: run_flaky(store, newest), 1)
         figures = {
-            "run_headline (end of rageval run)": _ms(lambda: run_headline(store, newest), repeat),
-            "run_lines (rageval runs, cache built)": _ms(lambda: run_lines(store), repeat),
-            "run_flaky (one config series, memoised)": _ms(
+            "run_headline (end of rageval run)": median_ms(
+                lambda: run_headline(store, newest), repeat
+            ),
+            "run_lines (rageval runs, cache built)": median_ms(lambda: run_lines(store), repeat),
+            "run_flaky (one config series, memoised)": median_ms(
                 lambda: run_flaky(store, newest), repeat
             ),
-            "answer_diff (one question, two runs)": _ms(
+            "answer_diff (one question, two runs)": median_ms(
                 lambda: answer_diff(store, base, newest, qid), repeat
             ),
         }
-        with_flaky = _ms(lambda: compare_runs(store, [base, newest], n_resamples=200), repeat)
+        with_flaky = median_ms(lambda: compare_runs(store, [base, newest], n_resamples=200), repeat)
         real = compare_mod.mark_flaky
         compare_mod.mark_flaky = lambda store, infos, q: q
         try:
-            without = _ms(lambda: compare_runs(store, [base, newest], n_resamples=200), repeat)
+            without = median_ms(
+                lambda: compare_runs(store, [base, newest], n_resamples=200), repeat
+            )
         finally:
             compare_mod.mark_flaky = real
         lines.append(f"runs: {len(ids):,}; series of {newest}: {len(same):,} runs")

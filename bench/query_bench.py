@@ -27,6 +27,8 @@ import sys
 import time
 from pathlib import Path
 
+from timing import median_ms  # bench/timing.py: run as a script, bench/ is on the path
+
 HERE = Path(__file__).resolve().parent
 REFERENCE = HERE.parent / "tests" / "core" / "query" / "changes_reference.py"
 
@@ -176,12 +178,7 @@ def bench(
     rows = []
     for name, fn in calls.items():
         fn()
-        times = []
-        for _ in range(repeat):
-            t = time.perf_counter()
-            fn()
-            times.append((time.perf_counter() - t) * 1e3)
-        warm = statistics.median(times)
+        warm = median_ms(fn, repeat)
         cold = _child(["--worker", name, results])
         rows.append((name, cold, warm))
     lines.append("")

@@ -37,6 +37,7 @@ sys.path.insert(0, str(HERE))
 
 import dashboard_bench  # noqa: E402  (bench/ is not a package)
 import synth  # noqa: E402
+from timing import timed  # noqa: E402  (bench/timing.py)
 
 # ---------------------------------------------------------------------------- child side
 
@@ -154,12 +155,6 @@ def child_cold(args: list[str]) -> dict:
     return {**out, "cpu_ms": sum(cpu[page])}
 
 
-def _timed(fn) -> dict:
-    c0, t0 = time.process_time(), time.perf_counter()
-    fn()
-    return {"ms": (time.perf_counter() - t0) * 1000, "cpu_ms": (time.process_time() - c0) * 1000}
-
-
 def child_tails(location: str, args: list[str]) -> dict:
     """The Tails page's data work without Streamlit, in a new process over a built cache:
     each query it makes (on the newest runs, correctness) the first time (cold: DuckDB
@@ -175,7 +170,7 @@ def child_tails(location: str, args: list[str]) -> dict:
     spec = json.loads(args[0])
     metric, run, overlay = "answer_correctness", spec["newest"], spec["overlay"]
     store = ResultsStore(location, read_only=True, refresh=False)
-    out = {"open": _timed(store.open_indexed)}
+    out = {"open": _ms_and_cpu(store.open_indexed)}
     calls = {
         "metric_trend": lambda: metric_trend(store, metric),
         "metric_distribution": lambda: [metric_distribution(store, r, metric) for r in overlay],
@@ -184,7 +179,7 @@ def child_tails(location: str, args: list[str]) -> dict:
     }
     for when in ("cold", "warm"):
         for name, call in calls.items():
-            out[f"{when}: {name}"] = _timed(call)
+            out[f"{when}: {name}"] = _ms_and_cpu(call)
         out[f"{when}: all"] = {
             k: sum(out[f"{when}: {n}"][k] for n in calls) for k in ("ms", "cpu_ms")
         }
@@ -197,6 +192,11 @@ def child_tails(location: str, args: list[str]) -> dict:
 def _child(step: str, location: str, xdg: Path, *extra: str) -> dict:
     env = {"XDG_CACHE_HOME": str(xdg)}
     return dashboard_bench._child(["--child", step, location, *extra], location, __file__, env)
+
+
+def _ms_and_cpu(fn) -> dict:
+    t = timed(fn)
+    return {"ms": t.ms, "cpu_ms": t.cpu_ms}
 
 
 def _median(samples: list):
