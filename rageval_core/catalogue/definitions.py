@@ -98,6 +98,11 @@ DEFINITIONS: Mapping[str, tuple[str, str]] = {
         PER_RUN_SECTION,
     ),
     "n_errors": ("questions on which the pipeline raised", PER_RUN_SECTION),
+    "n_chars_cut": (
+        "characters cut from the question's answer, question and chunk texts beyond the "
+        "per-text bound (models.MAX_TEXT_CHARS, docs/pipeline.md) before judging and scoring",
+        PER_RUN_SECTION,
+    ),
     "n_unplaced": (
         "retrieved chunks that could not be placed in a dataset document (counted not relevant)",
         SPANS_SECTION,

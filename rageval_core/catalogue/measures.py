@@ -181,6 +181,7 @@ def builtin_measures() -> list[Metric]:
         _measure(
             "n_unknown_doc_placed", "chunks of unknown documents placed by text", "lower", "count"
         ),
+        _measure("n_chars_cut", "characters cut from over-long texts", "lower", "count"),
         *(
             _measure(c, f"{STAGE_LABELS[c]} (ms)", "lower", "ms", "latency")
             for c in LATENCY_COLUMNS
