@@ -367,7 +367,7 @@ def metric_changes(metrics: pd.DataFrame, baseline: str, cat: Catalogue) -> pd.D
     run and metric, with the baseline's mean beside it; significant changes first, then
     by the size of the change (as a share of the metric's range, so a declared metric on
     another scale sorts fairly), then changes with no delta; a metric no run has a value
-    for is left out. `change` is the catalogue's verdict (`same` within the interval),
+    for is left out. `change` is the catalogue's reading (`same` within the interval),
     `metric` its label and `definition` its one line."""
     base = metrics[metrics["run_id"] == baseline].set_index("metric")["mean"]
     cand = metrics[metrics["run_id"] != baseline].copy()
@@ -382,7 +382,7 @@ def metric_changes(metrics: pd.DataFrame, baseline: str, cat: Catalogue) -> pd.D
     ranked = cand.loc[order.sort_values(["sig", "size"], kind="stable").index].copy()
     entries = [cat.entry(m) for m in ranked["metric"]]
     ranked["change"] = [
-        e.verdict(d, (lo, hi)) or "no delta"
+        e.reading(d, (lo, hi)) or "no delta"
         for e, d, lo, hi in zip(
             entries, ranked["delta"], ranked["ci_low"], ranked["ci_high"], strict=True
         )

@@ -139,14 +139,14 @@ def tile(
     metric: Metric,
     value: object,
     delta: object = None,
-    verdict: str | None = None,
+    reading: str | None = None,
     label: str | None = None,
 ) -> None:
     """One metric tile: its value in the one number style, its definition as help, and
-    its delta green / red by `verdict` (`Metric.verdict`), grey when within noise.
+    its delta green / red by `reading` (`Metric.reading`), grey when within noise.
 
     Streamlit colours a delta by its text's leading "-"; ours begin with "−" or "+",
-    which it reads as a rise, so the colour follows the verdict and the arrow the sign.
+    which it reads as a rise, so the colour follows the reading and the arrow the sign.
     """
     shown = None if numbers.absent(delta) else float(delta)  # type: ignore[arg-type]
     arrow = "off" if not shown else ("up" if shown > 0 else "down")
@@ -154,7 +154,7 @@ def tile(
         label or metric.label,
         metric.fmt(value),
         None if shown is None else metric.fmt_delta(shown),
-        delta_color=DELTA_COLORS[verdict],
+        delta_color=DELTA_COLORS[reading],
         delta_arrow=arrow,
         help=metric.help,
     )

@@ -106,9 +106,9 @@ if gaps:
 metric_cols = st.columns(5)
 for i, m in enumerate(keep_figures(list(KEY_METRICS), gaps, cat)):
     figure, delta = cat.entry(m), latest[f"{m}_delta"]
-    verdict = figure.verdict(delta, paired.get(m), spreads.get(m))
+    reading = figure.reading(delta, paired.get(m), spreads.get(m))
     label = figure_covered(figure.label, m, latest)  # a cost some questions lack says so
-    ui.tile(metric_cols[i % 5], figure, latest[m], delta, verdict, label)
+    ui.tile(metric_cols[i % 5], figure, latest[m], delta, reading, label)
 st.caption(
     "Δ against the run's previous run (same config and dataset version). Grey: within its "
     "noise (a paired 95% interval that includes 0, or for latency the spread of earlier "

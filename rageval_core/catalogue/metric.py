@@ -155,13 +155,14 @@ class Metric:
         """True when a change of `delta` is an improvement for this metric."""
         return delta < 0 if self.lower_is_better else delta > 0
 
-    def verdict(
+    def reading(
         self,
         delta: object,
         interval: tuple[float, float] | None = None,
         noise: float | None = None,
     ) -> str | None:
-        """`better`, `worse` or `same` for a change of `delta`; None when there is none.
+        """How a change of `delta` reads: `better`, `worse` or `same`; None when there is
+        none. (A reading, not a verdict: a verdict is what a judge says of a claim.)
 
         `same` when the change is within its noise: the paired interval of the delta
         includes 0, or (latency) |delta| is within `noise`, the spread of earlier runs of

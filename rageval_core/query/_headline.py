@@ -59,8 +59,8 @@ class Figure:
     @property
     def better(self) -> bool | None:
         """True for an improvement, False for a regression, None for no delta or a
-        change within its noise (`Metric.verdict`)."""
-        v = BUILTIN.figures[self.name].verdict(self.delta, self.interval, self.noise)
+        change within its noise (`Metric.reading`)."""
+        v = BUILTIN.figures[self.name].reading(self.delta, self.interval, self.noise)
         return None if v in (None, "same") else v == "better"
 
     def text(self) -> str:

@@ -5,7 +5,7 @@ a latency figure has no such interval (a quantile of timings that depend on the 
 load), so its change is noise when it is within the spread of the earlier runs of the
 same config, settings and dataset version (`flaky.same_settings`: a chunk size changed
 under one name moves latency by itself, and that move is no measure of noise).
-`Metric.verdict` applies the rule; this module finds the interval and the spread. Used by
+`Metric.reading` applies the rule; this module finds the interval and the spread. Used by
 the Runs tiles, Compare and the end-of-run headline.
 """
 

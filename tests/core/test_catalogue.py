@@ -175,7 +175,7 @@ def test_a_change_within_its_noise_is_neither_better_nor_worse(
     delta: float | None, interval: tuple[float, float] | None, noise: float | None, expected: str
 ) -> None:
     name = "total_ms_p95" if noise is not None else "recall_at_5"
-    assert BUILTIN.metric(name).verdict(delta, interval, noise) == expected
+    assert BUILTIN.metric(name).reading(delta, interval, noise) == expected
 
 
 def test_a_declared_metric_gets_a_mean_and_a_p10_like_faithfulness() -> None:

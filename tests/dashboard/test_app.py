@@ -638,7 +638,7 @@ def test_compare_lists_the_largest_significant_change_first(app, demo_results, s
     largest = moved.loc[moved["delta"].abs().idxmax()]
     assert table["metric"].iloc[0] == BUILTIN.label(largest["metric"])
     assert table["delta"].iloc[0] == pytest.approx(largest["delta"])
-    assert table["change"].iloc[0] == BUILTIN.metric(largest["metric"]).verdict(largest["delta"])
+    assert table["change"].iloc[0] == BUILTIN.metric(largest["metric"]).reading(largest["delta"])
     # significant first, then the rest; an interval that includes 0 reads "same"
     sig = table["significant"].astype(bool).tolist()
     assert sig == sorted(sig, reverse=True) and not all(sig)
