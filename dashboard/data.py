@@ -200,10 +200,15 @@ def runs() -> list[RunInfo]:
     return store().runs()
 
 
+UNREADABLE = ("corrupt", "missing")
+"""Run statuses a page cannot open: the folder's problem is in the banner instead."""
+
+
 def find_run(run_id: str | None) -> RunInfo | None:
-    """The run of that id the last refresh saw (`ResultsStore.find`), None for none: how
-    a page asks whether a URL's run exists."""
-    return store().find(run_id) if run_id else None
+    """The run of that id the last refresh saw (`ResultsStore.find`) when a page can open
+    it, else None: how a page asks whether a URL's run exists."""
+    info = store().find(run_id) if run_id else None
+    return info if info is not None and info.status not in UNREADABLE else None
 
 
 def problems() -> list[RunProblem]:

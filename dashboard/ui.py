@@ -106,12 +106,20 @@ def not_found(what: str, value: str) -> None:
     link("runs", "Back to all runs")
 
 
+def run_or_newest(runs: pd.DataFrame, current: str | None) -> str:
+    """The URL's run when it exists (`data.find_run`, the one way to ask) and `runs` lists
+    it, else the newest of `runs`."""
+    ids = runs["run_id"].tolist()  # not list(): iterating an Arrow column is 100x slower
+    known = current is not None and data.find_run(current) is not None
+    return current if known and current in ids else ids[0]
+
+
 def pick_run(runs: pd.DataFrame, current: str | None, *, key: str, label: str = "Run") -> str:
     """A run picker defaulting to `current` (from the URL), else the newest run."""
-    ids = runs["run_id"].tolist()  # not list(): iterating an Arrow column is 100x slower
-    if current is not None and current not in ids:
+    ids = runs["run_id"].tolist()
+    if current is not None and data.find_run(current) is None:
         st.error(f"Run '{current}' not found in {data.location()}; showing the newest run.")
-    index = ids.index(current) if current in ids else 0
+    index = ids.index(run_or_newest(runs, current))
     labels = run_label(runs)
     return st.selectbox(label, ids, index=index, key=key, format_func=labels.__getitem__)
 

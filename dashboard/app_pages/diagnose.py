@@ -157,7 +157,7 @@ view = state.shared().with_(
 # New filters start on the first page. Only the table's own fields count: a URL may carry
 # others (a link back from a question carries `question`) that this view drops.
 # A URL without a (known) run shows the newest: that default is no change of run either.
-before = state.with_(run=state.run if state.run in set(runs["run_id"]) else runs["run_id"].iloc[0])
+before = state.with_(run=ui.run_or_newest(runs, state.run))
 if any(getattr(view, f) != getattr(before, f) for f in FILTER_FIELDS):
     view = view.with_(page=0)
 filters = QuestionFilter(

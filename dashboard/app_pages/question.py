@@ -36,7 +36,7 @@ page = ui.start("question")
 state = page.state
 runs = ui.require_runs()
 
-if state.run is not None and state.run not in set(runs["run_id"]):
+if state.run is not None and data.find_run(state.run) is None:
     ui.not_found("Run", state.run)
     st.stop()
 run = state.run or ui.pick_run(runs, None, key="question_run")

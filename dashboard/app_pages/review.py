@@ -32,7 +32,7 @@ labelled = [q for q in ids if dataset and data.question_labels(dataset.sha256, q
 # queue), starts at the first question nobody has labelled yet; a URL's position past
 # the first is kept, and so is Previous back to the first. A URL without a (known) run
 # shows the newest, which is no change of run either.
-url_run = state.run if state.run in set(runs["run_id"]) else runs["run_id"].iloc[0]
+url_run = ui.run_or_newest(runs, state.run)
 same_queue = (run, size) == (url_run, state.size or DEFAULT_SIZE)
 opened = st.session_state.setdefault("_review_opened", set())
 fresh = (run, size) not in opened
