@@ -78,6 +78,9 @@ KEY_FLOOR = 0.5
 # counts as addressing the question.
 DIRECT_SCORE = 0.75
 DIRECT_WORDS = 15
+# A longer sentence is read for focus in pieces of this many words: an echoed prompt's
+# list of chunks has no sentence break, yet only some of it addresses the question.
+UNIT_WORDS = 20
 # A complete sentence ends in . ! ? (a closing quote or bracket may follow).
 _COMPLETE = re.compile(r"[.!?][\"'”’)\]]*(?:\s|$)")
 _WH = re.compile(r"\b(?:who|whom|whose|which|what|where|when|how)\b", re.IGNORECASE)
@@ -207,30 +210,54 @@ def chunk_verdicts(
     return tuple(verdicts)
 
 
+def _units(answer: str) -> list[list[str]]:
+    """The answer's sentences as lists of tokens, a sentence longer than `UNIT_WORDS`
+    words read in pieces of that many (a pasted list of chunks is one "sentence")."""
+    out = []
+    for sentence in split_sentences(answer):
+        toks = raw_tokens(sentence)
+        out += [toks[i : i + UNIT_WORDS] for i in range(0, len(toks), UNIT_WORDS)]
+    return out
+
+
+def _without_question(question: str, answer: str) -> str:
+    """The answer with every verbatim copy of the question (white space and case aside)
+    taken out: an echoed prompt holds the question, which addresses nothing."""
+    words = question.split()
+    if not words:
+        return answer
+    copy = re.compile(r"\s+".join(map(re.escape, words)), re.IGNORECASE)
+    return copy.sub(" ", answer)
+
+
 def answer_relevancy(question: str, answer: str) -> tuple[float | None, str | None]:
-    """(score, reason): coverage × focus. Coverage is the share of the question's content
-    words the answer mentions, at least `KEY_FLOOR` when it names all of the question's
-    key terms and `DIRECT_SCORE` for a direct reply; focus is the share of the answer's
-    characters in sentences that address the question (share a content word with it and
-    say more than it; or are the direct reply). A sentence that only restates the question
-    (its content words all the question's) addresses nothing and its words count for no
-    coverage, so an echoed prompt does not score by repeating the question. An answer with
-    no complete sentence (none ends in . ! ?: a synopsis line, a title) reads at most
-    `DIRECT_SCORE`. (None, None) for a question without content words; callers pass no
-    refusal (it addresses nothing)."""
+    """(score, reason): coverage × focus.
+
+    Coverage is the share of the question's content words the answer mentions, at least
+    `KEY_FLOOR` when it names all of the question's key terms and `DIRECT_SCORE` for a
+    direct reply. Focus is the share of the answer's words in units (sentences; pieces of
+    `UNIT_WORDS` words of a longer one) that address the question: share a content word
+    with it and say more than it, or are the direct reply. A verbatim copy of the
+    question and a unit that only restates it (its content words all the question's)
+    address nothing and lend no coverage, so an echoed prompt does not score by
+    repeating the question. An answer with no complete sentence (none ends in . ! ?: a
+    synopsis line, a title) reads at most `DIRECT_SCORE`. (None, None) for a question
+    without content words; callers pass no refusal (it addresses nothing).
+    """
     q = terms(question)
     if not q.content:
         return None, None
-    sentences = split_sentences(answer)
     direct = _direct_reply(question, answer)
-    kept, addressing = [], 0
-    for i, sentence in enumerate(sentences):
-        content = terms(sentence).content
+    total = len(raw_tokens(answer))
+    kept, addressing, restated = [], 0, 0
+    for i, unit in enumerate(_units(_without_question(question, answer))):
+        content = terms(" ".join(unit)).content
         if content and content <= q.content:
-            continue  # the question restated
-        kept.append(sentence)
+            restated += 1
+            continue
+        kept += unit
         if content & q.content or (i == 0 and direct):
-            addressing += len(sentence)
+            addressing += len(unit)
     said = text_tokens(" ".join(kept))
     shared = q.content & said
     score = len(shared) / len(q.content)
@@ -244,9 +271,9 @@ def answer_relevancy(question: str, answer: str) -> tuple[float | None, str | No
     if direct and score < DIRECT_SCORE:
         score = DIRECT_SCORE
         reason += f"; {direct}, so {DIRECT_SCORE:g}"
-    if len(kept) < len(sentences):
-        reason += f"; {len(sentences) - len(kept)} sentence(s) only restate the question"
-    focus = addressing / sum(map(len, sentences)) if sentences else 0.0
+    if restated:
+        reason += f"; {restated} sentence(s) only restate the question"
+    focus = min(1.0, addressing / total) if total else 0.0
     if focus < 1:
         score *= focus
         reason += f"; {focus:.0%} of the answer addresses the question, so × {focus:.2f}"

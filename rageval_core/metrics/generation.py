@@ -60,36 +60,55 @@ def _content(text: str) -> frozenset[str]:
     return frozenset(stem(t) for t in _tokens(text) if t not in STOPWORDS)
 
 
+def _floored(precision: float) -> float:
+    """The credit kept at `precision`: all of it from `PRECISION_FLOOR` up, else in
+    proportion."""
+    return min(1.0, precision / PRECISION_FLOOR)
+
+
+def content_precision(prediction: str, reference: str) -> float:
+    """Share of the answer's content words that are the reference's; of its tokens when
+    either has no content word ("no" against "No."). 0 for an empty answer."""
+    pred, ref = _content(prediction), _content(reference)
+    if pred and ref:
+        return len(pred & ref) / len(pred)
+    tokens, wanted = _tokens(prediction), set(_tokens(reference))
+    return sum(t in wanted for t in tokens) / len(tokens) if tokens else 0.0
+
+
 def content_recall(prediction: str, reference: str) -> float:
     """Share of the reference's content words the answer holds, with a precision floor.
 
     Content words are `normalize_answer` tokens less stopwords, plurals stripped. A
     reference token with a digit (a number, a code such as "LYO-4") the answer lacks
     makes it 0: "48 hours" does not answer "24 hours" however many other words match.
-    With precision P (the share of the answer's content words that are the reference's)
-    below `PRECISION_FLOOR`, the recall is scaled by P / PRECISION_FLOOR, so an answer
-    that pastes whole pages around the reference words does not earn full credit.
+    With precision P (`content_precision`) below `PRECISION_FLOOR`, the recall is scaled
+    by P / PRECISION_FLOOR, so an answer that pastes whole pages around the reference
+    words does not earn full credit.
     """
     pred, ref = _content(prediction), _content(reference)
     if not pred or not ref or any(any(c.isdigit() for c in t) for t in ref - pred):
         return 0.0
     common = len(pred & ref)
-    return common / len(ref) * min(1.0, common / len(pred) / PRECISION_FLOOR)
+    return common / len(ref) * _floored(common / len(pred))
 
 
 def answer_correctness(prediction: str, reference: str | None) -> float | None:
-    """1.0 if the answer contains the reference, else the larger of token F1 and
-    `content_recall`; None without a reference.
+    """The containment credit if the answer contains the reference, else the larger of
+    token F1 and `content_recall`; None without a reference.
 
     Good RAG answers are complete sentences around a short reference ("It opened in
     1998." vs "1998"; "The handbook is reviewed twice a year, in January and July by the
     Operations team." vs "twice a year, in January and July"), which plain F1 punishes
     for the extra words: containment and content recall give them their credit, while an
     answer of unrelated words scores 0 by both, and F1 still credits a short answer that
-    gives part of a long reference.
+    gives part of a long reference. Containment honours the precision floor as content
+    recall does: 1.0 × min(1, `content_precision` / `PRECISION_FLOOR`), so an answer that
+    echoes a whole page (or the whole prompt) around the reference earns no more than
+    its share of the page.
     """
     if reference is None or not reference.strip():
         return None
     if contains_answer(prediction, reference):
-        return 1.0
+        return _floored(content_precision(prediction, reference))
     return max(token_f1(prediction, reference), content_recall(prediction, reference))
