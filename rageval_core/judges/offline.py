@@ -79,8 +79,9 @@ KEY_FLOOR = 0.5
 DIRECT_SCORE = 0.75
 DIRECT_WORDS = 15
 # A longer sentence is read for focus in pieces of this many words: an echoed prompt's
-# list of chunks has no sentence break, yet only some of it addresses the question.
-UNIT_WORDS = 20
+# list of chunks may have no sentence break, yet only some of it addresses the question;
+# a real sentence is rarely longer.
+UNIT_WORDS = 40
 # A complete sentence ends in . ! ? (a closing quote or bracket may follow).
 _COMPLETE = re.compile(r"[.!?][\"'”’)\]]*(?:\s|$)")
 _WH = re.compile(r"\b(?:who|whom|whose|which|what|where|when|how)\b", re.IGNORECASE)

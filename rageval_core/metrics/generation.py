@@ -60,20 +60,21 @@ def _content(text: str) -> frozenset[str]:
     return frozenset(stem(t) for t in _tokens(text) if t not in STOPWORDS)
 
 
-def _floored(precision: float) -> float:
-    """The credit kept at `precision`: all of it from `PRECISION_FLOOR` up, else in
-    proportion."""
-    return min(1.0, precision / PRECISION_FLOOR)
+SENTENCE_WORDS = 20
+"""Content words an answer that contains the reference may hold at full credit however
+short the reference: "1998" deserves a whole sentence around it (`answer_correctness`)."""
 
 
-def content_precision(prediction: str, reference: str) -> float:
-    """Share of the answer's content words that are the reference's; of its tokens when
-    either has no content word ("no" against "No."). 0 for an empty answer."""
+def _contained_credit(prediction: str, reference: str) -> float:
+    """Containment's credit: 1.0 while the answer holds at most max(`SENTENCE_WORDS`,
+    |reference| / `PRECISION_FLOOR`) content words (of tokens when either has no content
+    word), else that allowance / the answer's words — the precision floor, with room
+    for a sentence around a one-word reference."""
     pred, ref = _content(prediction), _content(reference)
-    if pred and ref:
-        return len(pred & ref) / len(pred)
-    tokens, wanted = _tokens(prediction), set(_tokens(reference))
-    return sum(t in wanted for t in tokens) / len(tokens) if tokens else 0.0
+    if not pred or not ref:
+        pred, ref = frozenset(_tokens(prediction)), frozenset(_tokens(reference))
+    allowed = max(SENTENCE_WORDS, len(ref) / PRECISION_FLOOR)
+    return min(1.0, allowed / len(pred)) if pred else 0.0
 
 
 def content_recall(prediction: str, reference: str) -> float:
@@ -82,15 +83,15 @@ def content_recall(prediction: str, reference: str) -> float:
     Content words are `normalize_answer` tokens less stopwords, plurals stripped. A
     reference token with a digit (a number, a code such as "LYO-4") the answer lacks
     makes it 0: "48 hours" does not answer "24 hours" however many other words match.
-    With precision P (`content_precision`) below `PRECISION_FLOOR`, the recall is scaled
-    by P / PRECISION_FLOOR, so an answer that pastes whole pages around the reference
-    words does not earn full credit.
+    With precision P (the share of the answer's content words that are the reference's)
+    below `PRECISION_FLOOR`, the recall is scaled by P / PRECISION_FLOOR, so an answer
+    that pastes whole pages around the reference words does not earn full credit.
     """
     pred, ref = _content(prediction), _content(reference)
     if not pred or not ref or any(any(c.isdigit() for c in t) for t in ref - pred):
         return 0.0
     common = len(pred & ref)
-    return common / len(ref) * _floored(common / len(pred))
+    return common / len(ref) * min(1.0, common / len(pred) / PRECISION_FLOOR)
 
 
 def answer_correctness(prediction: str, reference: str | None) -> float | None:
@@ -103,12 +104,12 @@ def answer_correctness(prediction: str, reference: str | None) -> float | None:
     for the extra words: containment and content recall give them their credit, while an
     answer of unrelated words scores 0 by both, and F1 still credits a short answer that
     gives part of a long reference. Containment honours the precision floor as content
-    recall does: 1.0 × min(1, `content_precision` / `PRECISION_FLOOR`), so an answer that
-    echoes a whole page (or the whole prompt) around the reference earns no more than
-    its share of the page.
+    recall does (`_contained_credit`), with room for one sentence around a short
+    reference, so an answer that echoes a whole page (or the whole prompt) around the
+    reference earns no more than its share of the page.
     """
     if reference is None or not reference.strip():
         return None
     if contains_answer(prediction, reference):
-        return _floored(content_precision(prediction, reference))
+        return _contained_credit(prediction, reference)
     return max(token_f1(prediction, reference), content_recall(prediction, reference))

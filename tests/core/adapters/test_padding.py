@@ -34,9 +34,15 @@ def chain(answerer, model: bool = True):
     from langchain_core.runnables import RunnableParallel, RunnablePassthrough
 
     prompt = ChatPromptTemplate.from_template(
-        "Answer the question from the context only.\nContext: {context}\nQuestion: {question}"
+        "Answer the question from the context only.\n\nContext:\n{context}\n\nQuestion: {question}"
     )
-    answer = prompt | answerer | StrOutputParser() if model else answerer
+
+    def fill(inputs: dict) -> dict:
+        """The prompt's variables: the chunks' texts, one paragraph each."""
+        context = "\n\n".join(d.page_content for d in inputs["context"])
+        return {"context": context, "question": inputs["question"]}
+
+    answer = fill | prompt | answerer | StrOutputParser() if model else answerer
     return RunnableParallel(
         context=apps.langchain_retriever(4), question=RunnablePassthrough()
     ).assign(answer=answer)
