@@ -20,7 +20,6 @@ spans (`Passage.spanned`). Pure; no I/O.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -154,8 +153,10 @@ def _by_text(ranked: list[tuple[int, RetrievedChunk]]) -> list[Passage]:
     return out
 
 
-def passages(retrieved: Sequence[RetrievedChunk]) -> tuple[Passage, ...]:
-    """The retrieved chunks as passages (module docstring), best-ranked passage first."""
+@lru_cache(maxsize=4096)
+def passages(retrieved: tuple[RetrievedChunk, ...]) -> tuple[Passage, ...]:
+    """The retrieved chunks as passages (module docstring), best-ranked passage first.
+    Cached: every claim and reference statement of a question reads the same chunks."""
     ranked = list(enumerate(retrieved, 1))
     placed = [rc for rc in ranked if _placed(rc[1])]
     loose = [rc for rc in ranked if not _placed(rc[1])]
