@@ -141,3 +141,18 @@ def test_one_chunk_or_four_pieces_give_the_same_figures_and_check_passes(tmp_pat
     out = capsys.readouterr()
     assert code == 0, out.out + out.err
     assert "baseline: a-whole" in out.out
+
+
+def test_a_rescore_reads_the_places_the_run_recorded(tmp_path, capsys):
+    """`rageval rescore` judges the pieces again from the row's texts: the places the run
+    recorded keep them one passage."""
+    results = tmp_path / "results"
+    common = ["--results", str(results), "--no-progress"]
+    one, four = project(tmp_path)
+    assert main(["run", str(one), "--run-id", "a-whole", *common]) == 0
+    assert main(["run", str(four), "--run-id", "b-pieces", *common]) == 0
+    judge = tmp_path / "judge.yaml"
+    judge.write_text("kind: offline\n")
+    args = ["rescore", "b-pieces", "--judge", str(judge), "--run-id", "c-again", *common]
+    assert main(args) == 0, capsys.readouterr().err
+    assert figures(results, "c-again")[0] == figures(results, "a-whole")[0]
