@@ -133,9 +133,14 @@ def rescore_row(
         return redactor.row(new)
     ids = row.get("retrieved_ids") or []
     scores = list(row.get("retrieved_scores") or []) + [None] * len(ids)
+    # the places the source run found, so chunks adjacent in a document read as one text
+    places = [row.get(k) or [] for k in ("retrieved_doc_ids", "retrieved_starts", "retrieved_ends")]
+    places = [list(p) + [None] * len(ids) for p in places]
     chunks = tuple(
-        RetrievedChunk(cid, redactor.text(text), score)
-        for cid, text, score in zip(ids, row["retrieved_texts"], scores, strict=False)
+        RetrievedChunk(cid, redactor.text(text), score, doc, start, end)
+        for cid, text, score, doc, start, end in zip(
+            ids, row["retrieved_texts"], scores, *places, strict=False
+        )
     )
     inp = JudgeInput(
         row["question"], redactor.text(row["answer"]), chunks, row.get("reference_answer")

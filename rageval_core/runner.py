@@ -64,7 +64,10 @@ def evaluate_question(ctx: _Context, q: GoldenQuestion) -> dict[str, Any]:
     else:
         given = Given.output(out, answered.wall_ms)
         judged = judge_answer(
-            ctx.judge, JudgeInput(q.question, out.answer, out.retrieved, q.reference_answer)
+            ctx.judge,
+            JudgeInput(
+                q.question, out.answer, ctx.scorer.placed(out.retrieved), q.reference_answer
+            ),
         )
     return ctx.redactor.row(ctx.scorer.row(Asked.of(q), given, judged))
 

@@ -12,7 +12,7 @@ failure type. Doors differ in what they are given, never in how it is scored. No
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from rageval_core.config import Prices
@@ -294,6 +294,18 @@ class Scorer:
             frozenset(c.id for c in dataset.corpus)
             if dataset is not None and dataset.corpus and not docs
             else None
+        )
+
+    def placed(self, chunks: tuple[RetrievedChunk, ...]) -> tuple[RetrievedChunk, ...]:
+        """`chunks` with the places the dataset's documents give them (their own where
+        none is found), for the judge: chunks adjacent in a document are read as one
+        text (`judges/passages.py`)."""
+        if self.placer is None:
+            return chunks
+        ranges = self.placer.place_all(chunks).ranges
+        return tuple(
+            c if r is None else replace(c, doc_id=r.doc_id, start=r.start, end=r.end)
+            for c, r in zip(chunks, ranges, strict=True)
         )
 
     def scores(self, qid: str, given: Mapping[str, Any]) -> dict[str, float | None]:

@@ -10,7 +10,9 @@ How it decides (docs/judges.md has the long version and where it is fooled):
    clauses without a content word are dropped.
 3. Evidence: for each claim, the retrieved sentence that contains all of the claim's key
    terms (numbers, names) and the largest share of its content words. `supported` when
-   that share reaches `threshold`.
+   that share reaches `threshold`. Sentences are read from passages, the retrieved chunks
+   adjacent in their document joined in document order (`judges/passages.py`), so cutting
+   the same text into more chunks changes no verdict; evidence names every chunk it spans.
 4. `contradicted`: no sentence supports the claim, but one matches its words (numbers
    aside) at the threshold, lacks one of the claim's numbers and states a number the
    claim does not — "opened in 1999" against "opened in 1998". Otherwise `unsupported`,
@@ -23,6 +25,8 @@ How it decides (docs/judges.md has the long version and where it is fooled):
    raised to `KEY_FLOOR` when the answer names all of the question's key terms, and to
    `DIRECT_SCORE` when its first sentence is a short reply of the kind a wh-question asks
    for (a quantity for "how many", "when"...; a name or number for "who", "which"...);
+   times the share of the answer that addresses the question (sentences restating the
+   question address nothing); at most `DIRECT_SCORE` without a complete sentence;
    None for a refusal.
 7. Statements (context recall): the reference answer's clauses, split as claims are, each
    attributed when `check_claim` would call it supported by the retrieved chunks.
@@ -38,13 +42,13 @@ from collections.abc import Mapping
 from typing import Any
 
 from rageval_core.judges.options import Options
+from rageval_core.judges.passages import passage_sentences, passages
 from rageval_core.judges.text import (
     Terms,
     chunk_tokens,
     is_refusal,
     listed,
     raw_tokens,
-    sentence_terms,
     split_clauses,
     split_notes,
     split_sentences,
@@ -64,7 +68,7 @@ from rageval_core.models import (
 )
 
 # Bump when a rule changes, so runs judged under different rules are told apart.
-OFFLINE_VERSION = "offline-2"
+OFFLINE_VERSION = "offline-3"
 DEFAULT_THRESHOLD = 0.6
 # Answer relevancy of an answer that names every key term of the question: a short answer
 # such as "Northwind opened in 1998." repeats few question words yet plainly addresses it.
@@ -74,6 +78,12 @@ KEY_FLOOR = 0.5
 # counts as addressing the question.
 DIRECT_SCORE = 0.75
 DIRECT_WORDS = 15
+# A longer sentence is read for focus in pieces of this many words: an echoed prompt's
+# list of chunks may have no sentence break, yet only some of it addresses the question;
+# a real sentence is rarely longer.
+UNIT_WORDS = 40
+# A complete sentence ends in . ! ? (a closing quote or bracket may follow).
+_COMPLETE = re.compile(r"[.!?][\"'”’)\]]*(?:\s|$)")
 _WH = re.compile(r"\b(?:who|whom|whose|which|what|where|when|how)\b", re.IGNORECASE)
 _WANTS_QUANTITY = re.compile(
     r"\b(?:how\s+(?:many|much|long|often|far|old|soon|large|high|low|cold|warm)"
@@ -115,44 +125,51 @@ def extract_claims(answer: str) -> tuple[list[tuple[str, Terms]], bool]:
     return clauses([s for s in sentences if not is_refusal(s)]), False
 
 
+def _named(ids: tuple[str, ...]) -> str:
+    """The chunks a piece of evidence spans, for a reason: "c1" or "c1 + c2"."""
+    return " + ".join(ids)
+
+
 def check_claim(
     text: str, t: Terms, retrieved: tuple[RetrievedChunk, ...], threshold: float
 ) -> Claim:
-    """Verdict, evidence and reason for one claim against the retrieved chunks."""
+    """Verdict, evidence and reason for one claim against the retrieved chunks, read as
+    passages (`judges/passages.py`): a sentence cut by a chunk boundary is read whole, and
+    evidence names every chunk it spans (its id the first; the reason all of them)."""
     if not retrieved:
         return Claim(text, "unsupported", reason="no chunks were retrieved")
     n = len(t.content)
     best: tuple[bool, float] = (False, -1.0)
-    best_at: tuple[str, str, frozenset[str]] = ("", "", frozenset())
-    rival: tuple[float, str, str, frozenset[str]] | None = None
+    best_at: tuple[tuple[str, ...], str, frozenset[str]] = ((), "", frozenset())
+    rival: tuple[float, tuple[str, ...], str, frozenset[str]] | None = None
     words = t.content - t.numbers
-    for chunk in retrieved:
-        for sentence, tokens, numbers in sentence_terms(chunk.text):
+    for passage in passages(retrieved):
+        for sentence, tokens, numbers, ids in passage_sentences(passage):
             score = (t.key <= tokens, len(t.content & tokens) / n)
             if score > best:
-                best, best_at = score, (chunk.id, sentence, tokens)
+                best, best_at = score, (ids, sentence, tokens)
             if t.numbers and words and numbers - t.numbers and not t.numbers <= tokens:
                 share = len(words & tokens) / len(words)
                 if share >= threshold and (rival is None or share > rival[0]):
-                    rival = (share, chunk.id, sentence, numbers)
+                    rival = (share, ids, sentence, numbers)
     keys_ok, share = best
-    chunk_id, sentence, tokens = best_at
+    ids, sentence, tokens = best_at
     if keys_ok and share >= threshold:
         return Claim(
             text,
             "supported",
-            evidence_chunk_id=chunk_id,
+            evidence_chunk_id=ids[0],
             evidence=sentence,
-            reason=f"{share:.0%} of content words found in {chunk_id}",
+            reason=f"{share:.0%} of content words found in {_named(ids)}",
         )
     if rival is not None:
-        _, r_id, r_sentence, r_numbers = rival
+        _, r_ids, r_sentence, r_numbers = rival
         return Claim(
             text,
             "contradicted",
-            evidence_chunk_id=r_id,
+            evidence_chunk_id=r_ids[0],
             evidence=r_sentence,
-            reason=f"{r_id} says {listed(r_numbers - t.numbers)} "
+            reason=f"{_named(r_ids)} says {listed(r_numbers - t.numbers)} "
             f"where the answer says {listed(t.numbers - r_numbers)}",
         )
     missing_keys = t.key - tokens
@@ -160,7 +177,7 @@ def check_claim(
         reason = f"not in any retrieved sentence with its context: {listed(missing_keys)}"
     else:
         reason = (
-            f"only {max(share, 0):.0%} of content words found (best: {chunk_id}); "
+            f"only {max(share, 0):.0%} of content words found (best: {_named(ids)}); "
             f"missing: {listed(t.content - tokens)}"
         )
     return Claim(text, "unsupported", reason=reason)
@@ -194,14 +211,55 @@ def chunk_verdicts(
     return tuple(verdicts)
 
 
+def _units(answer: str) -> list[list[str]]:
+    """The answer's sentences as lists of tokens, a sentence longer than `UNIT_WORDS`
+    words read in pieces of that many (a pasted list of chunks is one "sentence")."""
+    out = []
+    for sentence in split_sentences(answer):
+        toks = raw_tokens(sentence)
+        out += [toks[i : i + UNIT_WORDS] for i in range(0, len(toks), UNIT_WORDS)]
+    return out
+
+
+def _without_question(question: str, answer: str) -> str:
+    """The answer with every verbatim copy of the question (white space and case aside)
+    taken out: an echoed prompt holds the question, which addresses nothing."""
+    words = question.split()
+    if not words:
+        return answer
+    copy = re.compile(r"\s+".join(map(re.escape, words)), re.IGNORECASE)
+    return copy.sub(" ", answer)
+
+
 def answer_relevancy(question: str, answer: str) -> tuple[float | None, str | None]:
-    """(score, reason): the share of the question's content words the answer mentions,
-    at least `KEY_FLOOR` when it names all of the question's key terms. (None, None) for a
-    question without content words; callers pass no refusal (it addresses nothing)."""
+    """(score, reason): coverage × focus.
+
+    Coverage is the share of the question's content words the answer mentions, at least
+    `KEY_FLOOR` when it names all of the question's key terms and `DIRECT_SCORE` for a
+    direct reply. Focus is the share of the answer's words in units (sentences; pieces of
+    `UNIT_WORDS` words of a longer one) that address the question: share a content word
+    with it and say more than it, or are the direct reply. A verbatim copy of the
+    question and a unit that only restates it (its content words all the question's)
+    address nothing and lend no coverage, so an echoed prompt does not score by
+    repeating the question. An answer with no complete sentence (none ends in . ! ?: a
+    synopsis line, a title) reads at most `DIRECT_SCORE`. (None, None) for a question
+    without content words; callers pass no refusal (it addresses nothing).
+    """
     q = terms(question)
     if not q.content:
         return None, None
-    said = text_tokens(answer)
+    direct = _direct_reply(question, answer)
+    total = len(raw_tokens(answer))
+    kept, addressing, restated = [], 0, 0
+    for i, unit in enumerate(_units(_without_question(question, answer))):
+        content = terms(" ".join(unit)).content
+        if content and content <= q.content:
+            restated += 1
+            continue
+        kept += unit
+        if content & q.content or (i == 0 and direct):
+            addressing += len(unit)
+    said = text_tokens(" ".join(kept))
     shared = q.content & said
     score = len(shared) / len(q.content)
     reason = f"mentions {len(shared)} of {len(q.content)} question words"
@@ -211,10 +269,18 @@ def answer_relevancy(question: str, answer: str) -> tuple[float | None, str | No
     if q.key and q.key <= said and score < KEY_FLOOR:
         score = KEY_FLOOR
         reason += f"; names every key term ({listed(q.key)}), so at least {KEY_FLOOR:g}"
-    direct = _direct_reply(question, answer)
     if direct and score < DIRECT_SCORE:
         score = DIRECT_SCORE
         reason += f"; {direct}, so {DIRECT_SCORE:g}"
+    if restated:
+        reason += f"; {restated} sentence(s) only restate the question"
+    focus = min(1.0, addressing / total) if total else 0.0
+    if focus < 1:
+        score *= focus
+        reason += f"; {focus:.0%} of the answer addresses the question, so × {focus:.2f}"
+    if not _COMPLETE.search(answer) and score > DIRECT_SCORE:
+        score = DIRECT_SCORE
+        reason += f"; no complete sentence (none ends in . ! ?), so at most {DIRECT_SCORE:g}"
     return score, reason
 
 

@@ -60,6 +60,23 @@ def _content(text: str) -> frozenset[str]:
     return frozenset(stem(t) for t in _tokens(text) if t not in STOPWORDS)
 
 
+SENTENCE_WORDS = 20
+"""Content words an answer that contains the reference may hold at full credit however
+short the reference: "1998" deserves a whole sentence around it (`answer_correctness`)."""
+
+
+def _contained_credit(prediction: str, reference: str) -> float:
+    """Containment's credit: 1.0 while the answer holds at most max(`SENTENCE_WORDS`,
+    |reference| / `PRECISION_FLOOR`) content words (of tokens when either has no content
+    word), else that allowance / the answer's words — the precision floor, with room
+    for a sentence around a one-word reference."""
+    pred, ref = _content(prediction), _content(reference)
+    if not pred or not ref:
+        pred, ref = frozenset(_tokens(prediction)), frozenset(_tokens(reference))
+    allowed = max(SENTENCE_WORDS, len(ref) / PRECISION_FLOOR)
+    return min(1.0, allowed / len(pred)) if pred else 0.0
+
+
 def content_recall(prediction: str, reference: str) -> float:
     """Share of the reference's content words the answer holds, with a precision floor.
 
@@ -78,18 +95,21 @@ def content_recall(prediction: str, reference: str) -> float:
 
 
 def answer_correctness(prediction: str, reference: str | None) -> float | None:
-    """1.0 if the answer contains the reference, else the larger of token F1 and
-    `content_recall`; None without a reference.
+    """The containment credit if the answer contains the reference, else the larger of
+    token F1 and `content_recall`; None without a reference.
 
     Good RAG answers are complete sentences around a short reference ("It opened in
     1998." vs "1998"; "The handbook is reviewed twice a year, in January and July by the
     Operations team." vs "twice a year, in January and July"), which plain F1 punishes
     for the extra words: containment and content recall give them their credit, while an
     answer of unrelated words scores 0 by both, and F1 still credits a short answer that
-    gives part of a long reference.
+    gives part of a long reference. Containment honours the precision floor as content
+    recall does (`_contained_credit`), with room for one sentence around a short
+    reference, so an answer that echoes a whole page (or the whole prompt) around the
+    reference earns no more than its share of the page.
     """
     if reference is None or not reference.strip():
         return None
     if contains_answer(prediction, reference):
-        return 1.0
+        return _contained_credit(prediction, reference)
     return max(token_f1(prediction, reference), content_recall(prediction, reference))

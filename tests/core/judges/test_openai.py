@@ -361,7 +361,7 @@ def test_every_new_verdict_fills_the_judgement(chat, sample_input):
     assert result.answer_relevancy_reason == "says when, adds floors"
     assert result.context_recall == 1.0 and result.statements[0].evidence_chunk_id == "museum#1"
     assert judge.describe().metrics == JUDGE_METRICS
-    assert judge.describe().version == "judge-v2"
+    assert judge.describe().version == "judge-v3"
 
 
 def _without(key):
