@@ -24,7 +24,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import IO, Any
 
@@ -117,9 +117,16 @@ def _decode(data: str | bytes) -> str:
     return data
 
 
-def loads(data: str | bytes, *, limits: Limits = DEFAULT, line: int | None = None) -> Any:
+def loads(
+    data: str | bytes,
+    *,
+    limits: Limits = DEFAULT,
+    line: int | None = None,
+    object_pairs_hook: Callable[[list[tuple[str, Any]]], Any] | None = None,
+) -> Any:
     """The value of one JSON text within `limits`, else `BadJSON` (with `line`, or the
-    parser's line within the text). A leading byte-order mark is ignored."""
+    parser's line within the text). A leading byte-order mark is ignored;
+    `object_pairs_hook` builds objects, as for `json.loads` (a dict subclass)."""
     try:
         text = _decode(data)
         if len(text) > limits.total_bytes:
@@ -133,6 +140,7 @@ def loads(data: str | bytes, *, limits: Limits = DEFAULT, line: int | None = Non
                 text,
                 parse_int=_number(limits.number_chars, int),
                 parse_float=_number(limits.number_chars, float),
+                object_pairs_hook=object_pairs_hook,
             )
         except json.JSONDecodeError as exc:
             at = exc.lineno if line is None else line

@@ -14,13 +14,14 @@ not name.
 
 from __future__ import annotations
 
-import json
 import os
+import re
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from rageval_core import bounded_json
 from rageval_core.errors import RagevalError, shown
 
 # Deeper than any dataset, config or label file needs, shallow enough for the recursive
@@ -153,11 +154,22 @@ def load_yaml(
     return parse_yaml(read_text(path, what, error), path, what, error, loader)
 
 
-def parse_json(text: str, path: str | os.PathLike[str], what: str, error: type[RagevalError]):
-    """A JSON value; syntax errors name line and column, deep nesting is an error too."""
+def parse_json(text: str, path: str | os.PathLike[str], error: type[RagevalError]) -> Any:
+    """A JSON value read by the bounded reader (`bounded_json.loads`): a syntax error, deep
+    nesting, a number of hundreds of digits or a lone surrogate is `path:line: why`."""
     try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise error(f"{path}:{exc.lineno}:{exc.colno}: invalid JSON: {exc.msg}") from None
-    except RecursionError:
-        raise error(f"{path}: {what}: JSON nested too deep to read") from None
+        return bounded_json.loads(text)
+    except bounded_json.BadJSON as exc:
+        raise error(exc.at(str(path))) from None
+
+
+ASCII_INT = re.compile(r"[0-9]{1,18}")
+"""The one rule for an integer a user writes as text (an offset, a version's number):
+ASCII digits only — `str.isdigit` also takes `²` and `٣`, which `int()` refuses or
+reads as another number — and at most 18 of them."""
+
+
+def ascii_int(text: str) -> int | None:
+    """`text` (white space around it ignored) as an integer by `ASCII_INT`, else None."""
+    stripped = text.strip()
+    return int(stripped) if ASCII_INT.fullmatch(stripped) else None

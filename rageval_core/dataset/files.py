@@ -8,12 +8,12 @@ A file that cannot be read or parsed becomes one problem in the caller's list, n
 from __future__ import annotations
 
 import functools
-import json
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from rageval_core.bounded_json import BadJSON, loads
 from rageval_core.errors import DatasetError
 from rageval_core.userfiles import SafeLoader, parse_yaml, read_text
 
@@ -124,12 +124,9 @@ def parse_jsonl(text: str, path: Path, problems: list[str]) -> Items:
         if not line.strip():
             continue
         try:
-            value = json.loads(line, object_pairs_hook=functools.partial(_json_object, line=n))
-        except json.JSONDecodeError as exc:
-            problems.append(f"{path}:{n}: invalid JSON: {exc.msg} (column {exc.colno})")
-            continue
-        except RecursionError:
-            problems.append(f"{path}:{n}: JSON nested too deep to read")
+            value = loads(line, line=n, object_pairs_hook=functools.partial(_json_object, line=n))
+        except BadJSON as exc:  # the bounded reader: also huge numbers and lone surrogates
+            problems.append(exc.at(str(path)))
             continue
         records.add(value, n)
     return records

@@ -4,7 +4,6 @@ quote found exactly once.
 
 from __future__ import annotations
 
-import re
 import unicodedata
 from collections.abc import Mapping
 from dataclasses import replace
@@ -15,11 +14,11 @@ from rageval_core.dataset.files import Located
 from rageval_core.dataset.records import Record, type_name
 from rageval_core.errors import code_points, normalisation_note, shown
 from rageval_core.models import Document, GoldenQuestion, GoldSpan
+from rageval_core.userfiles import ascii_int
 
 SPAN_FIELDS = ("doc_id", "start", "end", "text")
 
 
-_OFFSET = re.compile(r"[0-9]{1,18}")  # ASCII digits: `str.isdigit` takes `²`, which int() refuses
 _MAX_OFFSET = 10**18
 
 
@@ -28,9 +27,7 @@ def _offset(value: Any) -> int | None:
     text, a `!!int` tag a number of either sign and any size); None for anything else."""
     if isinstance(value, int) and not isinstance(value, bool):
         return value if 0 <= value < _MAX_OFFSET else None
-    if isinstance(value, str) and _OFFSET.fullmatch(value.strip()):
-        return int(value.strip())
-    return None
+    return ascii_int(value) if isinstance(value, str) else None
 
 
 def _span(raw: Any, docs: Mapping[str, Document], rec: Record, n: int) -> GoldSpan | None:

@@ -203,9 +203,7 @@ def import_squad(
     path = Path(json_path)
     problems: list[str] = []
     try:
-        data = parse_json(
-            read_text(path, "SQuAD file", DatasetError), path, "SQuAD file", DatasetError
-        )
+        data = parse_json(read_text(path, "SQuAD file", DatasetError), path, DatasetError)
     except DatasetError as exc:
         problems.append(exc.message)
     else:

@@ -25,8 +25,9 @@ from rageval_core.models import Chunk, GoldenDataset, GoldenQuestion, GoldSpan, 
 from rageval_core.placement import Placer
 from rageval_core.runs.layout import filesystem
 from rageval_core.runs.reading import inspect_run, read_run_rows
+from rageval_core.userfiles import ascii_int
 
-_DIGITS = re.compile(r"(\d+)")
+_DIGITS = re.compile(r"([0-9]+)")  # ASCII digits: userfiles.ASCII_INT's rule
 
 
 @dataclass(frozen=True)
@@ -83,13 +84,15 @@ class _Target:
 def next_version(version: str) -> str:
     """`3` -> `4`, `2.1` -> `2.2`, `v7` -> `v8`; text without a trailing number gets `-gold`."""
     parts = _DIGITS.split(version)
-    if len(parts) > 1 and parts[-1] == "":
-        return "".join(parts[:-2]) + str(int(parts[-2]) + 1)
+    if len(parts) > 1 and parts[-1] == "" and (n := ascii_int(parts[-2])) is not None:
+        return "".join(parts[:-2]) + str(n + 1)
     return f"{version}-gold"
 
 
 def _version_key(version: str) -> tuple:
-    return tuple(int(p) if p.isdigit() else p for p in _DIGITS.split(version))
+    return tuple(
+        (0, n, "") if (n := ascii_int(p)) is not None else (1, 0, p) for p in _DIGITS.split(version)
+    )
 
 
 def superseded(corpus: Sequence[Chunk]) -> dict[str, str]:

@@ -9,12 +9,17 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from rageval_core.cli import main
 from rageval_core.config import load_config
 from rageval_core.errors import ConfigError, DatasetError
+from rageval_core.labels.gold import next_version, superseded
 from rageval_core.labels.older_yaml import load_labels
+from rageval_core.models import Chunk
 from rageval_core.query import load_thresholds
+from rageval_core.userfiles import ascii_int
 from tests.core.hostile_files import billion_laughs, cli, limit_memory
 
 EXAMPLE = Path(__file__).resolve().parents[1].parent / "rageval_core" / "example"
@@ -169,3 +174,22 @@ def test_yaml_subprocess_guard_really_limits_memory():
         preexec_fn=limit_memory,
     )
     assert done.returncode != 0 and b"MemoryError" in done.stderr
+
+
+@given(st.text(max_size=25))
+def test_one_integer_rule_for_what_users_write(text: str) -> None:
+    """`ascii_int`: an integer exactly when the text is 1-18 ASCII digits (white space
+    around it aside); `²`, `٣` and 19 digits are not, and nothing raises."""
+    value = ascii_int(text)
+    core = text.strip()
+    is_int = 1 <= len(core) <= 18 and all("0" <= c <= "9" for c in core)
+    assert (value is not None) == is_int
+    if is_int:
+        assert value == int(core)
+
+
+def test_versions_of_any_digits_sort_without_an_error() -> None:
+    """to-gold with chunk versions `1` and `²`: a ValueError in `_version_key` before."""
+    corpus = [Chunk("a@1#1", "a", "t", "1"), Chunk("a@2#1", "a", "t", "²"), Chunk("b#1", "b", "t")]
+    assert set(superseded(corpus)) == {"a@1#1"}
+    assert next_version("²") == "²-gold" and next_version("v9") == "v10"

@@ -13,6 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from rageval_core.cli import main
 from rageval_core.dataset import QUESTION_ID_RE, load_dataset
 from rageval_core.errors import DatasetError
 from rageval_core.importers.squad import import_squad, squad_question_id
@@ -105,7 +106,7 @@ def test_deeply_nested_json_in_a_corpus_line_is_a_dataset_error(tmp_path):
         corpus=CORPUS_LINE + '{"id": ' + "[" * 100_000 + "]" * 100_000 + "}\n",
     )
     problems = problems_of(path)
-    assert problems == [f"{tmp_path / 'corpus.jsonl'}:2: JSON nested too deep to read"]
+    assert problems == [f"{tmp_path / 'corpus.jsonl'}:2: nested deeper than 64 levels"]
 
 
 def test_deeply_nested_squad_json_is_a_dataset_error(tmp_path):
@@ -113,10 +114,10 @@ def test_deeply_nested_squad_json_is_a_dataset_error(tmp_path):
     path.write_text('{"data": ' + "[" * 100_000 + "]" * 100_000 + "}")
     with pytest.raises(DatasetError) as info:
         import_squad(path, tmp_path / "out")
-    assert info.value.problems == [f"{path}: SQuAD file: JSON nested too deep to read"]
+    assert info.value.problems == [f"{path}: nested deeper than 64 levels"]
     done, _ = cli("import", "squad", str(path), "--out", str(tmp_path / "out"))
     assert done.returncode == 2 and "Traceback" not in done.stderr
-    assert "JSON nested too deep to read" in done.stderr
+    assert "nested deeper than 64 levels" in done.stderr
 
 
 # ---------------------------------------------------------------------------- bytes and sizes
@@ -334,3 +335,63 @@ def test_loading_any_dataset_raises_only_dataset_errors(
         load_dataset(work / "dataset.yaml")
     except DatasetError as exc:
         assert all(len(p) < 400 for p in exc.problems)
+
+
+def _corpus_dataset(root: Path, corpus: bytes) -> Path:
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "corpus.jsonl").write_bytes(corpus)
+    (root / "dataset.yaml").write_text(
+        "name: d\nversion: 1\ncorpus: corpus.jsonl\nquestions:\n"
+        "  - {id: q1, question: a, reference_answer: r}\n"
+    )
+    return root / "dataset.yaml"
+
+
+@pytest.mark.parametrize(
+    ("line", "why"),
+    [
+        ('{"id": "a#1", "doc_id": "a", "text": "x\\ud800y"}', "lone surrogate"),
+        ('{"id": "a#1", "doc_id": "a", "text": "t", "n": ' + "9" * 5000 + "}", "5000 characters"),
+    ],
+)
+def test_a_corpus_line_the_bounded_reader_refuses_is_exit_2_with_file_and_line(
+    tmp_path: Path, capsys, line: str, why: str
+) -> None:
+    """A lone surrogate crashed the hash (UnicodeEncodeError) and a 5,000-digit number the
+    parser (ValueError), each with a traceback and exit 1."""
+    path = _corpus_dataset(tmp_path, (line + "\n").encode())
+    assert main(["validate", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert f"{tmp_path / 'corpus.jsonl'}:1: " in err and why in err
+    assert "Traceback" not in err
+
+
+@settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    text=st.text(
+        st.sampled_from(
+            ["{", "}", '"', ":", ",", "[", "]", "\\", "u", "d", "8", "0", "9", "e", " "]
+        )
+        | st.characters(),
+        max_size=60,
+    )
+)
+def test_any_corpus_or_documents_file_is_a_dataset_or_one_dataset_error(tmp_path_factory, text):
+    for name in ("corpus.jsonl", "documents.jsonl"):
+        root = tmp_path_factory.mktemp("ds")
+        (root / name).write_bytes(
+            f'{{"id": "a#1", "doc_id": "a", "text": "t"}}\n{text}\n'.encode(
+                "utf-8", "surrogatepass"
+            )
+        )
+        key = name.split(".")[0]
+        (root / "dataset.yaml").write_text(
+            f"name: d\nversion: 1\n{key}: {name}\nquestions:\n"
+            "  - {id: q1, question: a, reference_answer: r}\n"
+        )
+        try:
+            load_dataset(root / "dataset.yaml")
+        except DatasetError as exc:
+            assert str(root) in str(exc) or any(str(root) in p for p in exc.problems)

@@ -104,7 +104,7 @@ def test_broken_dataset_lists_every_problem_with_file_line_and_question(tmp_path
         [
             f"{c}:2: chunk a#0: duplicate chunk id (first at line 1)",
             f"{c}:3: chunk b#0: missing field 'text'",
-            f"{c}:4: invalid JSON: Expecting value (column 37)",
+            f"{c}:4: not valid JSON (Expecting value, column 37)",
             f"{c}:6: chunk: expected a mapping, not a list",
             f"{c}:7: chunk: 'id' must be a string, not a number",
             f"{d}:7: question q001: gold chunk 'x#3' is not in the corpus ({c})",

@@ -117,7 +117,7 @@ def test_bad_json_names_file_line_and_column(tmp_path: Path) -> None:
     path.write_text('{"data": [\n  {"title": }\n]}')
     with pytest.raises(DatasetError) as info:
         import_squad(path, tmp_path / "out")
-    assert info.value.problems == [f"{path}:2:13: invalid JSON: Expecting value"]
+    assert info.value.problems == [f"{path}:2: not valid JSON (Expecting value, column 13)"]
     assert not (tmp_path / "out").exists()
 
 
