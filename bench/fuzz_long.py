@@ -6,7 +6,9 @@ Runs `tests/fuzz/test_fuzz.py` with N examples per test (defaults 1,000 page exa
 3,000 command examples; a page example opens all seven pages, about 3 s each on two
 cores) and `tests/fuzz/test_inputs.py` (label files, each importer's formats, judge
 replies, the GitHub API's answers) with `--inputs` examples per door (default 2,000; 0
-skips a part), and prints Hypothesis' statistics: examples run, failures, and how often a
+skips a part), `tests/fuzz/test_deadlines.py` (stalling judge servers, pipelines hanging
+on any questions) with `--deadlines` examples each (default 200), and prints
+Hypothesis' statistics: examples run, failures, and how often a
 KNOWN_OPEN crash was tolerated. A failure prints its shrunk reproducer, the damage values
 to pin in `tests/fuzz/test_found.py` once fixed. Exit code is pytest's.
 """
@@ -48,10 +50,14 @@ def main() -> int:
     parser.add_argument("--pages", type=int, default=1000, help="page examples (1000)")
     parser.add_argument("--commands", type=int, default=3000, help="command examples (3000)")
     parser.add_argument("--inputs", type=int, default=2000, help="examples per input door")
+    parser.add_argument(
+        "--deadlines", type=int, default=200, help="examples per deadline test (200)"
+    )
     parser.add_argument("--seed", help="Hypothesis seed, to repeat a run")
     args = parser.parse_args()
     codes = [
         run("tests/fuzz/test_inputs.py", args.inputs, args.seed),
+        run("tests/fuzz/test_deadlines.py", args.deadlines, args.seed),
         run("test_every_command_survives_damage", args.commands, args.seed),
         run("test_every_page_survives_damage", args.pages, args.seed),
     ]
