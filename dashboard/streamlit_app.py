@@ -19,6 +19,7 @@ from dashboard.shaping import problems_markdown, stale_note
 from dashboard.ui import link, read_url, view_state
 from rageval_core.errors import RagevalError
 from rageval_core.links import DEFAULT_PAGE, md_escape
+from rageval_core.page_states import RunContext
 
 OPENS_WHILE_BUILDING = "runs"  # the run list, from the manifests (`data.build_progress`)
 
@@ -104,7 +105,7 @@ except RagevalError as exc:
     st.error(f"This view cannot be shown: {md_escape(exc.one_line())}", icon=":material/error:")
 finally:  # also after st.stop() in a page, so the empty state still has navigation
     data.start_build()
-    shared = view_state().shared()
+    shared = RunContext.of(view_state())
     with nav:
         for page in PAGES.values():
             link(page.key, page.title, shared)

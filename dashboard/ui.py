@@ -1,16 +1,18 @@
 """The page skeleton and the widgets every page shares (run pickers, links, tables).
 
-A page starts with `start(key)`: its title, its `ViewState` parsed from the URL (bad
-values shown as errors) and a slot for the copy-link control; it ends its controls with
-`Page.publish(state)`, which writes the state back to the URL. Links between pages carry
-the state with `st.page_link` / `st.switch_page` query parameters (the built-in sidebar
-navigation would drop them). Nothing here caches or queries: data comes from `data`.
+A page starts with `start(key)`: its title, its own state type parsed from the URL
+(`rageval_core/page_states.py`; bad values shown as errors) and a slot for the copy-link
+control; it ends its controls with `Page.publish(state)`, which writes the state back
+to the URL. Links between pages carry the state with `st.page_link` / `st.switch_page`
+query parameters (the built-in sidebar navigation would drop them). Nothing here caches
+or queries: data comes from `data`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import pandas as pd
 import streamlit as st
@@ -22,6 +24,7 @@ from dashboard.shaping import Mark, marked_block, question_links, run_label
 from rageval_core import numbers
 from rageval_core.catalogue import Catalogue, Metric
 from rageval_core.links import ViewState, md_escape, relative_url
+from rageval_core.page_states import QuestionState, RunContext, state_of
 
 DELTA_COLORS = {"better": "normal", "worse": "inverse", "same": "off", None: "off"}
 
@@ -31,16 +34,17 @@ QUESTION_COLUMNS = ["question_id", "question", "failure_type"]
 @dataclass(frozen=True)
 class Page:
     key: str
-    state: ViewState
+    state: Any  # the page's own type (`page_states.STATES`); `start` picks it
     link_slot: DeltaGenerator
 
-    def publish(self, state: ViewState) -> None:
+    def publish(self, state: RunContext) -> None:
         """Make `state` the URL of this view and show it for copying."""
-        st.query_params.from_dict(state.to_query_params())
-        st.session_state[_VIEW] = (state, ())
+        url = state.url()
+        st.query_params.from_dict(url.to_query_params())
+        st.session_state[_VIEW] = (url, ())
         with self.link_slot.popover("Copy link", icon=":material/link:"):
             st.caption("Relative to the dashboard's address; anyone with access sees this view.")
-            st.code(relative_url(self.key, state), language=None, wrap_lines=True)
+            st.code(relative_url(self.key, url), language=None, wrap_lines=True)
 
 
 _VIEW = "_rageval_view"
@@ -67,10 +71,10 @@ def start(key: str) -> Page:
     link_slot = st.container()
     if _VIEW not in st.session_state:
         read_url()
-    state, errors = st.session_state[_VIEW]
+    url, errors = st.session_state[_VIEW]
     for e in errors:
         st.error(e)
-    return Page(key, state, link_slot)
+    return Page(key, state_of(key, url), link_slot)
 
 
 def require_runs() -> pd.DataFrame:
@@ -87,17 +91,17 @@ def require_runs() -> pd.DataFrame:
     return runs
 
 
-def link(page: str, label: str, state: ViewState | None = None) -> None:
+def link(page: str, label: str, state: RunContext | None = None) -> None:
     st.page_link(
         PAGES[page].path,
         label=label,
         icon=PAGES[page].icon,
-        query_params=(state or ViewState()).to_query_params(),
+        query_params=(state or RunContext()).url().to_query_params(),
     )
 
 
-def go(page: str, state: ViewState) -> None:
-    st.switch_page(PAGES[page].path, query_params=state.to_query_params())
+def go(page: str, state: RunContext) -> None:
+    st.switch_page(PAGES[page].path, query_params=state.url().to_query_params())
 
 
 def not_found(what: str, value: str) -> None:
@@ -220,7 +224,7 @@ def question_table(
         del st.session_state[key]  # else the selection re-fires when the target is this page
         go(
             "question",
-            ViewState(run=run_id or str(row["run_id"]), question=str(row["question_id"])),
+            QuestionState(run=run_id or str(row["run_id"]), question=str(row["question_id"])),
         )
 
 

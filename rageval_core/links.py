@@ -17,7 +17,7 @@ import math
 import os
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, fields
 from typing import Any
 from urllib.parse import urlencode
 
@@ -57,11 +57,9 @@ SHARED_FIELDS = ("run", "runs", "baseline", "metric")
 
 @dataclass(frozen=True)
 class ViewState:
-    """Everything a view's URL can say. Empty fields are left out of the URL.
-
-    `tags` are question tags on Diagnose and run tags on Runs; `ranges` are
-    (metric, low, high) with either bound None for open. `size` and `pos` are the Review
-    page's queue length and the position in it (0 = first question).
+    """Everything a view's URL can say, validated: the URL codec. Empty fields are left
+    out of the URL. Pages read and write it through their own state types
+    (`rageval_core/page_states.py`), which name each field for what it means there.
     """
 
     run: str | None = None
@@ -129,13 +127,6 @@ class ViewState:
             except ValueError as exc:
                 errors.append(f"Ignored URL parameter '{name}': {exc}")
         return cls(**parsed), errors
-
-    def shared(self) -> ViewState:
-        """Only the run context, for links to another page."""
-        return ViewState(**{f: getattr(self, f) for f in SHARED_FIELDS})
-
-    def with_(self, **changes: Any) -> ViewState:
-        return replace(self, **changes)
 
 
 def relative_url(page: str, state: ViewState) -> str:

@@ -16,7 +16,8 @@ from dashboard.shaping import (
 from rageval_core import charts
 from rageval_core.catalogue import READING_A_CHANGE, SECTIONS
 from rageval_core.errors import RagevalError
-from rageval_core.links import ViewState, md_escape
+from rageval_core.links import md_escape
+from rageval_core.page_states import QuestionState
 
 QUESTION_COLUMNS = ["run_id", "question_id", "question", "failure_change", "flaky_note", "changes"]
 # Rows drawn per table, in its order (questions worst first): 20 runs of 1,000 questions
@@ -174,7 +175,7 @@ else:
     if note:  # names the config: text from a manifest
         st.warning(f"Known flaky question: {md_escape(note)}.", icon=":material/casino:")
     show_answer_diff(data.answer_diff(baseline, diff_run, qid), key="compare")
-    ui.link("question", f"Open {qid} in {diff_run}", ViewState(run=diff_run, question=qid))
+    ui.link("question", f"Open {qid} in {diff_run}", QuestionState(run=diff_run, question=qid))
 
 with st.expander("All question × metric changes"):
     st.caption(

@@ -14,9 +14,10 @@ from dashboard.shaping import (
 from dashboard.verdicts import gaps_note, keep
 from rageval_core import charts, numbers
 from rageval_core.catalogue import failure_label
-from rageval_core.links import MAX_SEARCH, ViewState
+from rageval_core.links import MAX_SEARCH
 from rageval_core.mismatch import run_warnings
 from rageval_core.models import FAILURE_TYPES
+from rageval_core.page_states import QuestionState, RunContext
 from rageval_core.query import SORT_KEYS, QuestionFilter
 
 PAGE_SIZE = 50
@@ -38,7 +39,7 @@ TABLE_COLUMNS = [
     "cost_usd",
 ]
 ANSWERABLE = {None: "any", True: "answerable", False: "unanswerable"}
-FILTER_FIELDS = ("run", "search", "failure_types", "tags", "answerable", "ranges", "sort")
+FILTER_FIELDS = ("run", "search", "failure_types", "question_tags", "answerable", "ranges", "sort")
 
 page = ui.start("diagnose")
 state = page.state
@@ -84,7 +85,7 @@ c[2].metric(
     "0 = no better than chance (docs/review.md)",
 )
 with c[3]:
-    ui.link("judge", "How far to trust the judge", ViewState(run=run))
+    ui.link("judge", "How far to trust the judge", RunContext(run=run))
 ui.chart(charts.failure_breakdown(counts), key="diagnose_breakdown")
 
 st.subheader("Questions")
@@ -104,8 +105,8 @@ failure_types = c[1].multiselect(
 )
 tags = c[2].multiselect(
     "Tags",
-    sorted({*data.question_tags(run), *state.tags}),
-    default=list(state.tags),
+    sorted({*data.question_tags(run), *state.question_tags}),
+    default=list(state.question_tags),
     key="diagnose_tags",
 )
 answerable = c[3].selectbox(
@@ -147,7 +148,7 @@ view = state.shared().with_(
     run=run,
     search=search.strip() or None,
     failure_types=tuple(failure_types),
-    tags=tuple(tags),
+    question_tags=tuple(tags),
     answerable=answerable,
     # rounded as the URL writes them, so an unchanged slider compares equal
     ranges=((range_metric, round(lo, 4), round(hi, 4)),) if range_metric else (),
@@ -155,14 +156,14 @@ view = state.shared().with_(
     page=state.page,
 )
 # New filters start on the first page. Only the table's own fields count: a URL may carry
-# others (a link back from a question carries `question`) that this view drops.
+# others (a link from another page carries its own) that this view drops.
 # A URL without a (known) run shows the newest: that default is no change of run either.
 before = state.with_(run=ui.run_or_newest(runs, state.run))
 if any(getattr(view, f) != getattr(before, f) for f in FILTER_FIELDS):
     view = view.with_(page=0)
 filters = QuestionFilter(
     failure_types=view.failure_types,
-    tags=view.tags,
+    tags=view.question_tags,
     metric_ranges=view.ranges,
     search=view.search,
     answerable=view.answerable,
@@ -204,4 +205,4 @@ chosen = c[0].selectbox(
     "Question on this page", list(result.rows["question_id"]), key="diagnose_question"
 )
 if c[1].button("Open question", key="diagnose_open"):
-    ui.go("question", ViewState(run=run, question=chosen))
+    ui.go("question", QuestionState(run=run, question=chosen))

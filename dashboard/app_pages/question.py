@@ -16,8 +16,9 @@ from dashboard.verdicts import VERDICT_METRICS, chunk_heading, gaps_note, keep, 
 from rageval_core import charts, numbers, query
 from rageval_core.catalogue import failure_label
 from rageval_core.errors import NotFoundError
-from rageval_core.links import ViewState, md_escape
+from rageval_core.links import md_escape
 from rageval_core.numbers import MISSING
+from rageval_core.page_states import RunContext
 
 MAX_PICKER = 5000
 TILES = ("answer_correctness", "faithfulness", "recall_at_5", "mrr", "ndcg_at_10")
@@ -46,7 +47,7 @@ if question is None:
     if ids.empty:  # e.g. a run that has just started: its journal is still empty
         page.publish(state.shared().with_(run=run))
         st.info(f"Run '{run}' has no questions yet.")
-        ui.link("diagnose", f"Run {run}", ViewState(run=run))
+        ui.link("diagnose", f"Run {run}", RunContext(run=run))
         st.stop()
     question = st.selectbox("Question", list(ids), key="question_pick")
 page.publish(state.shared().with_(run=run, question=question))
@@ -55,10 +56,10 @@ try:
     d = data.question_detail(run, question)
 except NotFoundError:  # an unreadable file is not a missing question: streamlit_app says so
     st.error(f"Question '{question}' not found in run '{run}'.")
-    ui.link("diagnose", "Back to the run's questions", ViewState(run=run))
+    ui.link("diagnose", "Back to the run's questions", RunContext(run=run))
     st.stop()
 
-ui.link("diagnose", f"Run {run}", ViewState(run=run))
+ui.link("diagnose", f"Run {run}", RunContext(run=run))
 st.subheader(f"{d.question_id} · {failure_label(d.failure_type or 'unknown')}")
 ui.safe_text(d.question)
 st.caption("Reference answer" + ("" if d.answerable else " (unanswerable: should decline)"))

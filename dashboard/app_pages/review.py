@@ -7,8 +7,9 @@ import streamlit as st
 from dashboard import data, labelling, ui
 from dashboard.shaping import answer_marks, first_unreviewed, queue_rows, reviewed_count
 from rageval_core.errors import NotFoundError
-from rageval_core.links import REVIEW_SIZES, ViewState, escape_word
+from rageval_core.links import REVIEW_SIZES, escape_word
 from rageval_core.numbers import MISSING
+from rageval_core.page_states import QuestionState
 
 DEFAULT_SIZE = 20
 
@@ -60,7 +61,9 @@ for col, text, target, enabled in (
 item = queue[pos]
 st.subheader(f"{pos + 1} of {len(queue)}: {item.question_id}")
 st.caption(f"Why this question: {escape_word(item.reason)}")  # may name a run: a manifest's text
-ui.link("question", "Open the full Question view", ViewState(run=run, question=item.question_id))
+ui.link(
+    "question", "Open the full Question view", QuestionState(run=run, question=item.question_id)
+)
 try:
     d = data.question_detail(run, item.question_id)
 except NotFoundError:  # the run changed since the queue was drawn

@@ -18,9 +18,9 @@ from dashboard.shaping import run_tags as tag_options
 from dashboard.verdicts import gaps_note, keep_figures
 from rageval_core import charts
 from rageval_core.errors import RagevalError
-from rageval_core.links import ViewState
 from rageval_core.mismatch import run_warnings
 from rageval_core.origin import origin_label
+from rageval_core.page_states import DiagnoseState
 from rageval_core.query import figure_covered, intervals, latency_spreads
 
 MAX_BARS = 60  # newest runs in the failure-share chart; more bars stop being readable
@@ -41,8 +41,8 @@ TREND = quality_metrics(cat)
 cols = st.columns(3)
 tags = cols[0].multiselect(
     "Tags",
-    sorted({*tag_options(all_runs), *state.tags}),
-    default=list(state.tags),
+    sorted({*tag_options(all_runs), *state.run_tags}),
+    default=list(state.run_tags),
     key="runs_tags",
     accept_new_options=True,
 )
@@ -70,7 +70,9 @@ metric = st.selectbox(
     format_func=cat.label,
 )
 page.publish(
-    state.shared().with_(tags=tuple(tags), config=config, dataset_version=version, metric=metric)
+    state.shared().with_(
+        run_tags=tuple(tags), config=config, dataset_version=version, metric=metric
+    )
 )
 
 filters = dict(tags=tuple(tags), config=config, dataset_version=version)
@@ -115,7 +117,7 @@ st.caption(
     "runs of the config with the same settings)."
 )
 if st.button("Diagnose latest run", type="primary", key="runs_diagnose_latest"):
-    ui.go("diagnose", ViewState(run=str(latest["run_id"])))
+    ui.go("diagnose", DiagnoseState(run=str(latest["run_id"])))
 
 st.subheader(f"All runs ({len(runs)})")
 shown = runs.head(TABLE_RUNS)  # a selectable table sends every row to the browser
@@ -168,7 +170,7 @@ event = st.dataframe(
     },
 )
 if event.selection.rows:
-    ui.go("diagnose", ViewState(run=str(runs.iloc[event.selection.rows[0]]["run_id"])))
+    ui.go("diagnose", DiagnoseState(run=str(runs.iloc[event.selection.rows[0]]["run_id"])))
 
 if data.build_progress() is not None:  # no figures to chart yet; plotly's first figure
     st.stop()  # costs 0.5 s, paid on the redraw with the figures instead

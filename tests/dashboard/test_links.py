@@ -12,6 +12,7 @@ from dashboard.pages import PAGES
 from rageval_core.dataset import QUESTION_ID_RE
 from rageval_core.links import CHARTS, MAX_LIST, TAG_RE, ViewState, relative_url
 from rageval_core.models import FAILURE_TYPES
+from rageval_core.page_states import DiagnoseState, state_of
 from rageval_core.query import QUESTION_METRICS, SORT_KEYS
 from rageval_core.runs.layout import RUN_ID_RE
 
@@ -124,10 +125,38 @@ def test_unknown_parameters_are_ignored():
 
 
 def test_shared_keeps_only_the_run_context():
-    state = ViewState(
+    url = ViewState(
         run="r1", runs=("r1", "r2"), baseline="r2", metric="mrr", question="q1", search="x", page=2
     )
-    assert state.shared() == ViewState(run="r1", runs=("r1", "r2"), baseline="r2", metric="mrr")
+    state = state_of("diagnose", url)
+    assert state.shared() == DiagnoseState(run="r1", runs=("r1", "r2"), baseline="r2", metric="mrr")
+    assert state.shared().url() == ViewState(
+        run="r1", runs=("r1", "r2"), baseline="r2", metric="mrr"
+    )
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    page=st.sampled_from(sorted(PAGES)),
+    tags=st.lists(st.sampled_from(["a", "b", "new"]), max_size=3, unique=True),
+    question=st.one_of(st.none(), st.sampled_from(["q1", "q2"])),
+    pos=st.integers(0, 5),
+    search=st.one_of(st.none(), st.just("x")),
+)
+def test_a_page_state_keeps_its_own_url_parameters_under_their_names(
+    page, tags, question, pos, search
+):
+    """Each page's state reads from and writes to the URL exactly its own parameters,
+    under the names shared links use (`tags` is question_tags or run_tags)."""
+    url = ViewState(run="r1", tags=tuple(tags), question=question, pos=pos, search=search)
+    state = state_of(page, url)
+    names = set(state.__dataclass_fields__)
+    own = {type(state).URL_NAMES.get(n, n) for n in names}
+    written = state.url().to_query_params()
+    assert set(written) == {k for k in url.to_query_params() if k in own}
+    assert state_of(page, state.url()) == state
+    for name in {"question_tags", "run_tags"} & names:
+        assert getattr(state, name) == tuple(tags)
 
 
 def test_every_page_has_a_distinct_file_and_url():

@@ -253,6 +253,7 @@ def test_building_the_command_line_loads_neither_the_query_layer_nor_the_app():
 def test_the_url_contract_loads_neither_the_query_layer_nor_dataframes():
     # the CLI prints links with it and the dashboard validates every URL value through it
     assert _loaded_by("import rageval_core.links", (*HEAVY, "pyarrow")) == []
+    assert _loaded_by("import rageval_core.page_states", (*HEAVY, "pyarrow")) == []
 
 
 HEAVY = ("duckdb", "pandas", "streamlit", "dashboard", "rageval_core.query")
