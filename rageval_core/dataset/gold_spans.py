@@ -50,6 +50,9 @@ def _span(raw: Any, docs: Mapping[str, Document], rec: Record, n: int) -> GoldSp
         span.problem(f"{where}: document {shown(doc_id)} is not in the documents", "doc_id")
         return None
     quote = raw.get("text")
+    if quote is not None and not isinstance(quote, str):
+        span.problem(f"{where}: 'text' must be the quoted text, not {type_name(quote)}", "text")
+        return None
     if "start" in raw or "end" in raw:
         start, end = _offset(raw.get("start")), _offset(raw.get("end"))
         if start is None or end is None:

@@ -92,6 +92,30 @@ def test_a_quote_found_zero_or_several_times_is_a_problem_naming_the_question(
     ]
 
 
+@pytest.mark.parametrize("quote", ["[]", "{a: 1}", "[x, y]"])
+def test_a_quote_that_is_not_text_is_a_problem_with_or_without_offsets(
+    tmp_path: Path, quote: str
+) -> None:
+    """Found by the fuzz suite: a list as 'text' beside offsets reached unicodedata
+    (scalars such as 7 read as text here: the loader keeps YAML scalars as strings)."""
+    path = write(
+        tmp_path,
+        f"""\
+  - id: q1
+    question: "a"
+    gold_spans:
+      - {{doc_id: faq, start: 0, end: 7, text: {quote}}}
+      - {{doc_id: faq, text: {quote}}}
+""",
+    )
+    problems = problems_of(path)
+    assert len(problems) == 2
+    assert all(
+        ": question q1: gold_spans[" in p and "'text' must be the quoted text" in p
+        for p in problems
+    )
+
+
 @pytest.mark.parametrize(
     ("fields", "kind", "problem"),
     [
