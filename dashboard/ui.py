@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 import pandas as pd
 import streamlit as st
@@ -21,7 +22,7 @@ from dashboard.pages import PAGES
 from dashboard.shaping import Mark, marked_block, question_links, run_label
 from rageval_core import numbers
 from rageval_core.catalogue import Catalogue, Metric
-from rageval_core.links import ViewState, md_escape, relative_url
+from rageval_core.links import UrlProblem, ViewState, escape_word, md_escape, relative_url
 
 DELTA_COLORS = {"better": "normal", "worse": "inverse", "same": "off", None: "off"}
 
@@ -67,10 +68,23 @@ def start(key: str) -> Page:
     link_slot = st.container()
     if _VIEW not in st.session_state:
         read_url()
-    state, errors = st.session_state[_VIEW]
-    for e in errors:
-        st.error(e)
+    state, problems = st.session_state[_VIEW]
+    for p in problems:
+        say("error", url_problem(p))
     return Page(key, state, link_slot)
+
+
+def url_problem(p: UrlProblem) -> str:
+    """The sentence for a URL parameter a page ignored (plain text: `say` escapes it)."""
+    value = "" if p.value is None else f" = {p.value!r}"
+    return f"Ignored URL parameter '{p.parameter}'{value}: {p.why}."
+
+
+def say(kind: Literal["error", "warning", "info"], text: str, icon: str | None = None) -> None:
+    """Show a message as the text it is. Messages quote run ids, question ids, paths and URL
+    values, so every character is escaped (`links.escape_word`): never a link, HTML, a
+    directive (`:red[..]`, `:material/x:`) or an emoji code."""
+    getattr(st, kind)(escape_word(text), icon=icon)
 
 
 def require_runs() -> pd.DataFrame:
@@ -102,7 +116,7 @@ def go(page: str, state: ViewState) -> None:
 
 def not_found(what: str, value: str) -> None:
     """A clear message for an id that names nothing, with a way back."""
-    st.error(f"{what} '{value}' not found in {data.location()}.")
+    say("error", f"{what} '{value}' not found in {data.location()}.")
     link("runs", "Back to all runs")
 
 
@@ -118,7 +132,7 @@ def pick_run(runs: pd.DataFrame, current: str | None, *, key: str, label: str = 
     """A run picker defaulting to `current` (from the URL), else the newest run."""
     ids = runs["run_id"].tolist()
     if current is not None and data.find_run(current) is None:
-        st.error(f"Run '{current}' not found in {data.location()}; showing the newest run.")
+        say("error", f"Run '{current}' not found in {data.location()}; showing the newest run.")
     index = ids.index(run_or_newest(runs, current))
     labels = run_label(runs)
     return st.selectbox(label, ids, index=index, key=key, format_func=labels.__getitem__)
@@ -136,7 +150,7 @@ def pick_runs(
     ids = runs["run_id"].tolist()  # not list(): iterating an Arrow column is 100x slower
     missing = [r for r in current if r not in ids]
     if missing:
-        st.error("Runs not found, left out: " + ", ".join(f"'{r}'" for r in missing))
+        say("error", "Runs not found, left out: " + ", ".join(f"'{r}'" for r in missing))
     chosen = [r for r in current if r in ids] or list(default)
     labels = run_label(runs)
     return st.multiselect(label, ids, default=chosen, key=key, format_func=labels.__getitem__)

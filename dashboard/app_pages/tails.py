@@ -92,7 +92,7 @@ else:
 
 st.subheader(f"Bottom {TAIL_PCT:g}% of {run} on {name}")
 if metric not in data.run_catalogue(run).measures:
-    st.info(f"Run {run} does not record {name}.")
+    ui.say("info", f"Run {run} does not record {name}.")
     st.stop()
 tail = data.bottom_questions(run, metric)
 if tail.rows.empty:
