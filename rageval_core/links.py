@@ -140,13 +140,13 @@ class ViewState:
                 "sort": _choice((*SORT_KEYS, *declared), "sort key"),
             }
         for name, parse in parsers.items():
-            raw = lists.get("range" if name == "ranges" else name)
-            if not raw:
+            key = "range" if name == "ranges" else name  # the URL's name for it
+            if not (raw := lists.get(key)):
                 continue
             try:
                 parsed[name] = parse(raw)
             except _Rejected as exc:
-                errors.append(UrlProblem(name, exc.value, exc.why))
+                errors.append(UrlProblem(key, exc.value, exc.why))
         return cls(**parsed), errors
 
     def shared(self) -> ViewState:
