@@ -64,7 +64,7 @@ ui.safe_text(d.question)
 st.caption("Reference answer" + ("" if d.answerable else " (unanswerable: should decline)"))
 ui.safe_text(d.reference_answer or MISSING)
 for problem in d.problems:
-    st.warning(problem)
+    ui.say("warning", problem)
 if d.error:
     st.error("The pipeline raised an error on this question:")
     ui.safe_text(d.error)
