@@ -39,6 +39,7 @@ import streamlit as st
 
 from rageval_core.errors import ConfigError
 from rageval_core.labels import check_reviewer
+from rageval_core.links import escape_word
 from rageval_core.passwords import verify_password
 
 MAX_FAILURES = 5
@@ -149,7 +150,7 @@ def _require_oidc(auth: dict[str, Any]) -> None:
             st.logout()
         st.stop()
     with st.sidebar:
-        st.caption(f"Signed in as {email}")
+        st.caption(f"Signed in as {escape_word(email)}")  # the identity provider's text
         if st.button("Sign out", key="_rageval_logout"):
             st.logout()
 

@@ -163,7 +163,7 @@ def may_label() -> str | None:
     """
     ok, why = data.can_label()
     if not ok:
-        st.info(escape_word(why), icon=":material/lock:")  # names a location, an OS error
+        ui.say("info", why, icon=":material/lock:")  # names a location, an OS error
         return None
     name = auth.reviewer()
     if name:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import pandas as pd
 import streamlit as st
@@ -23,7 +23,7 @@ from dashboard.pages import PAGES
 from dashboard.shaping import Mark, marked_block, question_links, run_label
 from rageval_core import numbers
 from rageval_core.catalogue import Catalogue, Metric
-from rageval_core.links import ViewState, md_escape, relative_url
+from rageval_core.links import UrlProblem, ViewState, escape_word, md_escape, relative_url
 from rageval_core.page_states import QuestionState, RunContext, state_of
 
 DELTA_COLORS = {"better": "normal", "worse": "inverse", "same": "off", None: "off"}
@@ -48,7 +48,7 @@ class Page:
 
 
 _VIEW = "_rageval_view"
-"""Session key of this rerun's (ViewState, URL errors): parsed once, updated by publish."""
+"""Session key of this rerun's (ViewState, URL problems): parsed once, updated by publish."""
 
 
 def read_url() -> ViewState:
@@ -71,10 +71,23 @@ def start(key: str) -> Page:
     link_slot = st.container()
     if _VIEW not in st.session_state:
         read_url()
-    url, errors = st.session_state[_VIEW]
-    for e in errors:
-        st.error(e)
+    url, problems = st.session_state[_VIEW]
+    for p in problems:
+        say("error", url_problem(p))
     return Page(key, state_of(key, url), link_slot)
+
+
+def url_problem(p: UrlProblem) -> str:
+    """The sentence for a URL parameter a page ignored (plain text: `say` escapes it)."""
+    value = "" if p.value is None else f" = {p.value!r}"
+    return f"Ignored URL parameter '{p.parameter}'{value}: {p.why}."
+
+
+def say(kind: Literal["error", "warning", "info"], text: str, icon: str | None = None) -> None:
+    """Show a message as the text it is. Messages quote run ids, question ids, paths and URL
+    values, so every character is escaped (`links.escape_word`): never a link, HTML, a
+    directive (`:red[..]`, `:material/x:`) or an emoji code."""
+    getattr(st, kind)(escape_word(text), icon=icon)
 
 
 def require_runs() -> pd.DataFrame:
@@ -106,7 +119,7 @@ def go(page: str, state: RunContext) -> None:
 
 def not_found(what: str, value: str) -> None:
     """A clear message for an id that names nothing, with a way back."""
-    st.error(f"{what} '{value}' not found in {data.location()}.")
+    say("error", f"{what} '{value}' not found in {data.location()}.")
     link("runs", "Back to all runs")
 
 
@@ -122,7 +135,7 @@ def pick_run(runs: pd.DataFrame, current: str | None, *, key: str, label: str = 
     """A run picker defaulting to `current` (from the URL), else the newest run."""
     ids = runs["run_id"].tolist()
     if current is not None and data.find_run(current) is None:
-        st.error(f"Run '{current}' not found in {data.location()}; showing the newest run.")
+        say("error", f"Run '{current}' not found in {data.location()}; showing the newest run.")
     index = ids.index(run_or_newest(runs, current))
     labels = run_label(runs)
     return st.selectbox(label, ids, index=index, key=key, format_func=labels.__getitem__)
@@ -140,7 +153,7 @@ def pick_runs(
     ids = runs["run_id"].tolist()  # not list(): iterating an Arrow column is 100x slower
     missing = [r for r in current if r not in ids]
     if missing:
-        st.error("Runs not found, left out: " + ", ".join(f"'{r}'" for r in missing))
+        say("error", "Runs not found, left out: " + ", ".join(f"'{r}'" for r in missing))
     chosen = [r for r in current if r in ids] or list(default)
     labels = run_label(runs)
     return st.multiselect(label, ids, default=chosen, key=key, format_func=labels.__getitem__)

@@ -7,8 +7,9 @@ anyone (docs/dashboard.md, "Deep-link parameters"). `ViewState.from_query_params
 only way a URL value reaches a page: run ids go through `validate_run_id`, question ids
 through the pattern datasets validate them with (so every question of a valid dataset has
 a working link), metrics, sort keys and failure types through the catalogue's whitelists. An
-invalid value is dropped and reported as a message (markdown-escaped: pages show it with
-`st.error`), never raised. Nothing here touches Streamlit or the results.
+invalid value is dropped and reported as a `UrlProblem` (data: the parameter, the value, why;
+`dashboard/ui.py` makes the one message from it, escaping the value), never raised.
+Nothing here touches Streamlit or the results.
 """
 
 from __future__ import annotations
@@ -56,6 +57,24 @@ SHARED_FIELDS = ("run", "runs", "baseline", "metric")
 
 
 @dataclass(frozen=True)
+class UrlProblem:
+    """A URL parameter a page ignored: its name, the value it held (as typed, cut to 60
+    characters; None when no one value is at fault) and why (this module's text, never the
+    URL's). Data, not markdown: the page that shows it escapes the value."""
+
+    parameter: str
+    value: str | None
+    why: str
+
+
+class _Rejected(ValueError):
+    def __init__(self, value: str | None, why: str) -> None:
+        super().__init__(why)
+        self.value = None if value is None else value[:60] + ("…" if len(value) > 60 else "")
+        self.why = why
+
+
+@dataclass(frozen=True)
 class ViewState:
     """Everything a view's URL can say, validated: the URL codec. Empty fields are left
     out of the URL. Pages read and write it through their own state types
@@ -100,14 +119,14 @@ class ViewState:
     @classmethod
     def from_query_params(
         cls, params: Mapping[str, str | Iterable[str]], declared: Iterable[str] = ()
-    ) -> tuple[ViewState, list[str]]:
+    ) -> tuple[ViewState, list[UrlProblem]]:
         """Parse and validate a URL's parameters; invalid values are dropped and reported.
 
         `declared`: the metrics runs declare (validated names from their manifests), which
         a metric, range or sort may name besides the built-in ones.
         """
         lists = {k: [v] if isinstance(v, str) else [str(x) for x in v] for k, v in params.items()}
-        errors: list[str] = []
+        errors: list[UrlProblem] = []
         parsed: dict[str, Any] = {}
         parsers = _PARSERS
         if declared := tuple(declared):
@@ -119,13 +138,13 @@ class ViewState:
                 "sort": _choice((*SORT_KEYS, *declared), "sort key"),
             }
         for name, parse in parsers.items():
-            raw = lists.get("range" if name == "ranges" else name)
-            if not raw:
+            key = "range" if name == "ranges" else name  # the URL's name for it
+            if not (raw := lists.get(key)):
                 continue
             try:
                 parsed[name] = parse(raw)
-            except ValueError as exc:
-                errors.append(f"Ignored URL parameter '{name}': {exc}")
+            except _Rejected as exc:
+                errors.append(UrlProblem(key, exc.value, exc.why))
         return cls(**parsed), errors
 
 
@@ -170,30 +189,32 @@ def _num(v: float | None) -> str:
 # messages with st.error, which renders markdown, and a crafted link or a damaged run file
 # must not draw a foreign link or image.
 _MD_ACTIVE = re.compile(r"([\\`*_{}\[\]()#+!|<>~$:&])")
+# Streamlit reads `:x:` (an emoji), `:material/x:` (an icon) and `:red[x]` from the text a
+# backslash escape leaves, so an escaped colon is also followed by a word joiner (U+2060,
+# invisible): no name follows the colon any more.
+_WJ = "\u2060"
 
 
 def md_escape(text: str) -> str:
     """`text` with every markdown-active character escaped: shown as typed, never as a
-    link, image, formula or HTML."""
-    return _MD_ACTIVE.sub(r"\\\1", text)
+    link, image, formula, HTML, emoji, icon or coloured text."""
+    return _MD_ACTIVE.sub(r"\\\1", text).replace("\\:", "\\:" + _WJ)
 
 
+# Every ASCII punctuation character (CommonMark lets each be backslash-escaped): a `-`, `=`
+# or `1.` starting a message makes no list or heading either.
+_PUNCT = re.compile(r"""([!"#$%'()*+,\-./:;=?@\[\\\]^_`{|}~])""")
 # Markdown decodes character references to plain text: `<`, `>` and `&` as references are
 # shown as typed and never start a tag, even where a renderer would allow HTML.
-_REFS = {"\\<": "&lt;", "\\>": "&gt;", "\\&": "&amp;"}
+_REFS = {"<": "&lt;", ">": "&gt;", "&": "&amp;"}
 
 
 def escape_word(text: str) -> str:
-    """`text` inert in markdown: markdown-active characters escaped, `<>&` as references."""
-    out = md_escape(text)
-    for escaped, ref in _REFS.items():
-        out = out.replace(escaped, ref)
-    return out
-
-
-def _short(value: str) -> str:
-    """A URL value, cut and quoted, safe to show in a markdown-rendered message."""
-    return md_escape(repr(value[:60] + ("…" if len(value) > 60 else "")))
+    """`text` inert in markdown, on one line: whitespace runs as one space (as markdown shows
+    them), ASCII punctuation escaped, `<>&` as references, colons as in `md_escape`."""
+    out = _PUNCT.sub(r"\\\1", " ".join(text.split()))
+    out = re.sub("[<>&]", lambda m: _REFS[m.group()], out)
+    return out.replace("\\:", "\\:" + _WJ)
 
 
 def _one(raw: list[str]) -> str:
@@ -204,13 +225,13 @@ def _run_id(value: str) -> str:
     try:
         return validate_run_id(value)
     except ResultsError as exc:
-        raise ValueError(f"{_short(value)} is not a valid run id (letters, digits, . _ -)") from exc
+        raise _Rejected(value, "not a valid run id (letters, digits, . _ -)") from exc
 
 
 def _question_id(raw: list[str]) -> str:
     value = _one(raw)
     if not QUESTION_ID_RE.fullmatch(value):
-        raise ValueError(f"{_short(value)} is not a valid question id")
+        raise _Rejected(value, "not a valid question id")
     return value
 
 
@@ -220,7 +241,7 @@ def _choice(allowed: Iterable[str], what: str):
     def parse(raw: list[str]) -> str:
         value = _one(raw)
         if value not in allowed:
-            raise ValueError(f"unknown {what} {_short(value)}")
+            raise _Rejected(value, f"unknown {what}")
         return value
 
     return parse
@@ -232,21 +253,21 @@ def _run_list(raw: list[str]) -> tuple[str, ...]:
 
 def _cap(raw: list[str]) -> list[str]:
     if len(raw) > MAX_LIST:
-        raise ValueError(f"at most {MAX_LIST} values")
+        raise _Rejected(None, f"at most {MAX_LIST} values")
     return raw
 
 
 def _failure_types(raw: list[str]) -> tuple[str, ...]:
     bad = [v for v in raw if v not in FAILURE_TYPES]
     if bad:
-        raise ValueError(f"unknown failure type {_short(bad[0])}")
+        raise _Rejected(bad[0], "unknown failure type")
     return tuple(dict.fromkeys(_cap(raw)))
 
 
 def _tags(raw: list[str]) -> tuple[str, ...]:
     bad = [v for v in raw if not TAG_RE.fullmatch(v)]
     if bad:
-        raise ValueError(f"{_short(bad[0])} is not a valid tag")
+        raise _Rejected(bad[0], "not a valid tag")
     return tuple(dict.fromkeys(_cap(raw)))
 
 
@@ -255,10 +276,10 @@ def _bound(text: str) -> float | None:
         return None
     try:
         value = float(text)
-    except ValueError:  # float's own message would echo the text unescaped
-        raise ValueError(f"could not convert string to float: {_short(text)}") from None
+    except ValueError:
+        raise _Rejected(text, "a range bound is not a number") from None
     if not math.isfinite(value):
-        raise ValueError(f"range bound must be finite, got {_short(text)}")
+        raise _Rejected(text, "a range bound must be finite")
     return value
 
 
@@ -270,7 +291,7 @@ def _ranges(
         metric, sep, rest = item.partition(":")
         lo, sep2, hi = rest.partition(":")
         if not (sep and sep2) or metric not in known:
-            raise ValueError(f"{_short(item)} is not METRIC:LOW:HIGH with a known metric")
+            raise _Rejected(item, "not METRIC:LOW:HIGH with a known metric")
         out.append((metric, _bound(lo), _bound(hi)))
     return tuple(out)
 
@@ -278,37 +299,35 @@ def _ranges(
 def _search(raw: list[str]) -> str:
     value = _one(raw)
     if len(value) > MAX_SEARCH or any(ord(c) < 32 for c in value):
-        raise ValueError(f"search text must be at most {MAX_SEARCH} printable characters")
+        raise _Rejected(None, f"search text must be at most {MAX_SEARCH} printable characters")
     return value
 
 
 def _bool(raw: list[str]) -> bool:
     value = _one(raw).lower()
     if value not in ("true", "false"):
-        raise ValueError(f"expected true or false, got {_short(value)}")
+        raise _Rejected(value, "expected true or false")
     return value == "true"
 
 
 def _page(raw: list[str]) -> int:
     value = _one(raw)
     if not value.isdigit() or int(value) > 1_000_000:
-        raise ValueError(f"expected a page number, got {_short(value)}")
+        raise _Rejected(value, "expected a page number")
     return int(value)
 
 
 def _size(raw: list[str]) -> int:
     value = _one(raw)
     if value not in {str(n) for n in REVIEW_SIZES}:
-        raise ValueError(
-            f"queue size must be one of {', '.join(map(str, REVIEW_SIZES))}, got {_short(value)}"
-        )
+        raise _Rejected(value, f"queue size must be one of {', '.join(map(str, REVIEW_SIZES))}")
     return int(value)
 
 
 def _label(raw: list[str]) -> str:
     value = _one(raw)
     if not TAG_RE.fullmatch(value):
-        raise ValueError(f"{_short(value)} is not a valid name")
+        raise _Rejected(value, "not a valid name")
     return value
 
 

@@ -74,7 +74,7 @@ try:
     cmp = data.compare_runs([baseline, *(r for r in chosen if r != baseline)])
 except RagevalError as exc:
     page.publish(chosen_state)
-    st.error(f"Cannot compare these runs: {exc}")
+    ui.say("error", f"Cannot compare these runs: {exc}")
     st.stop()
 for w in cmp.warnings:  # they name runs, configs and datasets: text from manifests
     st.warning(md_escape(w), icon=":material/warning:")

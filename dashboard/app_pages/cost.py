@@ -37,7 +37,7 @@ page.publish(state.shared().with_(metric=quality))
 
 points = data.cost_quality(quality=quality)
 if points.empty:
-    st.info(f"No run has a value for {label(quality)}.")
+    ui.say("info", f"No run has a value for {label(quality)}.")
     st.stop()
 c = st.columns(2)
 with c[0]:

@@ -177,7 +177,7 @@ if result.total and view.page * PAGE_SIZE >= result.total:  # a URL past the las
 page.publish(view)
 
 for problem in result.problems:
-    st.warning(problem)
+    ui.say("warning", problem)
 if result.rows.empty:
     st.info("No question matches these filters.")
     st.stop()

@@ -46,7 +46,7 @@ if question is None:
     ids = data.question_rows(run, sort="question_id", limit=MAX_PICKER).rows["question_id"]
     if ids.empty:  # e.g. a run that has just started: its journal is still empty
         page.publish(state.shared().with_(run=run))
-        st.info(f"Run '{run}' has no questions yet.")
+        ui.say("info", f"Run '{run}' has no questions yet.")
         ui.link("diagnose", f"Run {run}", RunContext(run=run))
         st.stop()
     question = st.selectbox("Question", list(ids), key="question_pick")
@@ -55,7 +55,7 @@ page.publish(state.shared().with_(run=run, question=question))
 try:
     d = data.question_detail(run, question)
 except NotFoundError:  # an unreadable file is not a missing question: streamlit_app says so
-    st.error(f"Question '{question}' not found in run '{run}'.")
+    ui.say("error", f"Question '{question}' not found in run '{run}'.")
     ui.link("diagnose", "Back to the run's questions", RunContext(run=run))
     st.stop()
 
@@ -65,7 +65,7 @@ ui.safe_text(d.question)
 st.caption("Reference answer" + ("" if d.answerable else " (unanswerable: should decline)"))
 ui.safe_text(d.reference_answer or MISSING)
 for problem in d.problems:
-    st.warning(problem)
+    ui.say("warning", problem)
 if d.error:
     st.error("The pipeline raised an error on this question:")
     ui.safe_text(d.error)
@@ -223,4 +223,4 @@ if others:
     try:
         show_answer_diff(data.answer_diff(base, run, d.question_id), key="question")
     except NotFoundError:  # a run whose rows changed since the history was read
-        st.info(f"Run {base} has no answer to this question.")
+        ui.say("info", f"Run {base} has no answer to this question.")

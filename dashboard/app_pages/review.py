@@ -44,7 +44,7 @@ view = state.shared().with_(run=run, size=size, pos=pos)
 page.publish(view)
 
 if not queue:
-    st.info(f"Run {run} has no judged claims to review.")
+    ui.say("info", f"Run {run} has no judged claims to review.")
     st.stop()
 
 done = reviewed_count(ids, labelled)
@@ -67,7 +67,7 @@ ui.link(
 try:
     d = data.question_detail(run, item.question_id)
 except NotFoundError:  # the run changed since the queue was drawn
-    st.error(f"Question '{item.question_id}' is no longer in run '{run}'.")
+    ui.say("error", f"Question '{item.question_id}' is no longer in run '{run}'.")
     st.stop()
 ui.safe_text(d.question)
 st.caption("Reference answer" + ("" if d.answerable else " (unanswerable: should decline)"))

@@ -67,7 +67,7 @@ if having:
         metrics=[cat.measures[metric]],
     )
 else:
-    st.info(f"Pick at least one run with {name} to see its distribution.")
+    ui.say("info", f"Pick at least one run with {name} to see its distribution.")
 
 st.subheader("Flaky questions")
 flaky = data.run_flaky(run)
@@ -92,11 +92,11 @@ else:
 
 st.subheader(f"Bottom {TAIL_PCT:g}% of {run} on {name}")
 if metric not in data.run_catalogue(run).measures:
-    st.info(f"Run {run} does not record {name}.")
+    ui.say("info", f"Run {run} does not record {name}.")
     st.stop()
 tail = data.bottom_questions(run, metric)
 if tail.rows.empty:
-    st.info(f"No question of this run has a value for {name}.")
+    ui.say("info", f"No question of this run has a value for {name}.")
 else:
     st.caption(f"Showing the {tail.describe(name)}.")
     m = cat.measures[metric]

@@ -3,7 +3,9 @@ figures, fail on any exception the script raised."""
 
 from __future__ import annotations
 
+import html
 import json
+import re
 
 from streamlit.testing.v1 import AppTest
 
@@ -35,6 +37,12 @@ def open_page(at: AppTest, page: str) -> AppTest:
 def no_exception(at: AppTest) -> AppTest:
     assert not at.exception, [e.value for e in at.exception]
     return at
+
+
+def seen(markdown: str) -> str:
+    """What a reader sees of escaped markdown (`links.md_escape`, `escape_word`): no
+    backslash before punctuation, no word joiner, `&lt;` as `<`. Directives stay."""
+    return html.unescape(re.sub(r"\\([!-/:-@\[-`{-~])", r"\1", markdown.replace("\u2060", "")))
 
 
 def all_text(at) -> str:

@@ -7,6 +7,7 @@ import pytest
 
 from rageval_core.catalogue import BUILTIN
 from tests.daily_loop import WRONG, add_changed_settings, add_flaky_series, add_latency_series
+from tests.dashboard.apptest import seen
 
 
 @pytest.fixture
@@ -43,7 +44,7 @@ def test_compare_marks_the_flaky_regression_and_shows_the_answer_diff(series, ap
     # in the Regressed tab; known before the two compared runs: the demo run and the 25th
     assert row["flaky_note"] == "flipped 1× in 2 runs of bm25-top5 with the same settings"
     assert any("Known flaky question: flipped 1× in 2 runs" in w.value for w in at.warning)
-    diff = next(m for m in _markdown(at) if ":green-background[" in m)
+    diff = seen(next(m for m in _markdown(at) if ":green-background[" in m))
     assert ":red-background[~~" in diff and ":green-background[dry-goods courier]" in diff
     assert ":red-background[~~Rotterdam.~~]" in diff  # the right answer's word, struck
     assert at.query_params["question"] == s.question  # a copied link opens this diff
@@ -59,7 +60,7 @@ def test_question_history_says_flaky_and_diffs_against_the_run_before(series, ap
     assert not at.exception
     assert any("Flaky question: flipped 3× in 4 runs" in w.value for w in at.warning)
     assert at.selectbox(key="question_diff_base").value == s.ok_run  # the run before
-    assert any(":green-background[" in m and "Oslo." in m for m in _markdown(at))
+    assert any(":green-background[" in m and "Oslo." in seen(m) for m in _markdown(at))
 
 
 def test_question_page_names_a_parameter_change_instead_of_noise(results, app):

@@ -19,7 +19,7 @@ from streamlit.testing.v1 import AppTest
 from dashboard.pages import PAGES
 from rageval_core.cli import main
 from rageval_core.errors import shown
-from rageval_core.links import md_escape
+from rageval_core.links import escape_word, md_escape
 from rageval_core.runs.layout import RESULTS_ENV
 from tests.fuzz.damage import KNOWN_OPEN, Harm, apply_all, fresh_copy, healthy
 
@@ -70,9 +70,9 @@ def _texts(elements) -> list[str]:
 
 def _shows(text: str, name: str) -> bool:
     # how a name that is not a run id is displayed: escaped (`errors.shown`: its repr,
-    # backticks as \x60), then Markdown-escaped in a banner
+    # backticks as \x60), then Markdown-escaped in a banner or a message (`ui.say`)
     forms = (name, repr(name)[1:-1], shown(name)[1:-1])
-    return any(n in text for f in forms for n in (f, md_escape(f)))
+    return any(n in text for f in forms for n in (f, md_escape(f), escape_word(f)))
 
 
 def page_findings(

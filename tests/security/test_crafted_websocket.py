@@ -25,6 +25,7 @@ from streamlit.proto.BackMsg_pb2 import BackMsg
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from websockets.exceptions import ConnectionClosed
 
+from rageval_core.links import escape_word
 from tests.dashboard.conftest import LATEST
 from tests.e2e.conftest import Server, _serve
 from tests.security.stream import Render, Stream, rerun_message, state
@@ -34,7 +35,7 @@ QUERY = f"run={LATEST}&question=q001"  # claim 1 of q001 is judged supported
 REVIEWER = "mallory"
 NOTE = "saved by a crafted message"
 LIMIT = 25_000_000  # Streamlit's server.maxWidgetStateSize (25 MB): a bigger frame is refused
-READ_ONLY_NOTE = "started read-only"
+READ_ONLY_NOTE = escape_word("started read-only")  # as the message box is sent
 
 
 @dataclass(frozen=True)
