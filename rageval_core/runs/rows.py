@@ -400,6 +400,18 @@ def stray_run_ids(found: Iterable[object], run_id: str, source: str) -> list[str
     return [f"{source}: rows name run(s) {names}, not {run_id}: shown under {run_id}"]
 
 
+PARQUET_MAGIC = b"PAR1"
+
+
+def damaged_header(head: bytes, source: str) -> list[str]:
+    """A problem when a Parquet file's first bytes are not its magic number. Readers go by
+    the footer and never look there, so the rows still read; but the file was written over
+    and may be damaged where no reader notices."""
+    if head == PARQUET_MAGIC:
+        return []
+    return [f"{source}: starts with {head!r}, not the Parquet magic {PARQUET_MAGIC!r}: damaged"]
+
+
 def parquet_run_ids(pf: pq.ParquetFile) -> list[object]:
     """The distinct `run_id` values of a Parquet file, from its row-group statistics when
     every group has them (a footer read), else from the column itself."""

@@ -22,7 +22,13 @@ from rageval_core.catalogue import DEFAULT_KS
 from rageval_core.runs.layout import filesystem, is_remote, row_file_stem
 from rageval_core.runs.manifest import config_name
 from rageval_core.runs.reading import RunInfo, declared_of
-from rageval_core.runs.rows import check_columns, parquet_run_ids, question_schema, stray_run_ids
+from rageval_core.runs.rows import (
+    check_columns,
+    damaged_header,
+    parquet_run_ids,
+    question_schema,
+    stray_run_ids,
+)
 from rageval_core.runs.source import bind, extra_ks, open_run, projection
 from rageval_core.runs.summary import (
     SUMMARY_EXTRA_COLUMNS,
@@ -192,6 +198,8 @@ class Summariser:
                     with pq.ParquetFile(fh) as pf:
                         schema = pf.schema_arrow
                         problems += stray_run_ids(parquet_run_ids(pf), info.run_id, p)
+                with self.fs.open(p, "rb") as raw:
+                    problems += damaged_header(raw.read(4), p)
             except Exception:  # a damaged footer: the run-by-run path reports it
                 return None
             usable, column_problems = check_columns(schema, p, declared_of(info))

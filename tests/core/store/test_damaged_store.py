@@ -149,6 +149,28 @@ def test_a_parquet_without_pinned_columns_is_reported_and_still_read(results):
     every_view(store, NEW)
 
 
+@settings(
+    max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(at=st.integers(0, 3), byte=st.binary(min_size=1, max_size=1))
+def test_a_parquet_written_over_at_its_start_is_reported_and_still_read(results, at, byte):
+    """Readers go by the footer and never check the leading magic number (the fuzz suite
+    found a run with a damaged first byte shown as healthy)."""
+    shutil.rmtree(results, ignore_errors=True)
+    p = two_runs(results) / parquet_name()
+    old = p.read_bytes()
+    p.write_bytes(old[:at] + byte + old[at + 1 :])
+    store = ResultsStore(results, read_only=True)
+    damaged = old[at : at + 1] != byte
+    assert [m for m in problems_of(store, NEW) if "Parquet magic" in m] == (
+        [f"{p}: starts with {p.read_bytes()[:4]!r}, not the Parquet magic b'PAR1': damaged"]
+        if damaged
+        else []
+    )
+    assert query.question_rows(store, NEW).total == 3
+    every_view(store, NEW)
+
+
 def test_sharded_runs_check_every_file(results):
     d = two_runs(results)
     (d / parquet_name()).rename(d / parquet_name(0))
