@@ -73,7 +73,8 @@ def child(tree: Path) -> dict:
 
     calls = dashboard_bench.Calls()
     for name in (*data._QUERIES, "runs", "problems"):
-        calls.wrap(data, name, f"data.{name}")
+        if hasattr(data, name):  # a query may be published under another name
+            calls.wrap(data, name, f"data.{name}")
     for name in [n for n in dir(charts) if not n.startswith("_")]:
         if getattr(getattr(charts, name), "__module__", "") == charts.__name__:
             calls.wrap(charts, name, f"charts.{name}")
