@@ -186,10 +186,9 @@ def child_warm(pages: list[int], t: Target, reps: int) -> dict:
     from rageval_core import charts
 
     calls = Calls()
-    for name in data._QUERIES:
-        calls.wrap(data, name, f"data.{name}")
-    for name in ("runs", "problems"):
-        calls.wrap(data, name, f"data.{name}")
+    for name in (*data._QUERIES, "runs", "problems"):
+        if hasattr(data, name):  # a query may be published under another name
+            calls.wrap(data, name, f"data.{name}")
     for name in [n for n in dir(charts) if not n.startswith("_") and callable(getattr(charts, n))]:
         if getattr(getattr(charts, name), "__module__", "") == charts.__name__:
             calls.wrap(charts, name, f"charts.{name}")
