@@ -2,7 +2,7 @@
 importer's formats, span datasets (documents and gold spans), OpenTelemetry trace files,
 a judge's replies and the GitHub API's answers, damaged at random at
 the byte and text level (truncation, garbage bytes, deep nesting, huge numbers, lone
-surrogates, a byte-order mark, wrong types). Each door answers with its own family's
+surrogates, a byte-order mark, wrong types, pieces repeated to hundreds of kilobytes). Each door answers with its own family's
 error, bounded and naming the file or line, or with a value — never another exception.
 
 CI runs a few dozen examples per door; `bench/fuzz_long.py --inputs N` runs thousands.
@@ -69,9 +69,11 @@ JSONISH = st.recursive(
 
 @st.composite
 def damaged_text(draw, text: str) -> str:
-    """`text` with one to three damages: a value swapped for a hostile one, a cut, garbage."""
+    """`text` with one to three damages: a value swapped for a hostile one, a cut, garbage,
+    or a size: a piece of it repeated up to thousands of times (records, lines or one value
+    grown to hundreds of kilobytes)."""
     for _ in range(draw(st.integers(1, 3))):
-        kind = draw(st.sampled_from(["value", "value", "cut", "insert", "bom"]))
+        kind = draw(st.sampled_from(["value", "value", "cut", "insert", "bom", "grow"]))
         if kind == "value":
             starts = [i for i, c in enumerate(text) if c == ":"] or [0]
             at = draw(st.sampled_from(starts))
@@ -86,6 +88,10 @@ def damaged_text(draw, text: str) -> str:
             at = draw(st.integers(0, len(text)))
             junk = draw(st.sampled_from(['"', "\\", "\n", "\x00", "\ufeff", "[", "{", "\\u"]))
             text = text[:at] + junk + text[at:]
+        elif kind == "grow":
+            start = draw(st.integers(0, len(text)))
+            piece = text[start : start + draw(st.integers(1, 200))] or "x"
+            text = text[:start] + piece * draw(st.sampled_from([2, 50, 2_000])) + text[start:]
         else:
             text = "\ufeff" + text
     return text
