@@ -1,9 +1,10 @@
 """Hostile input at every door a user or a tool hands us (issue 23): label files, each
 importer's formats, span datasets (documents and gold spans), OpenTelemetry trace files,
-a judge's replies and the GitHub API's answers, damaged at random at
-the byte and text level (truncation, garbage bytes, deep nesting, huge numbers, lone
-surrogates, a byte-order mark, wrong types, pieces repeated to hundreds of kilobytes). Each door answers with its own family's
-error, bounded and naming the file or line, or with a value — never another exception.
+a judge's replies and the GitHub API's answers, damaged at random at the byte and text
+level (truncation, garbage bytes, deep nesting, huge numbers, lone surrogates, a
+byte-order mark, wrong types, pieces repeated to hundreds of kilobytes). Each door answers
+with its own family's error, bounded and naming the file or line, or with a value — never
+another exception.
 
 CI runs a few dozen examples per door; `bench/fuzz_long.py --inputs N` runs thousands.
 """
