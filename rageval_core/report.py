@@ -1,7 +1,11 @@
 """`rageval report`: one self-contained HTML file about one run (and its baseline).
 
 The file opens with no network: plotly.js is inlined once, there are no external fonts,
-images or styles, and a Content-Security-Policy forbids every fetch. Everything comes from
+images or styles, and a Content-Security-Policy forbids every fetch. The script is
+plotly.js's cartesian bundle (every trace `charts` draws: scatter, bar, histogram,
+heatmap), gzipped and decompressed by the browser (`DecompressionStream`), so the
+report of 100 questions stays under 1 MB (the full plotly.js alone is 4.8 MB); each
+figure is JSON that the loader draws once the script is there. Everything comes from
 the query layer (no SQL here) and the charts are the dashboard's (`rageval_core.charts`,
 which escapes every text it puts in a figure). Model output is untrusted: every other
 string that reaches the page — answers, claims, judge reasons, question text, config
@@ -12,6 +16,7 @@ long texts and claim lists are cut to a bounded size so a 10 MB answer cannot ma
 
 from __future__ import annotations
 
+import base64
 import html
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -21,7 +26,6 @@ from typing import Any
 
 import pandas as pd
 import plotly.graph_objects as go
-from plotly.offline import get_plotlyjs
 
 from rageval_core import __version__, charts, numbers, query
 from rageval_core.catalogue import BUILTIN, Catalogue, failure_label
@@ -87,20 +91,49 @@ def _table(headers: Iterable[str], rows: Iterable[Iterable[str]], cls: str = "")
 # ---------------------------------------------------------------------------- charts
 
 
+PLOTLY_JS = Path(__file__).parent / "assets" / "plotly-cartesian-4.1.1.min.js.gz"
+"""plotly.js's cartesian bundle (MIT, assets/plotly-LICENSE.txt), the version plotly.py
+bundles (a test holds them equal)."""
+
+
 def _figure_html(fig: go.Figure) -> str:
-    """A figure from `charts` (the dashboard's builders) as a div for this page, drawn by
-    the plotly.js inlined once in the head."""
+    """A figure from `charts` (the dashboard's builders) as an empty div and its JSON,
+    drawn by `_LOADER` once plotly.js is decompressed. `<` is written as `\\u003c`, so no
+    text in a figure can close the script element."""
     fig.update_layout(
         height=380,
         template="plotly_white",
         font={"family": "system-ui, sans-serif"},
     )
-    return fig.to_html(
-        full_html=False,
-        include_plotlyjs=False,
-        include_mathjax=False,
-        config={"displaylogo": False, "responsive": True},
-    )
+    spec = fig.to_json(validate=False).replace("<", "\\u003c")
+    return f'<div class="chart"></div><script type="application/json" class="fig">{spec}</script>'
+
+
+def _plotly_js() -> str:
+    return base64.b64encode(PLOTLY_JS.read_bytes()).decode("ascii")
+
+
+_LOADER = """(async () => {
+  const figs = [...document.querySelectorAll("script.fig")];
+  try {
+    const gz = Uint8Array.from(atob(document.getElementById("plotly-gz").textContent),
+                               (c) => c.charCodeAt(0));
+    const js = await new Response(new Blob([gz]).stream()
+      .pipeThrough(new DecompressionStream("gzip"))).text();
+    const el = document.createElement("script");
+    el.textContent = js;
+    document.head.appendChild(el);
+    for (const f of figs) {
+      const spec = JSON.parse(f.textContent);
+      Plotly.newPlot(f.previousElementSibling, spec.data, spec.layout,
+                     {displaylogo: false, responsive: true});
+    }
+  } catch (e) {
+    for (const f of figs) {
+      f.previousElementSibling.textContent = "This browser cannot draw the charts: " + e;
+    }
+  }
+})();"""
 
 
 # ---------------------------------------------------------------------------- sections
@@ -259,7 +292,7 @@ def build_report(
     rows = {r: found.get(r, {}) for r in run_ids}
     runs = overview.set_index("run_id").reindex(run_ids).reset_index()
 
-    counts = query.failure_counts(store, run_ids)
+    counts = _in_table_order(query.failure_counts(store, run_ids), run_ids)
     curve = query.recall_curve(store, run_ids)
     dists = pd.concat(
         [
@@ -333,6 +366,14 @@ def build_report(
     return _page(run_id, base_id, sections)
 
 
+def _in_table_order(counts: pd.DataFrame, run_ids: list[str]) -> pd.DataFrame:
+    """Failure counts in the summary table's run order (baseline first), each run's types
+    in `FAILURE_TYPES` order, so the chart, its table and the summary read alike."""
+    rank = {ft: i for i, ft in enumerate(FAILURE_TYPES)}
+    keys = counts["run_id"].map(run_ids.index) * len(rank) + counts["failure_type"].map(rank)
+    return counts.iloc[keys.argsort(kind="stable")].reset_index(drop=True)
+
+
 def _page(run_id: str, baseline: str | None, sections: list[tuple[str, str]]) -> str:
     title = f"rageval report: {run_id}" + (f" vs {baseline}" if baseline else "")
     stamp = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
@@ -347,11 +388,12 @@ def _page(run_id: str, baseline: str | None, sections: list[tuple[str, str]]) ->
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>{esc(title)}</title>
 <style>{_CSS}</style>
-<script>{get_plotlyjs()}</script>
+<script type="application/octet-stream" id="plotly-gz">{_plotly_js()}</script>
 </head><body>
 <header><h1>{esc(title)}</h1><p class="note">Generated {stamp} by rageval {__version__}.
 Model output below is shown as text.</p><nav>{nav}</nav></header>
 {body}
+<script>{_LOADER}</script>
 </body></html>
 """
 

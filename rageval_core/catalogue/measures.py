@@ -65,6 +65,7 @@ FIGURE_GROUPS: Mapping[str, frozenset[str]] = {
     "answer_correctness": frozenset({"runs", "check", "report"}),
     "answer_correctness_p10": frozenset({"runs", "report"}),
     "span_recall_at_5": frozenset({"check", "report"}),
+    "span_precision_at_5": frozenset({"report"}),
     "span_iou_at_5": frozenset({"check", "report"}),
     "context_relevance": frozenset({"runs", "check", "report"}),
     "context_precision": frozenset({"report"}),
