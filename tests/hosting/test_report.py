@@ -9,7 +9,11 @@ from pathlib import Path
 
 import pytest
 
+from rageval_core.catalogue import BUILTIN
+
 CANDIDATE = "20261123-150000-verbose"
+DRAWN = "'div.chart:has(.main-svg)'"  # a chart plotly has drawn
+TYPES = "d => d.data.map(t => t.type || 'scatter')"
 BASELINE = "20261119-090000-never-refuse"
 
 
@@ -59,9 +63,19 @@ def test_report_renders_offline_with_escaped_model_text(report, browser):
 
     # Charts: failures by type, failures per run, mean vs p10, distribution, recall gap,
     # recall@k, deltas.
+    page.wait_for_function(f"document.querySelectorAll({DRAWN}).length === 7")
     assert page.locator(".js-plotly-plot").count() == 7
     assert page.locator(".main-svg").count() >= 12
     assert not errors, errors
+    types = page.evaluate(f"[...document.querySelectorAll({DRAWN})].flatMap({TYPES})")
+    known = page.evaluate("Object.keys(Plotly.PlotSchema.get().traces)")  # the bundle's
+    assert set(types) <= set(known), set(types) - set(known)
+    # the failure chart and its table in the summary's run order: baseline first
+    assert page.locator("section#s0 table.num th").all_inner_texts()[1:3] == [BASELINE, CANDIDATE]
+    failures = page.locator("section#s1 table tr td:first-child").all_inner_texts()
+    assert failures[0] == BASELINE and failures[-1] == CANDIDATE
+    shares = "document.querySelectorAll('section#s1 div.chart')[1].layout.xaxis.categoryarray"
+    assert page.evaluate(shares) == [BASELINE, CANDIDATE]
     # Nothing fetched from anywhere but the file itself.
     assert not [u for u in requests if not u.startswith("file://")], requests
     # The payload ran nowhere and added no element, yet it is visible as text.
@@ -75,6 +89,11 @@ def test_report_renders_offline_with_escaped_model_text(report, browser):
 
 def test_report_has_every_section(report):
     text = report.read_text()
+    # about 100 questions and a baseline, attachable: the script is most of it (0.66 MB)
+    assert ">99</td><td>99</td>" in text.replace("\n", "")
+    assert report.stat().st_size < 1_000_000, report.stat().st_size
+    for figure in ("span_recall_at_5", "span_precision_at_5", "span_iou_at_5"):
+        assert f">{BUILTIN.label(figure)}</abbr>" in text  # every summary figure the run has
     for heading in (
         "Run",
         "Failures",
@@ -89,7 +108,9 @@ def test_report_has_every_section(report):
         "Bottom 10%",
     ):
         assert heading in text, heading
-    assert text.count("<script") == 1 + 7  # plotly.js once, then one per chart
+    # plotly.js (gzipped) once, each chart's figure, the loader that draws them
+    assert text.count("<script") == 1 + 7 + 1
+    assert text.count('<script type="application/json" class="fig">') == 7
     assert "Failures by type" in text  # the Diagnose page's grouped chart, drawn here too
     # a file cannot link to a dashboard: each summary row's definition names where it is
     # written out, and no help link is left in
