@@ -275,8 +275,6 @@ def check_run(
     notes: list[str] = []
     chosen = choose_baseline(store, info, baseline)
     base, base_id = chosen.info, chosen.run_id
-    if baseline in (LATEST, LATEST_ANY) and base_id is None:
-        notes.append(f"no `{baseline}` baseline: max_drop and max_rise limits not checked")
     values = summarize_run(info, con=store.con, fs=store.fs, to_url=store.to_url)
     notes += values.pop("problems")
     mismatch = mismatch_warnings(info.manifest.totals)
@@ -334,8 +332,9 @@ def check_run(
                 if skipped:
                     row_notes.append(f"baseline has no value: {'/'.join(skipped)} not checked")
             elif base_id is None and (t.max_drop is not None or t.max_rise is not None):
-                note = "no baseline: max_drop/max_rise not checked"
-                if note not in notes:
+                named = f"`{baseline}` " if baseline in (LATEST, LATEST_ANY) else ""
+                note = f"no {named}baseline: max_drop and max_rise limits not checked"
+                if note not in notes:  # once, however many limits it skips
                     notes.append(note)
         if part := part_of(values.get(COVERED_BY.get(m, "")), values.get("n_questions")):
             row_notes.append(f"covers {part}")  # a cost or latency some questions lack

@@ -70,12 +70,31 @@ def test_bad_thresholds_files_exit_2(runs, tmp_path, capsys, text):
     assert "t.yaml" in err
 
 
-def test_latest_with_no_earlier_run_is_noted_not_an_error(runs, capsys):
-    code = main(["check", "base", "--baseline", "latest", "--results", str(runs)])
+DROPS = "recall_at_5: {min: 0.5, max_drop: 0.1}\nmrr: {max_drop: 0.1, max_rise: 0.5}\n"
+
+
+def test_latest_with_no_earlier_run_is_noted_not_an_error(runs, capsys, tmp_path):
+    t = _thresholds(tmp_path, DROPS)
+    code = main(
+        ["check", "base", "--baseline", "latest", "--thresholds", t, "--results", str(runs)]
+    )
     out = capsys.readouterr().out
     assert code == 0, out
     assert "baseline: none (no earlier complete run of config base on dataset qa v1)" in out
     assert "no `latest` baseline: max_drop and max_rise limits not checked" in out
+
+
+@pytest.mark.parametrize("baseline", [[], ["--baseline", "latest"], ["--baseline", "latest-any"]])
+@pytest.mark.parametrize("limits", [DROPS, "recall_at_5: {min: 0.5}\n"])
+def test_skipped_limits_are_noted_once_and_only_when_there_are_some(
+    runs, capsys, tmp_path, baseline, limits
+):
+    """One note, not one per limit or one per cause (`--baseline latest` found none, and
+    each limit then skipped); none when no limit needs a baseline."""
+    t = _thresholds(tmp_path, limits)
+    main(["check", "base", *baseline, "--thresholds", t, "--results", str(runs)])
+    out = capsys.readouterr().out
+    assert out.count("not checked") == ("max_drop" in limits), out
 
 
 def test_a_run_that_exists_but_cannot_be_read_fails_closed_with_2(runs, capsys):
