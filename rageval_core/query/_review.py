@@ -151,7 +151,8 @@ def judge_reports(
     faithful_min: float = FAITHFUL_MIN,
     n_boot: int = 1000,
 ) -> list[JudgeReport]:
-    """One report per judge seen in `runs` (default: every run of the store), by label."""
+    """One report per judge seen in `runs` (default: every run of the store), by label;
+    those without a verdict on a labelled question last."""
     check_faithful_min(faithful_min)
     with gc_paused():  # 78,000 pairs and 40,000 disagreements at 50,000 labels
         return _judge_reports(store, labels, known_runs(store, runs), faithful_min, n_boot)
@@ -198,7 +199,8 @@ def _judge_reports(
                 unmatched=unmatched,
             )
         )
-    return reports
+    # judges with verdicts on labelled questions first (an importer's "none" has none)
+    return sorted(reports, key=lambda r: not (r.claims.n or r.questions.n))
 
 
 def _disagreement_order(d: Disagreement) -> tuple:

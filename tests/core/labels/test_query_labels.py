@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from rageval_core.labels import LabelSet, reviewer_agreement
+from rageval_core.models import JudgeRef
 from rageval_core.query import (
     JudgeId,
     judge_reports,
@@ -78,6 +79,16 @@ def test_each_judge_gets_its_own_figures(store):
     assert llm.claims.confusion == ((2, 0, 0), (1, 0, 0), (0, 0, 1))
     assert llm.questions.n == 1 and llm.questions.confusion == ((1, 0), (0, 0))
     assert [lab.question_id for lab in llm.unmatched] == ["q9"]
+
+
+def test_judges_without_verdicts_on_labelled_questions_come_last(store, tmp_path):
+    """An imported run's judge ("none") sorted first by name and opened the Judge page."""
+    root = tmp_path / "results"
+    write_run(root, "20260104-000000-d", [judged_row("q7", [])], judge=JudgeRef("none"))
+    write_run(root, "20260105-000000-e", [judged_row("q8", [])], judge=JudgeRef("aaa"))
+    store.refresh()
+    kinds = [r.judge.kind for r in judge_reports(store, LABELS)]
+    assert kinds == ["offline", "openai", "aaa", "none"]
 
 
 def test_same_answer_in_another_run_carries_the_question_label(store):
