@@ -257,8 +257,13 @@ def chart(fig, key: str, metrics: Sequence[Metric] = ()) -> None:
         )
 
 
-def banner_lines(title: str, lines: Sequence[str]) -> None:
-    """A warning with lines of untrusted text (chunk ids a pipeline returned) shown as
-    plain text, never Markdown."""
-    st.warning(title, icon=":material/warning:")
+def banner_lines(
+    title: str, lines: Sequence[str], kind: Literal["warning", "info"] = "warning"
+) -> None:
+    """A warning (or a note) with lines of untrusted text (chunk ids a pipeline returned)
+    shown as plain text, never Markdown."""
+    if kind == "warning":
+        st.warning(title, icon=":material/warning:")
+    else:
+        st.info(title, icon=":material/info:")
     st.code("\n".join(lines), language=None, wrap_lines=True)

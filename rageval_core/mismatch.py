@@ -34,6 +34,18 @@ def unknown_ids_warning(totals: Mapping[str, Any]) -> str | None:
     )
 
 
+def span_scored_note(totals: Mapping[str, Any]) -> str | None:
+    """`scored by spans; chunk ids differ from the corpus (…)`, or None: a pipeline with a
+    chunker of its own, on a span dataset, as intended — not a warning."""
+    n = _count(totals, "n_unknown_span_ids")
+    if not n:
+        return None
+    return (
+        f"scored by spans; chunk ids differ from the corpus ({n} retrieved ids are the "
+        "pipeline's own chunks, placed in the documents)"
+    )
+
+
 def unplaced_warning(totals: Mapping[str, Any]) -> str | None:
     """`3 retrieved chunks could not be placed … (first: a, b)`, or None."""
     unplaced = _count(totals, "n_unplaced")
@@ -114,3 +126,15 @@ def run_warnings(
             n += 1
             lines += [f"{info.run_id}: {w}" for w in found]
     return tuple(lines[:limit]), n
+
+
+def run_notes(infos: Iterable[_Run], only: Collection[str] | None = None) -> tuple[str, ...]:
+    """`run_id: note` of the runs (those in `only`) scored by spans with chunk ids of their
+    own: named, so nobody reads the ids as a mistake."""
+    return tuple(
+        f"{i.run_id}: {note}"
+        for i in infos
+        if (only is None or i.run_id in only)
+        and isinstance(totals := getattr(i.manifest, "totals", None), Mapping)
+        and (note := span_scored_note(totals))
+    )

@@ -18,7 +18,7 @@ from dashboard.shaping import run_tags as tag_options
 from dashboard.verdicts import gaps_note, keep_figures
 from rageval_core import charts
 from rageval_core.errors import RagevalError
-from rageval_core.mismatch import run_warnings
+from rageval_core.mismatch import run_notes, run_warnings
 from rageval_core.origin import origin_label
 from rageval_core.page_states import DiagnoseState
 from rageval_core.query import figure_covered, intervals, latency_spreads
@@ -129,6 +129,8 @@ if len(runs) > TABLE_RUNS:
 warned, n_warned = run_warnings(data.runs(), only=set(shown["run_id"]))
 if warned:
     ui.banner_lines(f"{n_warned} run(s) retrieved chunks their dataset does not know:", warned)
+if notes := run_notes(data.runs(), only=set(shown["run_id"])):
+    ui.banner_lines("Scored by spans, as intended:", notes, kind="info")
 table = shown[["run_id", "created_at", "status", "config_name", "dataset_version", "tags"]].copy()
 table.insert(4, "origin", shown["config"].map(origin_label))
 table["status"] = table["status"].mask(table["run_id"].isin(list(stale)), "stale")

@@ -117,21 +117,26 @@ NAMED_TOTALS = ("unplaced_ids", "unknown_doc_ids")
 
 class _RetrievalTotals:
     """What the run's retrieved ids and chunks did not match in the dataset (docs/metrics.md):
-    `n_retrieved` distinct ids per question, summed; `n_unknown_ids` of them not in the
-    corpus; `n_unplaced` chunks not placed in a document, and the first `unplaced_ids`;
-    `n_offsets_mismatched` chunks placed by text because their offsets did not hold it, and
-    the first `unknown_doc_ids` with `n_unknown_doc_placed`, each only when there are some.
+    `n_retrieved` distinct ids per question scored on ids, summed; `n_unknown_ids` of them
+    not in the corpus (`n_unknown_span_ids` on questions scored by spans, where the
+    pipeline's own chunk ids are expected); `n_unplaced` chunks not placed in a document,
+    and the first `unplaced_ids`; `n_offsets_mismatched` chunks placed by text because
+    their offsets did not hold it, and the first `unknown_doc_ids` with
+    `n_unknown_doc_placed`, each only when there are some.
     Empty for a run whose dataset has neither corpus nor documents (nothing checked), so
     the manifests of runs made before these checks stay as they were."""
 
     def __init__(self) -> None:
-        self.checked = self.retrieved = self.unknown = 0
+        self.checked = self.retrieved = self.unknown = self.span_unknown = 0
         self.placed = self.unplaced = self.mismatched = self.unknown_placed = 0
         self.names: dict[str, None] = {}
         self.unknown_docs: dict[str, None] = {}
 
     def add(self, r: Mapping[str, Any]) -> None:
-        if r.get("n_unknown_ids") is not None:
+        if r.get("n_unknown_ids") is not None and r.get("gold_spans"):
+            # scored on the chunks' places: ids of the pipeline's own chunks are expected
+            self.span_unknown += r["n_unknown_ids"]
+        elif r.get("n_unknown_ids") is not None:
             self.checked += 1
             self.retrieved += len(set(r.get("retrieved_ids") or ()))
             self.unknown += r["n_unknown_ids"]
@@ -152,6 +157,8 @@ class _RetrievalTotals:
         out: dict[str, Any] = {}
         if self.checked:
             out["n_retrieved"], out["n_unknown_ids"] = self.retrieved, self.unknown
+        if self.span_unknown:
+            out["n_unknown_span_ids"] = self.span_unknown
         if self.placed:
             out["n_unplaced"], out["unplaced_ids"] = self.unplaced, list(self.names)
         if self.mismatched:
