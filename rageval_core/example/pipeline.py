@@ -176,12 +176,19 @@ _WORD = re.compile(r"\S+")
 
 
 def _windows(dataset: GoldenDataset, chunk_size: int) -> list[Passage]:
-    """`chunk_size`-word windows of every document, each with its character range."""
+    """`chunk_size`-word windows of every document, each with its character range. A tail
+    shorter than half a window joins the window before it, as common chunkers do: a
+    two-word tail ("with food.") says nothing and, its text found twice in the document,
+    cannot be placed without offsets."""
     out = []
     for d in dataset.documents:
         words = list(_WORD.finditer(d.text))
-        for n, i in enumerate(range(0, len(words), chunk_size)):
-            piece = words[i : i + chunk_size]
+        starts = list(range(0, len(words), chunk_size))
+        if len(starts) > 1 and len(words) - starts[-1] < chunk_size / 2:
+            starts.pop()
+        for n, i in enumerate(starts):
+            end = starts[n + 1] if n + 1 < len(starts) else len(words)
+            piece = words[i:end]
             text = " ".join(w.group() for w in piece)
             place = (d.id, piece[0].start(), piece[-1].end())
             out.append(Passage(f"{d.id}:{n}", d.title or d.id, d.version, text, place))
