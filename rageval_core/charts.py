@@ -390,8 +390,24 @@ def span_map(
         hovertemplate="%{y}: from %{base}, %{x} characters<extra></extra>",
     )
     fig.update_yaxes(categoryorder="array", categoryarray=rows[::-1])
-    fig.update_xaxes(range=[0, max(length, 1)])
-    return _layout(fig, f"{doc_id}: gold spans and retrieved chunks", "character", "")
+    lo, hi = _span_window(length, [*gold, *((s, e) for _, _, s, e in chunks)])
+    fig.update_xaxes(range=[lo, hi])
+    where = f"characters {lo:,}–{hi:,} of {length:,}" if (lo, hi) != (0, length) else ""
+    title = f"{doc_id}: gold spans and retrieved chunks" + (f" ({where})" if where else "")
+    return _layout(fig, title, "character", "")
+
+
+def _span_window(length: int, ranges: Sequence[tuple[int, int]]) -> tuple[int, int]:
+    """The part of a document the span map shows: the region holding every gold span and
+    retrieved range with a margin (a tenth of it, at least 40 characters) each side,
+    within the document — not its whole length, where a 300-character span in 50,000
+    was a sliver. The whole document when nothing is placed in it."""
+    length = max(length, 1)
+    if not ranges:
+        return 0, length
+    start, end = min(s for s, _ in ranges), max(e for _, e in ranges)
+    margin = max(40, (end - start) // 10)
+    return max(0, start - margin), min(length, end + margin)
 
 
 def recall_gap(df: pd.DataFrame) -> go.Figure:

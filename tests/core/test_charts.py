@@ -10,6 +10,8 @@ import json
 import pandas as pd
 import plotly.io as pio
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from rageval_core import charts
 
@@ -307,3 +309,30 @@ def test_tails_charts_send_each_points_hover_text_as_json_strings():
         sent = json.loads(pio.to_json(fig, validate=False))
         texts = [t for trace in sent["data"] for t in trace["text"]]
         assert html.escape(XSS) in texts and all(isinstance(t, str) for t in texts)
+
+
+@st.composite
+def _document(draw):
+    length = draw(st.integers(1, 200_000))
+    pair = st.tuples(st.integers(0, length - 1), st.integers(1, 2_000)).map(
+        lambda p: (p[0], min(length, p[0] + p[1]))
+    )
+    return length, draw(st.lists(pair, min_size=1, max_size=3)), draw(st.lists(pair, max_size=5))
+
+
+@settings(max_examples=300, deadline=None)
+@given(_document())
+def test_the_span_map_shows_every_range_and_little_else(doc):
+    """A 300-character span in a 50,000-character document was a sliver on a 0–50,000
+    axis: the map zooms to the region holding the gold spans and the chunks."""
+    length, gold, placed = doc
+    chunks = [(i + 1, f"c{i}", s, e) for i, (s, e) in enumerate(placed)]
+    fig = charts.span_map("d", length, gold, chunks)
+    lo, hi = fig.layout.xaxis.range
+    ranges = gold + placed
+    start, end = min(s for s, _ in ranges), max(e for _, e in ranges)
+    assert 0 <= lo <= start and end <= hi <= length
+    assert hi - lo <= (end - start) * 1.2 + 80 + 2  # the region and its margins
+    assert (f"characters {lo:,}–{hi:,} of {length:,}" in fig.layout.title.text) == (
+        (lo, hi) != (0, length)
+    )
