@@ -117,34 +117,6 @@ def _hover(m: Metric, axis: str) -> str:
     return f"%{{{axis}:{m.d3}}}{suffix}"
 
 
-def trend(df: pd.DataFrame, metric: str, cat: Catalogue = BUILTIN) -> go.Figure:
-    """Mean and p10 of a run-level metric over time, every run on one line (the Tails page:
-    what the mean hides); columns created_at, run_id, value, p10."""
-    fig = go.Figure()
-    runs = _esc_points(df["run_id"])
-    m = cat.entry(metric)
-    fig.add_scatter(
-        x=df["created_at"],
-        y=df["value"],
-        mode="lines+markers",
-        name="mean",
-        text=runs,
-        hovertemplate=f"%{{text}}<br>mean {_hover(m, 'y')}<extra></extra>",
-    )
-    if df["p10"].notna().any():
-        fig.add_scatter(
-            x=df["created_at"],
-            y=df["p10"],
-            mode="lines+markers",
-            name="p10",
-            line=dict(dash="dot"),
-            text=runs,
-            hovertemplate=f"%{{text}}<br>p10 {_hover(m, 'y')}<extra></extra>",
-        )
-    name = cat.label(metric)
-    return _layout(fig, f"{name} over time", "run created", name, y_metric=m)
-
-
 TREND_COLORS = tuple(
     "#1f77b4 #ff7f0e #2ca02c #d62728 #9467bd #8c564b #e377c2 #7f7f7f #bcbd22 #17becf".split()
 )
@@ -152,7 +124,8 @@ TREND_COLORS = tuple(
 
 
 def config_trend(df: pd.DataFrame, metric: str, cat: Catalogue = BUILTIN) -> go.Figure:
-    """A run-level metric over time, one line per config (the Runs page): its mean, and
+    """A run-level metric over time, one line per config (the Runs and Tails pages): its
+    mean, and
     its p10 dotted in the same colour (hidden until picked in the legend when several
     configs are drawn).
     A ◆ marks each run whose dataset version differs from the run before it on its line:

@@ -6,7 +6,7 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import data, ui
-from dashboard.shaping import quality_metrics
+from dashboard.shaping import newest_with, quality_metrics
 from rageval_core import charts
 from rageval_core.catalogue import BUILTIN
 from rageval_core.links import CHARTS
@@ -38,7 +38,7 @@ kind = c[1].radio(
 chosen = ui.pick_runs(
     runs,
     state.runs,
-    list(runs["run_id"].head(DEFAULT_RUNS)),
+    newest_with(runs, metric, DEFAULT_RUNS),
     key="tails_runs",
     label="Runs to overlay",
 )
@@ -46,7 +46,7 @@ run = ui.pick_run(runs, state.run, key="tails_run", label=f"Run for the bottom {
 page.publish(state.shared().with_(metric=metric, chart=kind, runs=tuple(chosen), run=run))
 
 ui.chart(
-    charts.trend(data.metric_trend(metric), metric, cat),
+    charts.config_trend(data.metric_trend(metric), metric, cat),  # one line per config
     key="tails_trend",
     metrics=[cat.entry(metric), cat.entry(f"{metric}_p10")],
 )

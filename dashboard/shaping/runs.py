@@ -52,6 +52,14 @@ def with_deltas(
     return out
 
 
+def newest_with(runs: pd.DataFrame, metric: str, n: int) -> list[str]:
+    """The newest `n` runs whose mean of `metric` is known (the overview, newest first):
+    overlays default to runs that can be drawn, not to the newest whatever they hold."""
+    if metric not in runs.columns:  # a measure the overview does not summarise
+        return list(runs["run_id"].head(n))
+    return list(runs.loc[runs[metric].notna(), "run_id"].head(n))
+
+
 def run_tags(runs: pd.DataFrame) -> list[str]:
     """Every tag used by any run, sorted (options of the tag filter)."""
     # tolist() first, str() on the distinct tags only: iterating the Arrow column was 10 ms
