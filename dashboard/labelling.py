@@ -65,6 +65,7 @@ def claims_section(d: QuestionDetail, *, key: str) -> str | None:
     # a choice made on one answer is never preselected on the next one's claim i.
     key = f"{key}_{d.run_id}_{d.question_id}"
     claims, more = bounded.first(d.claims)
+    names = d.chunk_names()
     for i, c in enumerate(claims, start=1):
         people = human_summary(labels.get(claim_key(c.text), ()))
         with st.expander(
@@ -74,11 +75,12 @@ def claims_section(d: QuestionDetail, *, key: str) -> str | None:
         ):
             ui.safe_text(c.text)
             st.caption("Evidence chunk")
-            st.code(c.evidence_chunk_id or "none", language=None)
+            named = names.get(c.evidence_chunk_id or "", c.evidence_chunk_id or "none")
+            st.code(named, language=None)
             st.caption("Evidence sentence")
             ui.safe_text(c.evidence or "none")
             st.caption("Judge's reason")
-            ui.safe_text(c.reason or "none given")
+            ui.safe_text(d.named(c.reason or "none given"))
             existing(labels, claim_key(c.text))
             if reviewer and dataset and c.verdict in VERDICTS:
                 label_form(d, c, dataset, labels, reviewer, key=f"{key}_claim_{i}")

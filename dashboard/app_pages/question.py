@@ -103,17 +103,19 @@ labelling.answer_section(d, reviewer, key="question_label")
 
 st.subheader(f"Retrieved chunks ({len(d.retrieved):,})")
 chunks, more = bounded.first(d.retrieved)
+names = d.chunk_names()
 for r in chunks:
     gold = " · ✓ gold" if r.is_gold else ""
     score = MISSING if r.score is None else numbers.number(r.score)
     verdict = verdicts.chunk(r.rank)
-    heading = f"#{r.rank}{gold} · score {score}{chunk_heading(verdict)}"
+    # named by document and range; the id (a framework's UUID) inside, to copy
+    heading = f"#{r.rank}{gold} · {md_escape(names[r.id])} · score {score}{chunk_heading(verdict)}"
     with st.expander(heading, expanded=r.is_gold or r.rank <= 3):
         st.code(r.id, language=None)
         ui.safe_text(r.text, evidence_marks(d.claims, r.id))
         if verdict is not None:
             st.caption(f"The judge: {'relevant' if verdict.relevant else 'not relevant'}, because")
-            ui.safe_text(verdict.reason or "no reason given")
+            ui.safe_text(d.named(verdict.reason or "no reason given"))
         labelling.chunk_section(d, r, verdict, reviewer, key="question_label")
 bounded.left_out(more, "chunks")
 if verdicts.statements is not None:
@@ -136,7 +138,8 @@ if verdicts.statements is not None:
     statements, more = bounded.first(verdicts.attributed)
     for i, s in enumerate(statements, start=1):
         # a chunk id is the pipeline's text, and an expander's label is Markdown
-        with st.expander(f"Found {i}: in {md_escape(s.evidence_chunk_id or 'a chunk')}"):
+        where = names.get(s.evidence_chunk_id or "", s.evidence_chunk_id or "a chunk")
+        with st.expander(f"Found {i}: in {md_escape(where)}"):
             ui.safe_text(s.text)
             st.caption("Evidence sentence")
             ui.safe_text(s.evidence or "none")

@@ -5,6 +5,7 @@ the judge's verdicts) and its history across runs.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -88,6 +89,27 @@ class QuestionDetail:
     """Each retrieved chunk's place in a document, in rank order (None: not placed)."""
     verdicts: QuestionVerdicts = QuestionVerdicts()
     """The judge's reference-free verdicts (their figures are in `metrics`)."""
+
+    def chunk_names(self) -> dict[str, str]:
+        """Each retrieved chunk's name for a reader: its document and character range
+        (`git-rebase.txt 4,120–4,380`) when placed, else its id. Frameworks name chunks
+        by UUIDs (LlamaIndex nodes) that say nothing about where the text is."""
+        out: dict[str, str] = {}
+        for i, r in enumerate(self.retrieved):
+            place = self.places[i] if i < len(self.places) else None
+            name = r.id if place is None else f"{place.doc_id} {place.start:,}–{place.end:,}"
+            out.setdefault(r.id, name)
+        return out
+
+    def named(self, text: str) -> str:
+        """`text` (a judge's reason, "found in 1c79d393-…") with each placed chunk's id
+        as its name; an id inside a longer token is left alone."""
+        names = {i: n for i, n in self.chunk_names().items() if n != i}
+        if not names or not text:
+            return text
+        ids = sorted(names, key=len, reverse=True)
+        pattern = "|".join(re.escape(i) for i in ids)
+        return re.sub(rf"(?<![\w#:.-])(?:{pattern})(?![\w#:-])", lambda m: names[m[0]], text)
 
 
 def _none(v: Any) -> Any:

@@ -5,6 +5,7 @@ range on Question (document text escaped), and the unknown-id banner on Runs and
 from __future__ import annotations
 
 import json
+import re
 
 from rageval_core.demo import DEMO_RUNS, demo_run_id
 from tests.core.query.conftest import row, write_run
@@ -78,3 +79,15 @@ def test_document_block_escapes_the_document_text() -> None:
     assert 'title="gold span">gold</mark><sup><b>#1⟩</b></sup>' in body
     assert 'title="gold span"> &lt;b&gt;span&lt;/b</mark>&gt; tail' in body
     assert "<sup><b>⟨#1</b></sup>intro" in body and "#1⟩" in body and "<br>" in body
+
+
+def test_placed_chunks_are_named_by_document_and_range(app, demo_results) -> None:
+    """A chunk is shown as where its text is (`fleet-maintenance 0–271`), its id inside;
+    the judge's reasons name it the same way (issue 36: UUIDs said nothing)."""
+    at = no_exception(open_page(app(demo_results, run=SMALL, question="q001"), "question"))
+    headings = [e.label for e in at.expander if e.label.startswith("#")]
+    assert headings and all(
+        re.search(r"^#\d+( · ✓ gold)? · \S+ [\d,]+–[\d,]+ · ", h) for h in headings
+    ), headings
+    reasons = [m.value for m in at.markdown if "content words found in" in m.value]
+    assert reasons and not any(re.search(r"found in [\w-]+:\d", r) for r in reasons), reasons
