@@ -22,7 +22,7 @@ from dataclasses import dataclass, fields
 from typing import Any
 from urllib.parse import urlencode
 
-from rageval_core.catalogue import DEFINITIONS_PATH, QUESTION_METRICS, SORT_KEYS
+from rageval_core.catalogue import DEFINITIONS_PATH, QUESTION_METRICS, SORT_KEYS, TABLE_COLUMNS
 from rageval_core.errors import ResultsError
 from rageval_core.models import FAILURE_TYPES, QUESTION_ID_RE
 from rageval_core.runs.layout import validate_run_id
@@ -98,6 +98,7 @@ class ViewState:
     page: int = 0
     size: int | None = None
     pos: int = 0
+    cols: tuple[str, ...] = ()
 
     def to_query_params(self) -> dict[str, str | list[str]]:
         """The URL form: scalars as strings, tuples as repeated keys, defaults omitted."""
@@ -136,6 +137,7 @@ class ViewState:
                 "metric": _choice(metrics, "metric"),
                 "ranges": lambda raw: _ranges(raw, metrics),
                 "sort": _choice((*SORT_KEYS, *declared), "sort key"),
+                "cols": _columns((*TABLE_COLUMNS, *declared)),
             }
         for name, parse in parsers.items():
             key = "range" if name == "ranges" else name  # the URL's name for it
@@ -264,6 +266,18 @@ def _failure_types(raw: list[str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(_cap(raw)))
 
 
+def _columns(allowed: Iterable[str]):
+    known = frozenset(allowed)
+
+    def parse(raw: list[str]) -> tuple[str, ...]:
+        bad = [v for v in raw if v not in known]
+        if bad:
+            raise _Rejected(bad[0], "unknown column")
+        return tuple(dict.fromkeys(_cap(raw)))
+
+    return parse
+
+
 def _tags(raw: list[str]) -> tuple[str, ...]:
     bad = [v for v in raw if not TAG_RE.fullmatch(v)]
     if bad:
@@ -349,4 +363,5 @@ _PARSERS = {
     "page": _page,
     "size": _size,
     "pos": _page,
+    "cols": _columns(TABLE_COLUMNS),
 }

@@ -63,9 +63,9 @@ class RunsState(RunContext):
 @dataclass(frozen=True)
 class DiagnoseState(RunContext):
     """One run's questions filtered: `ranges` are (metric, low, high), either bound None
-    for open; `page` is the table's page (0 = first)."""
+    for open; `page` is the table's page (0 = first); `columns` what the table shows."""
 
-    URL_NAMES: ClassVar[dict[str, str]] = {"question_tags": "tags"}
+    URL_NAMES: ClassVar[dict[str, str]] = {"question_tags": "tags", "columns": "cols"}
 
     failure_types: tuple[str, ...] = ()
     question_tags: tuple[str, ...] = ()
@@ -74,6 +74,8 @@ class DiagnoseState(RunContext):
     answerable: bool | None = None
     sort: str | None = None
     page: int = 0
+    columns: tuple[str, ...] = ()
+    """The table's columns after the question id, as chosen; () for the defaults."""
 
 
 @dataclass(frozen=True)

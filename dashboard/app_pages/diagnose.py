@@ -7,13 +7,14 @@ import streamlit as st
 from dashboard import data, ui
 from dashboard.shaping import (
     coverage_columns,
+    default_columns,
     failure_headline,
     quality_metrics,
     slider_range,
 )
 from dashboard.verdicts import gaps_note, keep
 from rageval_core import charts, numbers
-from rageval_core.catalogue import failure_label
+from rageval_core.catalogue import TABLE_COLUMNS, failure_label
 from rageval_core.links import MAX_SEARCH
 from rageval_core.mismatch import run_warnings
 from rageval_core.models import FAILURE_TYPES
@@ -21,23 +22,6 @@ from rageval_core.page_states import QuestionState, RunContext
 from rageval_core.query import SORT_KEYS, QuestionFilter
 
 PAGE_SIZE = 50
-TABLE_COLUMNS = [
-    "question_id",
-    "question",
-    "failure_type",
-    "answer_correctness",
-    "faithfulness",
-    "context_relevance",
-    "answer_relevancy",
-    "context_recall",
-    "recall_at_5",
-    "mrr",
-    "n_unsupported_claims",
-    "answerable",
-    "tags",
-    "total_ms",
-    "cost_usd",
-]
 ANSWERABLE = {None: "any", True: "answerable", False: "unanswerable"}
 FILTER_FIELDS = ("run", "search", "failure_types", "question_tags", "answerable", "ranges", "sort")
 
@@ -154,6 +138,7 @@ view = state.shared().with_(
     ranges=((range_metric, round(lo, 4), round(hi, 4)),) if range_metric else (),
     sort=None if sort == "severity" else sort,
     page=state.page,
+    columns=state.columns,
 )
 # New filters start on the first page. Only the table's own fields count: a URL may carry
 # others (a link from another page carries its own) that this view drops.
@@ -174,6 +159,18 @@ if result.total and view.page * PAGE_SIZE >= result.total:  # a URL past the las
     result = data.question_rows(
         run, filters, sort=sort, limit=PAGE_SIZE, offset=view.page * PAGE_SIZE
     )
+# the columns a run has (a metric the run's catalogue does not define has none); the
+# chooser's choice travels in the URL only when it is not the default
+offered = [c for c in keep([*TABLE_COLUMNS, *cat.declared_names], gaps) if c in result.rows.columns]
+default = [c for c in (*default_columns(result.rows), *cat.declared_names) if c in offered]
+chosen_columns = st.multiselect(
+    "Columns",
+    offered,
+    default=[c for c in view.columns if c in offered] or default,
+    format_func=lambda c: cat.label(c) if c in cat.measures else c.replace("_", " "),
+    key="diagnose_columns",
+)
+view = view.with_(columns=() if chosen_columns == default else tuple(chosen_columns))
 page.publish(view)
 
 for problem in result.problems:
@@ -187,9 +184,13 @@ st.caption(
     f"Questions {first + 1}–{first + len(result.rows)} of {result.total} matching. "
     "Select a row or use its link to open the question."
 )
-# a metric the run's catalogue does not define has no column in its rows
-shown = [c for c in keep(TABLE_COLUMNS, gaps) if c in result.rows.columns]
-ui.question_table(result.rows, [*shown, *cat.declared_names], key="diagnose_table", run_id=run)
+ui.question_table(
+    result.rows,
+    ["question_id", *chosen_columns],
+    key="diagnose_table",
+    run_id=run,
+    config={"question": st.column_config.TextColumn(width="medium")},
+)
 
 c = st.columns([1, 1, 4])
 last_page = (result.total - 1) // PAGE_SIZE

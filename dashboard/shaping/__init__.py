@@ -50,6 +50,7 @@ from dashboard.shaping.marks import (
     marked_block,
 )
 from dashboard.shaping.runs import (
+    default_columns,
     default_compare,
     distinct,
     failure_headline,
@@ -72,6 +73,7 @@ __all__ = [
     "chosen_verdict",
     "chunk_labels",
     "coverage_columns",
+    "default_columns",
     "default_compare",
     "disagreement_rows",
     "distinct",

@@ -8,7 +8,7 @@ from collections.abc import Iterable, Mapping, Sequence
 
 import pandas as pd
 
-from rageval_core.catalogue import Catalogue, failure_label
+from rageval_core.catalogue import TABLE_FIRST, Catalogue, failure_label
 from rageval_core.errors import shown
 from rageval_core.links import md_escape
 from rageval_core.models import FAILURE_TYPES
@@ -58,6 +58,14 @@ def newest_with(runs: pd.DataFrame, metric: str, n: int) -> list[str]:
     if metric not in runs.columns:  # a measure the overview does not summarise
         return list(runs["run_id"].head(n))
     return list(runs.loc[runs[metric].notna(), "run_id"].head(n))
+
+
+def default_columns(rows: pd.DataFrame) -> tuple[str, ...]:
+    """Diagnose's columns unless the URL chose others: what a failing question is opened
+    for (`TABLE_FIRST`) and the retrieval figure that explains a miss (span recall on a
+    run scored by spans): all within 1280 px, no scrolling."""
+    spans = "span_recall_at_5" in rows and rows["span_recall_at_5"].notna().any()
+    return (*TABLE_FIRST, "span_recall_at_5" if spans else "recall_at_5")
 
 
 def run_tags(runs: pd.DataFrame) -> list[str]:

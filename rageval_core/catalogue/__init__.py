@@ -18,7 +18,14 @@ on it without pulling in Arrow or a filesystem. This is the package's public fac
 modules hold one idea each (docs/architecture.md).
 """
 
-from rageval_core.catalogue.builtin import BUILTIN, QUESTION_METRICS, SORT_KEYS, Catalogue
+from rageval_core.catalogue.builtin import (
+    BUILTIN,
+    QUESTION_METRICS,
+    SORT_KEYS,
+    TABLE_COLUMNS,
+    TABLE_FIRST,
+    Catalogue,
+)
 from rageval_core.catalogue.declared import (
     DECLARED_NAME_RE,
     declared_to_spec,
@@ -62,6 +69,8 @@ __all__ = [
     "READING_A_CHANGE",
     "SECTIONS",
     "SORT_KEYS",
+    "TABLE_COLUMNS",
+    "TABLE_FIRST",
     "SPAN_DEFINITIONS",
     "TAIL_QUANTILE",
     "TOTAL_COST_COUNT",

@@ -166,3 +166,29 @@ importing DuckDB."""
 SORT_KEYS: tuple[str, ...] = ("severity", "question_id", "failure_type", *QUESTION_METRICS)
 """Accepted `sort` values of `question_rows`; `severity` = failure type order, then
 answer correctness (worst first)."""
+
+TABLE_FIRST: tuple[str, ...] = ("question", "failure_type", "faithfulness", "n_unsupported_claims")
+"""Diagnose's first columns after the question id: what a failing question is opened for
+(its failure, its faithfulness and unsupported claims), then the retrieval figure that
+explains a miss (`recall_at_5`, or `span_recall_at_5` on a run scored by spans)."""
+
+TABLE_COLUMNS: tuple[str, ...] = tuple(
+    dict.fromkeys(
+        (
+            *TABLE_FIRST,
+            "recall_at_5",
+            "span_recall_at_5",
+            "answer_correctness",
+            "context_relevance",
+            "answer_relevancy",
+            "context_recall",
+            "mrr",
+            "answerable",
+            "tags",
+            "total_ms",
+            "cost_usd",
+            *QUESTION_METRICS,
+        )
+    )
+)
+"""Every column Diagnose's column chooser offers (the URL's `cols` names them), in order."""

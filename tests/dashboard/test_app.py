@@ -33,6 +33,7 @@ from tests.dashboard.apptest import (
     figure,
     no_exception,
     open_page,
+    seen,
     texts,
     trace_names,
 )
@@ -365,7 +366,8 @@ def test_question_without_a_question_offers_a_picker(app, demo_results):
 
 def test_tails_page(app, demo_results, store):
     at = open_page(app(demo_results, metric="faithfulness"), "tails")
-    assert trace_names(at, 0) == ["mean", "p10"]
+    # over time, one line per config (its mean and its p10), as on the Runs page
+    assert trace_names(at, 0)[:2] == ["bm25-top5", "bm25-top5 p10"]
     assert trace_names(at, 1) == RUN_IDS[::-1][:3]  # ECDF per run, newest three by default
     assert figure(at, 1)["data"][0]["line"]["shape"] == "hv"
     bottom = at.dataframe[0].value
@@ -650,3 +652,25 @@ def test_compare_lists_the_largest_significant_change_first(app, demo_results, s
     assert sig == sorted(sig, reverse=True) and not all(sig)
     assert set(table.loc[~table["significant"].astype(bool), "change"]) <= {"same", "no delta"}
     assert table["definition"].str.len().gt(0).all()
+
+
+def test_diagnose_shows_the_failing_questions_columns_first_and_the_url_keeps_a_choice(
+    app, demo_results
+):
+    """Question, failure type, faithfulness, unsupported claims and the retrieval figure
+    that explains a miss (span recall: the demo's latest run is scored by spans); the rest
+    behind the column chooser, whose choice is in the URL."""
+    at = no_exception(app(demo_results, run=LATEST).switch_page("app_pages/diagnose.py").run())
+    first = ["question", "failure_type", "faithfulness", "n_unsupported_claims"]
+    default = [*first, "span_recall_at_5"]
+    assert at.multiselect(key="diagnose_columns").value == default
+    assert list(at.dataframe[-1].value.columns) == ["open", "question_id", *default]
+    assert "cols" not in at.query_params
+    at.multiselect(key="diagnose_columns").set_value(["mrr", "tags"]).run()
+    assert list(at.dataframe[-1].value.columns) == ["open", "question_id", "mrr", "tags"]
+    assert at.query_params["cols"] == ["mrr", "tags"]
+    for cols, shown in ((["tags"], ["tags"]), (["tags", "nope"], default)):
+        shared = app(demo_results, run=LATEST, cols=cols).switch_page("app_pages/diagnose.py")
+        shared = no_exception(shared.run())
+        assert list(shared.dataframe[-1].value.columns) == ["open", "question_id", *shown]
+    assert any("cols" in e.value and "unknown column" in seen(e.value) for e in shared.error)

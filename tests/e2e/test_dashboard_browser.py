@@ -165,3 +165,13 @@ def select_first_row(pg: Page) -> None:
     assert box is not None
     row_height = 35  # Streamlit's default grid row height, header included
     pg.mouse.click(box["x"] + 12, box["y"] + row_height * 1.5)
+
+
+def test_diagnose_table_fits_1280_px_without_scrolling(page: Page, server: Server):
+    """The columns a failing question is opened for, readable at 1280 px: the table was
+    cut at 'answer correctn…', faithfulness and unsupported claims out of sight."""
+    assert page.viewport_size == {"width": 1280, "height": 900}
+    open_view(page, url(server, "diagnose", run=LATEST), "Diagnose", charts=1, grids=1)
+    table = page.locator(DRAWN_GRID).last
+    sizes = table.locator(".dvn-scroller").evaluate("e => [e.scrollWidth, e.clientWidth]")
+    assert sizes[0] <= sizes[1] + 1, sizes
