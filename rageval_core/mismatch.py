@@ -55,7 +55,8 @@ def unplaced_warning(totals: Mapping[str, Any]) -> str | None:
     first = f" (first: {names})" if names else ""
     return (
         f"{unplaced} retrieved chunk(s) could not be placed in the dataset's documents and "
-        f"count as not relevant{first}"
+        f"count as not relevant{first}: give each chunk its document id and offsets, or "
+        "index the documents the dataset holds"
     )
 
 
