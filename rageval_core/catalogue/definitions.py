@@ -74,6 +74,16 @@ DEFINITIONS: Mapping[str, tuple[str, str]] = {
         "relevant chunk ranked above every irrelevant one)",
         VERDICTS_SECTION,
     ),
+    "context_relevance_chars": (
+        "share of the judged chunks' characters that lie in chunks the judge found "
+        "relevant: the same text cut into more chunks reads the same",
+        VERDICTS_SECTION,
+    ),
+    "context_precision_chars": (
+        "average precision of the chunk verdicts with the character as its unit (1.0 = "
+        "every relevant character ranked above every irrelevant one), whatever the chunking",
+        VERDICTS_SECTION,
+    ),
     "answer_relevancy": (
         "how well the answer addresses the question, per the judge (NULL for a refusal)",
         VERDICTS_SECTION,

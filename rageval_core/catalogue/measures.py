@@ -50,6 +50,8 @@ _MEASURE_GROUPS: Mapping[str, frozenset[str]] = {
     "answer_correctness": frozenset({"compare", "tails"}),
     "context_relevance": frozenset({"compare", "tails"}),
     "context_precision": frozenset({"compare"}),
+    "context_relevance_chars": frozenset({"compare"}),
+    "context_precision_chars": frozenset({"compare"}),
     "answer_relevancy": frozenset({"compare", "tails"}),
     "context_recall": frozenset({"compare"}),
 }
@@ -68,6 +70,8 @@ FIGURE_GROUPS: Mapping[str, frozenset[str]] = {
     "span_iou_at_5": frozenset({"check", "report"}),
     "context_relevance": frozenset({"runs", "check", "report"}),
     "context_precision": frozenset({"report"}),
+    "context_relevance_chars": frozenset({"check", "report"}),
+    "context_precision_chars": frozenset({"report"}),
     "answer_relevancy": frozenset({"runs", "check", "report"}),
     "context_recall": frozenset({"runs", "check", "report"}),
     "missed_refusal_rate": frozenset({"runs", "report"}),
@@ -168,6 +172,8 @@ def builtin_measures() -> list[Metric]:
             for name, label, group in (
                 ("context_relevance", "context relevance", "context"),
                 ("context_precision", "context precision", "context"),
+                ("context_relevance_chars", "context relevance (chars)", "context"),
+                ("context_precision_chars", "context precision (chars)", "context"),
                 ("answer_relevancy", "answer relevancy", "generation"),
                 ("context_recall", "context recall", "context"),
             )
