@@ -217,6 +217,12 @@ def judge_columns(
         correctness = 1.0 if refused else 0.0
     unknown = answerable is False and refused is None and not error and judged.error is None
     verdicts, statements = judged.chunk_verdicts, judged.statements
+    by_chars = char_weighted(verdicts, texts)
+    # the failure rule reads relevance by characters, so a chunking does not flip it; an
+    # import that gave only the figure is read on that figure
+    relevance = by_chars["context_relevance_chars"]
+    if relevance is None:
+        relevance = judged.context_relevance
     return {
         "claims": [c.to_dict() for c in judged.claims],
         "unsupported_claims": [c.text for c in judged.claims if c.verdict != "supported"],
@@ -227,7 +233,7 @@ def judge_columns(
         "judge_error": judged.error,
         "context_relevance": judged.context_relevance,
         "context_precision": judged.context_precision,
-        **char_weighted(verdicts, texts),
+        **by_chars,
         "chunk_verdicts": None if verdicts is None else [v.to_dict() for v in verdicts],
         "answer_relevancy": judged.answer_relevancy,
         "answer_relevancy_reason": judged.answer_relevancy_reason,
@@ -244,6 +250,9 @@ def judge_columns(
             faithfulness=judged.faithfulness,
             answer_correctness=correctness,
             thresholds=thresholds,
+            judge_failed=judged.error is not None,
+            context_relevance=relevance,
+            answer_relevancy=judged.answer_relevancy,
         ),
     }
 

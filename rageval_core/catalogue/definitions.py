@@ -175,6 +175,7 @@ _AGGREGATE = {
     "p95": "95th percentile over the questions (1 in 20 is slower) of: {}",
     "per_question": "mean per question of: {}",
     "total": "sum over the run's questions of: {}",
+    "count": "questions with a value, the ones its mean and p10 cover, of: {}",
 }
 
 
@@ -195,6 +196,8 @@ def define(m: Metric, measures: Mapping[str, Metric]) -> Metric:
         text = f"questions whose failure is {ft}"
         if ft == "ok":
             text = "questions that passed every check"
+        elif ft == "unscored":
+            text = "questions the judge could not score (a judge error): never ok"
         doc = FAILURES_SECTION
     elif m.declared and m.is_measure:
         # not its label: that is the run's text, and help texts are Markdown

@@ -213,6 +213,10 @@ def figures_of(m: Metric) -> list[Metric]:
             _figure(f"{m.name}_p10", f"{base} p10{scope}", m.direction, m.unit, "p10", m.name),
         ]
         figs = [replace(f, groups=f.groups | {"quality"}) for f in figs]
+        if not m.declared:  # the questions both cover (`runs.summary.COVERED_BY`)
+            figs.append(
+                _figure(f"n_{m.name}", f"questions with {base}", "higher", "count", "count", m.name)
+            )
     elif m.unit == "ms":
         stem = m.label.removesuffix(" (ms)")
         figs = [
