@@ -34,6 +34,8 @@ GROUPS: Mapping[str, str] = {
     "check": "figures `rageval check` shows when no thresholds name any",
     "report": "rows of the HTML report's summary table",
     "tails": "measures whose distribution and bottom tenth the Tails views offer first",
+    "chunked": "measures that count chunks: the same text cut into other chunks moves them "
+    "(compare and check say when two runs cut differently)",
 }
 
 # Which views show which built-in entries by default; everything else is still offered
@@ -48,8 +50,8 @@ _MEASURE_GROUPS: Mapping[str, frozenset[str]] = {
     "span_iou_at_5": frozenset({"compare"}),
     "faithfulness": frozenset({"compare", "tails"}),
     "answer_correctness": frozenset({"compare", "tails"}),
-    "context_relevance": frozenset({"compare", "tails"}),
-    "context_precision": frozenset({"compare"}),
+    "context_relevance": frozenset({"compare", "tails", "chunked"}),
+    "context_precision": frozenset({"compare", "chunked"}),
     "context_relevance_chars": frozenset({"compare"}),
     "context_precision_chars": frozenset({"compare"}),
     "answer_relevancy": frozenset({"compare", "tails"}),
@@ -94,15 +96,14 @@ def _measure(name: str, label: str, direction: Direction, unit: Unit, *groups: s
 
 
 def _retrieval_measures(ks: Iterable[int]) -> list[Metric]:
+    ranked = ("retrieval", "quality", "chunked")
     out = [
-        _measure(f"{stem}_at_{k}", f"{stem}@{k}", "higher", "unit", "retrieval", "quality")
+        _measure(f"{stem}_at_{k}", f"{stem}@{k}", "higher", "unit", *ranked)
         for k in ks
         for stem in ("recall", "precision", "hit")
     ]
-    out.append(_measure("mrr", "MRR", "higher", "unit", "retrieval", "quality"))
-    out.append(
-        _measure(f"ndcg_at_{NDCG_K}", f"nDCG@{NDCG_K}", "higher", "unit", "retrieval", "quality")
-    )
+    out.append(_measure("mrr", "MRR", "higher", "unit", *ranked))
+    out.append(_measure(f"ndcg_at_{NDCG_K}", f"nDCG@{NDCG_K}", "higher", "unit", *ranked))
     return out
 
 
@@ -121,7 +122,9 @@ SPAN_DEFINITIONS: Mapping[str, str] = {
 
 def _span_measures(ks: Iterable[int]) -> list[Metric]:
     return [
-        _measure(f"{stem}_at_{k}", f"{label}@{k}", "higher", "unit", "retrieval", "quality")
+        _measure(
+            f"{stem}_at_{k}", f"{label}@{k}", "higher", "unit", "retrieval", "quality", "chunked"
+        )
         for k in ks
         for stem, label in SPAN_STEMS.items()
     ]
