@@ -27,7 +27,7 @@ import numpy as np
 import pyarrow as pa
 
 from rageval_core.catalogue import DEFAULT_KS
-from rageval_core.models import FAILURE_TYPES, DatasetRef, JudgeRef, RunManifest
+from rageval_core.models import DatasetRef, JudgeRef, RunManifest
 from rageval_core.runs.atomic import write_parquet
 from rageval_core.runs.layout import MANIFEST, SUMMARY, iso
 from rageval_core.runs.manifest import manifest_to_dict
@@ -161,7 +161,17 @@ def run_table(
             (n_claims > 0) & (faithfulness < 0.8),
             answerable & (correctness < 0.5),
         ],
-        list(FAILURE_TYPES[:-1]),  # the conditions above, in SPEC order
+        # the conditions above, in SPEC order (synthetic rows are neither reference-free
+        # nor judged by a failing judge)
+        [
+            "error",
+            "missed_refusal",
+            "false_refusal",
+            "retrieval_miss",
+            "ranking_miss",
+            "unfaithful",
+            "incorrect",
+        ],
         "ok",
     )
     retrieval_ms = rng.lognormal(3.0 - 0.3 * skill, 0.4, size=n)

@@ -35,17 +35,21 @@ GROUP_COLORS = {
     "generation": "#ff7f0e",
     "abstention": "#9467bd",
     "error": "#7f7f7f",
+    "judge": "#17becf",
     "ok": "#2ca02c",
     "unknown": "#bcbd22",
 }
 FAILURE_COLORS = {
     "retrieval_miss": "#d62728",
     "ranking_miss": "#ff9896",
+    "irrelevant_context": "#8c564b",
     "unfaithful": "#ff7f0e",
+    "off_topic": "#e377c2",
     "incorrect": "#ffbb78",
     "missed_refusal": "#9467bd",
     "false_refusal": "#c5b0d5",
     "error": "#7f7f7f",
+    "unscored": "#17becf",
     "ok": "#2ca02c",
 }
 UNIT_BINS = dict(start=0, end=1.0001, size=0.05)

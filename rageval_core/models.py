@@ -29,7 +29,10 @@ FailureType = Literal[
     "false_refusal",
     "retrieval_miss",
     "ranking_miss",
+    "unscored",
+    "irrelevant_context",
     "unfaithful",
+    "off_topic",
     "incorrect",
     "ok",
 ]

@@ -41,7 +41,6 @@ from rageval_core.query import (
 from rageval_core.redact import scrub_shapes
 from rageval_core.runs.atomic import atomic_write_bytes
 from rageval_core.runs.reading import RunInfo
-from rageval_core.runs.summary import COVERED_BY
 
 CSP = (
     "default-src 'none'; script-src 'unsafe-inline'; "
@@ -146,7 +145,7 @@ def _summary_section(
     body = []
     for key in cat.figure_names("report"):
         vals = [rows[r].get(key) for r in run_ids]
-        if all(absent(v) for v in vals) and key not in COVERED_BY:
+        if all(absent(v) for v in vals) and cat.entry(key).unit not in ("ms", "usd"):
             continue  # a figure no run has (spans without documents): an empty row says nothing
         m = cat.entry(key)  # an unknown cost or latency stays: "–" says it was not reported
         label = f'<abbr title="{esc(m.definition)} ({esc(m.source)})">{esc(m.label)}</abbr>'

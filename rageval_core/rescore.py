@@ -151,7 +151,10 @@ def rescore_row(
     ranks = list(row.get("gold_ranks") or []) if gold else None
     # NULL answerable (a reference-free question, or an import's unknown gold) stays unknown
     judged = judge_answer(judge, inp)
-    new.update(judge_columns(judged, inp.answer, None, row.get("answerable"), ranks, thresholds))
+    texts = [c.text for c in chunks]
+    new.update(
+        judge_columns(judged, inp.answer, None, row.get("answerable"), ranks, thresholds, texts)
+    )
     return redactor.row(new)
 
 

@@ -19,6 +19,7 @@ from rageval_core.config import Prices
 from rageval_core.errors import PipelineError, RagevalError, shown
 from rageval_core.judges import Judge
 from rageval_core.judges.offline import declines
+from rageval_core.metrics.context import char_weighted
 from rageval_core.metrics.failure import classify_failure
 from rageval_core.metrics.retrieval import gold_ranks, retrieval_metrics
 from rageval_core.metrics.spans import Range, span_gold_ranks, span_metrics
@@ -194,8 +195,12 @@ def judge_columns(
     answerable: bool | None,
     ranks: list[int | None] | None,
     thresholds: FailureThresholds,
+    texts: Sequence[str] | None,
 ) -> dict[str, Any]:
     """The columns a judge decides, and the failure type that follows from them.
+
+    `texts` are the retrieved chunks' texts in rank order (None: unknown), which weigh the
+    chunk verdicts by characters (`metrics/context.py`).
 
     A refusal nobody reported (an import: no tool reports one) is read from the answer by
     the offline judge's rule (`judges.offline.declines`), as `rageval run` with the
@@ -212,6 +217,12 @@ def judge_columns(
         correctness = 1.0 if refused else 0.0
     unknown = answerable is False and refused is None and not error and judged.error is None
     verdicts, statements = judged.chunk_verdicts, judged.statements
+    by_chars = char_weighted(verdicts, texts)
+    # the failure rule reads relevance by characters, so a chunking does not flip it; an
+    # import that gave only the figure is read on that figure
+    relevance = by_chars["context_relevance_chars"]
+    if relevance is None:
+        relevance = judged.context_relevance
     return {
         "claims": [c.to_dict() for c in judged.claims],
         "unsupported_claims": [c.text for c in judged.claims if c.verdict != "supported"],
@@ -222,6 +233,7 @@ def judge_columns(
         "judge_error": judged.error,
         "context_relevance": judged.context_relevance,
         "context_precision": judged.context_precision,
+        **by_chars,
         "chunk_verdicts": None if verdicts is None else [v.to_dict() for v in verdicts],
         "answer_relevancy": judged.answer_relevancy,
         "answer_relevancy_reason": judged.answer_relevancy_reason,
@@ -238,6 +250,9 @@ def judge_columns(
             faithfulness=judged.faithfulness,
             answer_correctness=correctness,
             thresholds=thresholds,
+            judge_failed=judged.error is not None,
+            context_relevance=relevance,
+            answer_relevancy=judged.answer_relevancy,
         ),
     }
 
@@ -388,7 +403,13 @@ class Scorer:
             "error": given.error,
             "n_chars_cut": given.chars_cut,
             **judge_columns(
-                judged, given.answer, given.error, asked.answerable, ranks, self.thresholds
+                judged,
+                given.answer,
+                given.error,
+                asked.answerable,
+                ranks,
+                self.thresholds,
+                None if given.retrieved is None else [c.text for c in given.retrieved],
             ),
             **self.scores(asked.id, given.scores),
         }

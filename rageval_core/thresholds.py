@@ -5,7 +5,8 @@
   (`query/_review.py`) and the catalogue's help all read a run's recorded
   `failure_thresholds` through `FailureThresholds.recorded`, defaults from this class only.
 - `ANSWER_RELEVANT_MIN`: the answer relevancy that reads as "relevant" where a judge's
-  score meets a person's relevance label (the Question and Review pages, the label joins).
+  score meets a person's relevance label (the Question and Review pages, the label joins),
+  and the default `answer_relevancy_min` below which an answer is `off_topic`.
 
 A value: no I/O, nothing of rageval but the errors.
 """
@@ -19,7 +20,14 @@ from typing import Any
 from rageval_core.errors import ConfigError, shown
 
 _INT_FIELDS = ("rank_k", "miss_k")
-_SHARE_FIELDS = ("faithfulness_min", "correctness_min")
+_SHARE_FIELDS = (
+    "faithfulness_min",
+    "correctness_min",
+    "context_relevance_min",
+    "answer_relevancy_min",
+)
+ANSWER_RELEVANT_MIN = 0.5
+"""An answer relevancy at or above this reads as "relevant" (the label contract)."""
 
 
 def _problems(values: Mapping[str, Any]) -> list[str]:
@@ -50,6 +58,11 @@ class FailureThresholds:
     miss_k: int = 20
     faithfulness_min: float = 0.8
     correctness_min: float = 0.5
+    context_relevance_min: float = 0.1
+    """Below it a question without retrieval gold is `irrelevant_context`: with five
+    chunks retrieved, none relevant (by characters, `metrics/context.py`)."""
+    answer_relevancy_min: float = ANSWER_RELEVANT_MIN
+    """Below it an answer with no reference to be `incorrect` against is `off_topic`."""
 
     def __post_init__(self) -> None:
         problems = _problems(asdict(self))
@@ -86,9 +99,6 @@ class FailureThresholds:
 
 
 DEFAULT_THRESHOLDS = FailureThresholds()
-
-ANSWER_RELEVANT_MIN = 0.5
-"""An answer relevancy at or above this reads as "relevant" (the label contract)."""
 
 
 def answer_relevant(score: float | None) -> bool | None:

@@ -74,6 +74,16 @@ DEFINITIONS: Mapping[str, tuple[str, str]] = {
         "relevant chunk ranked above every irrelevant one)",
         VERDICTS_SECTION,
     ),
+    "context_relevance_chars": (
+        "share of the judged chunks' characters that lie in chunks the judge found "
+        "relevant: the same text cut into more chunks reads the same",
+        VERDICTS_SECTION,
+    ),
+    "context_precision_chars": (
+        "average precision of the chunk verdicts with the character as its unit (1.0 = "
+        "every relevant character ranked above every irrelevant one), whatever the chunking",
+        VERDICTS_SECTION,
+    ),
     "answer_relevancy": (
         "how well the answer addresses the question, per the judge (NULL for a refusal)",
         VERDICTS_SECTION,
@@ -170,6 +180,7 @@ _AGGREGATE = {
     "p95": "95th percentile over the questions (1 in 20 is slower) of: {}",
     "per_question": "mean per question of: {}",
     "total": "sum over the run's questions of: {}",
+    "count": "questions with a value, the ones its mean and p10 cover, of: {}",
 }
 
 
@@ -190,6 +201,8 @@ def define(m: Metric, measures: Mapping[str, Metric]) -> Metric:
         text = f"questions whose failure is {ft}"
         if ft == "ok":
             text = "questions that passed every check"
+        elif ft == "unscored":
+            text = "questions the judge could not score (a judge error): never ok"
         doc = FAILURES_SECTION
     elif m.declared and m.is_measure:
         # not its label: that is the run's text, and help texts are Markdown

@@ -9,15 +9,20 @@ from rageval_core.models import FAILURE_TYPES
 FAILURE_GROUPS: Mapping[str, str] = {
     "retrieval_miss": "retrieval",
     "ranking_miss": "retrieval",
+    "irrelevant_context": "retrieval",
     "unfaithful": "generation",
+    "off_topic": "generation",
     "incorrect": "generation",
     "missed_refusal": "abstention",
     "false_refusal": "abstention",
     "error": "error",
+    "unscored": "judge",
     "ok": "ok",
 }
-"""The stage each failure type blames: the Diagnose chart and the report group by it."""
-GROUP_ORDER: tuple[str, ...] = ("retrieval", "generation", "abstention", "error", "ok")
+"""The stage each failure type blames: the Diagnose chart and the report group by it. A
+question the judge could not score blames the judge: it is neither a failure of the
+pipeline nor `ok`."""
+GROUP_ORDER: tuple[str, ...] = ("retrieval", "generation", "abstention", "error", "judge", "ok")
 
 
 def failure_label(failure_type: str) -> str:

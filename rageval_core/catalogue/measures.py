@@ -34,6 +34,8 @@ GROUPS: Mapping[str, str] = {
     "check": "figures `rageval check` shows when no thresholds name any",
     "report": "rows of the HTML report's summary table",
     "tails": "measures whose distribution and bottom tenth the Tails views offer first",
+    "chunked": "measures that count chunks: the same text cut into other chunks moves them "
+    "(compare and check say when two runs cut differently)",
 }
 
 # Which views show which built-in entries by default; everything else is still offered
@@ -48,8 +50,10 @@ _MEASURE_GROUPS: Mapping[str, frozenset[str]] = {
     "span_iou_at_5": frozenset({"compare"}),
     "faithfulness": frozenset({"compare", "tails"}),
     "answer_correctness": frozenset({"compare", "tails"}),
-    "context_relevance": frozenset({"compare", "tails"}),
-    "context_precision": frozenset({"compare"}),
+    "context_relevance": frozenset({"compare", "tails", "chunked"}),
+    "context_precision": frozenset({"compare", "chunked"}),
+    "context_relevance_chars": frozenset({"compare"}),
+    "context_precision_chars": frozenset({"compare"}),
     "answer_relevancy": frozenset({"compare", "tails"}),
     "context_recall": frozenset({"compare"}),
 }
@@ -69,6 +73,8 @@ FIGURE_GROUPS: Mapping[str, frozenset[str]] = {
     "span_iou_at_5": frozenset({"check", "report"}),
     "context_relevance": frozenset({"runs", "check", "report"}),
     "context_precision": frozenset({"report"}),
+    "context_relevance_chars": frozenset({"check", "report"}),
+    "context_precision_chars": frozenset({"report"}),
     "answer_relevancy": frozenset({"runs", "check", "report"}),
     "context_recall": frozenset({"runs", "check", "report"}),
     "missed_refusal_rate": frozenset({"runs", "report"}),
@@ -91,15 +97,14 @@ def _measure(name: str, label: str, direction: Direction, unit: Unit, *groups: s
 
 
 def _retrieval_measures(ks: Iterable[int]) -> list[Metric]:
+    ranked = ("retrieval", "quality", "chunked")
     out = [
-        _measure(f"{stem}_at_{k}", f"{stem}@{k}", "higher", "unit", "retrieval", "quality")
+        _measure(f"{stem}_at_{k}", f"{stem}@{k}", "higher", "unit", *ranked)
         for k in ks
         for stem in ("recall", "precision", "hit")
     ]
-    out.append(_measure("mrr", "MRR", "higher", "unit", "retrieval", "quality"))
-    out.append(
-        _measure(f"ndcg_at_{NDCG_K}", f"nDCG@{NDCG_K}", "higher", "unit", "retrieval", "quality")
-    )
+    out.append(_measure("mrr", "MRR", "higher", "unit", *ranked))
+    out.append(_measure(f"ndcg_at_{NDCG_K}", f"nDCG@{NDCG_K}", "higher", "unit", *ranked))
     return out
 
 
@@ -118,7 +123,9 @@ SPAN_DEFINITIONS: Mapping[str, str] = {
 
 def _span_measures(ks: Iterable[int]) -> list[Metric]:
     return [
-        _measure(f"{stem}_at_{k}", f"{label}@{k}", "higher", "unit", "retrieval", "quality")
+        _measure(
+            f"{stem}_at_{k}", f"{label}@{k}", "higher", "unit", "retrieval", "quality", "chunked"
+        )
         for k in ks
         for stem, label in SPAN_STEMS.items()
     ]
@@ -169,6 +176,8 @@ def builtin_measures() -> list[Metric]:
             for name, label, group in (
                 ("context_relevance", "context relevance", "context"),
                 ("context_precision", "context precision", "context"),
+                ("context_relevance_chars", "context relevance (chars)", "context"),
+                ("context_precision_chars", "context precision (chars)", "context"),
                 ("answer_relevancy", "answer relevancy", "generation"),
                 ("context_recall", "context recall", "context"),
             )
@@ -209,6 +218,10 @@ def figures_of(m: Metric) -> list[Metric]:
             _figure(f"{m.name}_p10", f"{base} p10{scope}", m.direction, m.unit, "p10", m.name),
         ]
         figs = [replace(f, groups=f.groups | {"quality"}) for f in figs]
+        if not m.declared:  # the questions both cover (`runs.summary.COVERED_BY`)
+            figs.append(
+                _figure(f"n_{m.name}", f"questions with {base}", "higher", "count", "count", m.name)
+            )
     elif m.unit == "ms":
         stem = m.label.removesuffix(" (ms)")
         figs = [

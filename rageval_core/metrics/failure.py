@@ -3,19 +3,25 @@
 The types are tried in the order of `models.FAILURE_TYPES` and the first that applies
 wins, so every question lands in exactly one bucket and the buckets add up to the run:
 
-    error           the pipeline raised
-    missed_refusal  unanswerable, and the pipeline answered
-    false_refusal   answerable, and the pipeline declined
-    retrieval_miss  no gold chunk in the top `miss_k`
-    ranking_miss    a gold chunk in the top `miss_k` but none in the top `rank_k`
-    unfaithful      faithfulness < `faithfulness_min`
-    incorrect       answer correctness < `correctness_min`
-    ok              none of the above; also an unanswerable question correctly declined
+    error               the pipeline raised
+    missed_refusal      unanswerable, and the pipeline answered
+    false_refusal       answerable, and the pipeline declined
+    retrieval_miss      no gold chunk in the top `miss_k`
+    ranking_miss        a gold chunk in the top `miss_k` but none in the top `rank_k`
+    unscored            the judge could not score the answer (a judge error)
+    irrelevant_context  no retrieval gold, and context relevance < `context_relevance_min`
+    unfaithful          faithfulness < `faithfulness_min`
+    off_topic           no correctness (no reference answer), and answer relevancy <
+                        `answer_relevancy_min`
+    incorrect           answer correctness < `correctness_min`
+    ok                  none of the above; also an unanswerable question correctly declined
 
 The thresholds are the run config's `failure_thresholds` (`thresholds.FailureThresholds`,
-which holds their defaults). A NULL score (no claims, no reference answer, judge error)
-never makes a question unfaithful or incorrect: a missing measurement is not a failure.
-This module does no I/O.
+which holds their defaults). `irrelevant_context` and `off_topic` stand in for the
+retrieval and correctness types where a question has no gold or no reference to be held
+to (a reference-free question), so every question can fail. A NULL score (no claims, not
+asked) never makes a question fail: a missing measurement is not a failure; but a
+question the judge failed on is `unscored`, never `ok`. This module does no I/O.
 """
 
 from __future__ import annotations
@@ -36,19 +42,27 @@ def classify_failure(
     faithfulness: float | None,
     answer_correctness: float | None,
     thresholds: FailureThresholds = DEFAULT_THRESHOLDS,
+    judge_failed: bool = False,
+    context_relevance: float | None = None,
+    answer_relevancy: float | None = None,
 ) -> FailureType:
     """The first failure type that applies, in the order of the module docstring.
 
     `gold_ranks` are the 1-based ranks of the gold chunks or spans (None = not retrieved),
     as from `retrieval.gold_ranks`; an answerable question whose list is empty or all None
     is a retrieval miss. `gold_ranks=None` means the question has no retrieval gold
-    (`dataset.answerability`): the retrieval types are passed over, never a miss.
-    Retrieval is not judged for an unanswerable question: declining it is `ok` whatever
-    was retrieved. NaN scores compare false, so count as NULL.
+    (`dataset.answerability`): the retrieval types are passed over, never a miss, and
+    `context_relevance` is read instead. Retrieval is not judged for an unanswerable
+    question: declining it is `ok` whatever was retrieved. `judge_failed`: the judge
+    erred, so its refusal is unknown (`refused` False) and its scores NULL; an
+    unanswerable question then cannot be told declined from answered. NaN scores compare
+    false, so count as NULL.
     """
     if error:
         return "error"
     if not answerable:
+        if judge_failed and not refused:
+            return "unscored"
         return "ok" if refused else "missed_refusal"
     if refused:
         return "false_refusal"
@@ -58,8 +72,19 @@ def classify_failure(
             return "retrieval_miss"
         if best > thresholds.rank_k:
             return "ranking_miss"
-    if faithfulness is not None and faithfulness < thresholds.faithfulness_min:
+    if judge_failed:
+        return "unscored"
+    if _below(context_relevance, thresholds.context_relevance_min) and gold_ranks is None:
+        return "irrelevant_context"
+    if _below(faithfulness, thresholds.faithfulness_min):
         return "unfaithful"
-    if answer_correctness is not None and answer_correctness < thresholds.correctness_min:
+    if _below(answer_relevancy, thresholds.answer_relevancy_min) and answer_correctness is None:
+        return "off_topic"
+    if _below(answer_correctness, thresholds.correctness_min):
         return "incorrect"
     return "ok"
+
+
+def _below(score: float | None, minimum: float) -> bool:
+    """Whether a known score is under its threshold (NULL and NaN are not)."""
+    return score is not None and score < minimum

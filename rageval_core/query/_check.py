@@ -22,6 +22,7 @@ from rageval_core import numbers
 from rageval_core.catalogue import BUILTIN, Catalogue
 from rageval_core.errors import ConfigError, ResultsError, shown
 from rageval_core.mismatch import mismatch_warnings
+from rageval_core.query._chunking import chunking_notes, counts_chunks, uncut_first
 from rageval_core.query._coverage import part_of
 from rageval_core.query._previous import previous_run, series_of
 from rageval_core.runs.reading import RunInfo, inspect_run, run_catalogue
@@ -306,6 +307,15 @@ def check_run(
     ]
     if values.get("n_questions", 0) == 0:
         raise ResultsError(f"run {run_id!r} has no readable question rows")
+    cut = chunking_notes(store, [base, info]) if base is not None else []
+    if cut:  # lead with the figures a chunking does not move
+        notes += cut
+        metrics = uncut_first(metrics, catalogue)
+    if unscored := values.get("failure_unscored"):
+        notes.append(
+            f"{unscored} of {values['n_questions']} questions unscored (the judge could not "
+            "score them): the judge's figures cover the rest"
+        )
     rows = []
     for m in metrics:
         t = by_metric.get(m)
@@ -340,6 +350,8 @@ def check_run(
             row_notes.append(f"covers {part}")  # a cost or latency some questions lack
         if breaches and mismatch and _is_retrieval(catalogue, m):
             row_notes += mismatch  # the likely cause, beside the breach it causes
+        if cut and counts_chunks(m, catalogue):
+            row_notes.append("counts chunks: the runs cut text differently")
         rows.append(CheckRow(m, v, b, t, tuple(breaches), tuple(row_notes), catalogue.label(m)))
     return CheckResult(run_id, base_id, tuple(rows), tuple(notes), chosen.why)
 

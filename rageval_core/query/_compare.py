@@ -26,6 +26,7 @@ from rageval_core.catalogue import BUILTIN, Catalogue
 from rageval_core.errors import ConfigError, shown
 from rageval_core.mismatch import mismatch_warnings
 from rageval_core.query import _sql as sql
+from rageval_core.query._chunking import chunking_notes, uncut_first
 from rageval_core.query._flaky import mark_flaky, named_changes
 from rageval_core.query._shared import allowed_name
 from rageval_core.runs.manifest import config_name, flatten
@@ -49,7 +50,9 @@ class Comparison:
     - `questions`: `changes` folded to one row per (candidate run, question), worst first
       (`QUESTION_CHANGE_COLUMNS`, described there), plus `flaky` / `flaky_note` for
       questions known to flip across runs of the same config (`flaky.mark_flaky`)
-    - `warnings`: dataset mismatches, unpaired questions, unfinished runs
+    - `warnings`: dataset mismatches, runs that cut their text differently
+      (`query/_chunking.py`: the metrics then list those a chunking does not move
+      first), unpaired questions, unfinished runs
     - `catalogue`: the built-in metrics plus those the compared runs declare (labels and
       directions of every metric above)
     """
@@ -262,10 +265,14 @@ def compare_runs(
     base, candidates = infos[0], infos[1:]
     catalogue, conflicts = run_catalogue(*infos)
     mets = _compared_metrics(metrics, catalogue)
+    cut = chunking_notes(store, infos)
+    if cut:  # lead with the figures a chunking does not move
+        mets = uncut_first(mets, catalogue)
     warnings = [
         *conflicts,
         *_dataset_warnings(base, candidates),
         *_settings_warnings(base, candidates),
+        *cut,
         *_run_warnings(infos),
     ]
     with store.cursor() as cur:  # tables registered on the cursor go with it

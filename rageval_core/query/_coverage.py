@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rageval_core.catalogue import BUILTIN
+from rageval_core.metrics.context import CHAR_COLUMNS
 from rageval_core.runs.source import bind, reading_results
 from rageval_core.runs.summary import COVERED_BY
 from rageval_core.store.results import ResultsStore
@@ -40,7 +41,10 @@ JUDGED: Mapping[str, tuple[str, tuple[str, ...]]] = {
     # the judge metric (`models.JUDGE_METRICS`): the words for it, the columns it fills
     "faithfulness": ("faithfulness", ("faithfulness",)),
     "answer_correctness": ("answer correctness", ("answer_correctness",)),
-    "context_relevance": ("context relevance verdicts", ("context_relevance", "context_precision")),
+    "context_relevance": (
+        "context relevance verdicts",
+        ("context_relevance", "context_precision", *CHAR_COLUMNS),
+    ),
     "answer_relevancy": ("answer relevancy", ("answer_relevancy",)),
     "context_recall": ("context recall", ("context_recall",)),
 }

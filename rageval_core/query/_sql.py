@@ -447,3 +447,11 @@ RELEVANCE_ROWS = """
 SELECT question_id, answer, chunk_verdicts, answer_relevancy FROM {src}
 WHERE list_contains($question_ids, question_id)
 """
+
+# ---- how a run cut its text --------------------------------------------------------------
+
+# The mean length of the retrieved chunks that hold a text (an import of ids has none).
+MEAN_CHUNK_CHARS = """
+SELECT avg(length(t)) FILTER (WHERE length(t) > 0)
+FROM (SELECT unnest(retrieved_texts) AS t FROM {src})
+"""

@@ -13,6 +13,7 @@ import pyarrow.parquet as pq
 
 from rageval_core.catalogue import DEFAULT_KS, retrieval_columns, span_columns
 from rageval_core.errors import shown
+from rageval_core.metrics.context import CHAR_COLUMNS
 from rageval_core.models import DeclaredMetric
 
 CLAIM_TYPE = pa.struct(
@@ -86,6 +87,9 @@ BOUND_FIELDS: list[tuple[str, pa.DataType]] = [
 ]
 """What a row's size limit cut (docs/pipeline.md, "Size limits"): after the pinned
 columns, so files written before it read it as NULL."""
+CHAR_FIELDS: list[tuple[str, pa.DataType]] = [(c, pa.float64()) for c in CHAR_COLUMNS]
+"""Context relevance and precision weighed by characters (`metrics/context.py`): after
+the pinned columns, so files written before them read these as NULL."""
 
 
 def question_schema(
@@ -135,6 +139,7 @@ def question_schema(
     fields += JUDGE_FIELDS
     fields += PLACEMENT_FIELDS
     fields += BOUND_FIELDS
+    fields += CHAR_FIELDS
     fields += [(d.name, pa.float64()) for d in declared]
     return pa.schema(fields)
 
@@ -146,7 +151,7 @@ PINNED_COLUMNS: tuple[str, ...] = tuple(
     n
     for n in QUESTION_SCHEMA.names
     if n not in ("retrieved_scores", "total_ms", "judge_error")
-    and n not in dict(JUDGE_FIELDS + PLACEMENT_FIELDS + BOUND_FIELDS)
+    and n not in dict(JUDGE_FIELDS + PLACEMENT_FIELDS + BOUND_FIELDS + CHAR_FIELDS)
 )
 """The per-question columns docs/pipeline.md names as a public contract; every writer fills them."""
 

@@ -5,9 +5,9 @@ Key names double as metric names everywhere else: `<metric>` is the run-level me
 `faithfulness_p10: {min: 0.5}` and mean exactly this value. Run-level figures of
 `ANSWERABLE_ONLY` metrics cover answerable questions only (see `run_value_sql`).
 
-Latency and cost figures are over the questions that have a value, NULL when none has
-(a pipeline that reports no token counts has an unknown cost, not a free one);
-`n_<column>` counts the questions each covers (`COVERED_BY`). The shares below threshold
+Every figure is over the questions that have a value, NULL when none has (a pipeline that
+reports no token counts has an unknown cost, not a free one); `n_<column>` counts the
+questions each covers (`COVERED_BY`). The shares below threshold
 use the run's own `failure_thresholds` (`FailureThresholds.recorded`).
 """
 
@@ -38,11 +38,13 @@ _TOTAL_COST = "cost_usd + coalesce(judge_cost_usd, 0)"
 """A question's whole cost: NULL when the pipeline's is unknown; a question no judge priced
 (an import without a judge, a pipeline error) adds no judge cost."""
 COVERED_BY: Mapping[str, str] = {
+    **{f"{m}{s}": f"n_{m}" for m in QUALITY_METRICS for s in ("", "_p10")},
     **{f"{c}_{q}": f"n_{c}" for c in LATENCY_COLUMNS for q in ("p50", "p95")},
     **{f"{c}_{s}": f"n_{c}" for c in COST_COLUMNS for s in ("per_question", "total")},
     "total_cost_per_question": TOTAL_COST_COUNT,
 }
-"""The count of questions each latency and cost figure covers (the rest have no value)."""
+"""The count of questions each quality, latency and cost figure covers (the rest have no
+value: a refusal has no faithfulness, a judge error no verdict)."""
 
 
 def run_thresholds(info: RunInfo) -> tuple[FailureThresholds, list[str]]:
@@ -80,6 +82,7 @@ def _summary_select() -> str:
     for m in QUALITY_METRICS:
         parts.append(f'avg({run_value_sql(m)}) AS "{m}"')
         parts.append(f'quantile_cont({run_value_sql(m)}, 0.1) AS "{m}_p10"')
+        parts.append(f'count({run_value_sql(m)}) AS "n_{m}"')
     for m, param in (
         ("faithfulness", "below_faithfulness"),
         ("answer_correctness", "below_correctness"),
@@ -144,7 +147,7 @@ SUMMARY_KEYS: tuple[str, ...] = (
     "n_unanswerable",
     "n_reference_free",
     "n_errors",
-    *(k for m in QUALITY_METRICS for k in (m, f"{m}_p10")),
+    *(k for m in QUALITY_METRICS for k in (m, f"{m}_p10", f"n_{m}")),
     "faithfulness_below_threshold",
     "answer_correctness_below_threshold",
     "recall_gap",

@@ -21,10 +21,11 @@ from rageval_core.runs.summary import (
     SUMMARY_KEYS,
 )
 
-CACHE_VERSION = 10  # 7: segments of at most CHUNK_RUNS runs, and the runs index; 8: span
+CACHE_VERSION = 11  # 7: segments of at most CHUNK_RUNS runs, and the runs index; 8: span
 # figures; 9: the reference-free verdicts and n_reference_free; 10: latency and cost over the
 # questions with a value (NULL, not 0, when none has) with their counts, and each run's own
-# failure thresholds in the shares below threshold
+# failure thresholds in the shares below threshold; 11: context relevance and precision by
+# characters, the reference-free failure types and `unscored`, each quality figure's count
 
 NARROW_COLUMNS: tuple[str, ...] = (
     "question_id",

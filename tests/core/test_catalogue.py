@@ -238,11 +238,14 @@ def test_every_failure_type_has_one_group_in_the_listed_order():
     assert ranked == [
         "retrieval_miss",
         "ranking_miss",
+        "irrelevant_context",
         "unfaithful",
+        "off_topic",
         "incorrect",
         "missed_refusal",
         "false_refusal",
         "error",
+        "unscored",
         "ok",
     ]
     assert failure_rank("not_a_type") > failure_rank("ok")  # a damaged file's type: last

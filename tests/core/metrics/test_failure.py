@@ -115,6 +115,52 @@ def test_precedence_follows_spec_order():
     assert classify_failure(**worst) == "ok"
 
 
+def test_precedence_of_the_judge_and_reference_free_types():
+    # a question with neither gold nor reference, every condition true at once
+    worst = {
+        "error": None,
+        "answerable": True,
+        "refused": False,
+        "gold_ranks": None,
+        "faithfulness": 0.0,
+        "answer_correctness": None,
+        "judge_failed": True,
+        "context_relevance": 0.0,
+        "answer_relevancy": 0.0,
+    }
+    assert classify_failure(**worst) == "unscored"
+    worst["judge_failed"] = False
+    assert classify_failure(**worst) == "irrelevant_context"
+    worst["context_relevance"] = 0.4
+    assert classify_failure(**worst) == "unfaithful"
+    worst["faithfulness"] = 1.0
+    assert classify_failure(**worst) == "off_topic"
+    worst["answer_relevancy"] = 0.9
+    assert classify_failure(**worst) == "ok"
+
+
+def test_a_judge_error_is_unscored_never_ok():
+    assert classify(judge_failed=True, faithfulness=None, answer_correctness=None) == "unscored"
+    # an unanswerable question whose refusal the judge could not read: neither ok nor missed
+    assert classify(answerable=False, gold_ranks=[], judge_failed=True) == "unscored"
+    # what the judge was not needed for still shows: the pipeline's error, a retrieval miss
+    assert classify(judge_failed=True, error="boom") == "error"
+    assert classify(judge_failed=True, gold_ranks=[None]) == "retrieval_miss"
+    assert classify(judge_failed=True, answerable=False, refused=True) == "ok"  # reported
+
+
+def test_reference_free_types_stand_in_only_where_gold_or_reference_is_missing():
+    # gold given: a retrieval miss speaks for retrieval, context relevance does not
+    assert classify(context_relevance=0.0) == "ok"
+    assert classify(gold_ranks=None, context_relevance=0.0) == "irrelevant_context"
+    assert classify(gold_ranks=None, context_relevance=0.1) == "ok"  # the threshold passes
+    # a reference given: correctness speaks for the answer, relevancy does not
+    assert classify(answer_relevancy=0.0) == "ok"
+    assert classify(answer_correctness=None, answer_relevancy=0.49) == "off_topic"
+    assert classify(answer_correctness=None, answer_relevancy=0.5) == "ok"
+    assert classify(gold_ranks=None, context_relevance=None, answer_correctness=None) == "ok"
+
+
 def test_error_beats_missed_refusal():
     assert classify(error="timeout", answerable=False, gold_ranks=[]) == "error"
 
@@ -133,9 +179,41 @@ def test_missed_refusal_beats_later_types():
     gold_ranks=st.lists(st.one_of(st.none(), st.integers(1, 40)), max_size=4),
     faithfulness=st.one_of(st.none(), st.floats(0, 1)),
     answer_correctness=st.one_of(st.none(), st.floats(0, 1)),
+    judge_failed=st.booleans(),
+    context_relevance=st.one_of(st.none(), st.floats(0, 1)),
+    answer_relevancy=st.one_of(st.none(), st.floats(0, 1)),
+    no_gold=st.booleans(),
 )
-def test_always_one_of_the_failure_types(**kwargs):
-    assert classify_failure(**kwargs) in FAILURE_TYPES
+def test_always_one_of_the_failure_types_and_a_judge_error_is_never_ok(no_gold, **kwargs):
+    if no_gold:
+        kwargs["gold_ranks"] = None
+    got = classify_failure(**kwargs)
+    assert got in FAILURE_TYPES
+    if kwargs["judge_failed"] and not kwargs["refused"]:
+        assert got != "ok"
+
+
+@given(
+    relevance=st.floats(0, 1),
+    relevancy=st.floats(0, 1),
+    faithfulness=st.one_of(st.none(), st.floats(0, 1)),
+)
+def test_a_reference_free_question_can_fail_on_what_it_has(relevance, relevancy, faithfulness):
+    """No gold, no reference: every question is still held to a figure it has."""
+    got = classify_failure(
+        error=None,
+        answerable=True,
+        refused=False,
+        gold_ranks=None,
+        faithfulness=faithfulness,
+        answer_correctness=None,
+        context_relevance=relevance,
+        answer_relevancy=relevancy,
+    )
+    if relevance < 0.1 or relevancy < 0.5 or (faithfulness is not None and faithfulness < 0.8):
+        assert got in ("irrelevant_context", "unfaithful", "off_topic")
+    else:
+        assert got == "ok"
 
 
 # ---------------------------------------------------------------------------- thresholds
@@ -147,6 +225,9 @@ def test_custom_thresholds_move_the_boundaries():
     assert classify(gold_ranks=[11], thresholds=t) == "retrieval_miss"
     assert classify(faithfulness=0.6, thresholds=t) == "ok"
     assert classify(answer_correctness=0.8, thresholds=t) == "incorrect"
+    t = FailureThresholds.from_mapping({"context_relevance_min": 0.5, "answer_relevancy_min": 0.9})
+    assert classify(gold_ranks=None, context_relevance=0.4, thresholds=t) == "irrelevant_context"
+    assert classify(answer_correctness=None, answer_relevancy=0.8, thresholds=t) == "off_topic"
 
 
 def test_from_mapping_partial_keeps_defaults():
@@ -179,6 +260,8 @@ def test_from_mapping_lists_every_problem():
         {"faithfulness_min": -0.1},
         {"correctness_min": float("nan")},
         {"correctness_min": None},
+        {"context_relevance_min": 1.5},
+        {"answer_relevancy_min": "0.5"},
     ],
 )
 def test_from_mapping_rejects_bad_values(values):

@@ -15,6 +15,7 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from rageval_core.metrics.context import CHAR_COLUMNS
 from rageval_core.models import JUDGE_METRICS
 from rageval_core.query import NO_GOLD, ResultsStore, unavailable, unavailable_metrics
 from rageval_core.query._coverage import (
@@ -87,7 +88,7 @@ def test_the_manifest_says_whether_the_judge_was_asked_or_predates_the_verdicts(
     asked = _by_family(unavailable(_store(results), _run(results, rows, ("faithfulness",))))
     assert asked == {
         "context_relevance": (
-            ("context_relevance", "context_precision"),
+            ("context_relevance", "context_precision", *CHAR_COLUMNS),
             NOT_ASKED.format(what="context relevance verdicts"),
         ),
         "context_recall": (("context_recall",), NOT_ASKED.format(what="context recall")),

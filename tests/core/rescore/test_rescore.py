@@ -27,7 +27,7 @@ from rageval_core.cli import main
 from rageval_core.demo import DEMO_RUNS, demo_run_id
 from rageval_core.origin import origin_label
 from rageval_core.runs.layout import RESULTS_ENV
-from rageval_core.runs.rows import JUDGE_FIELDS
+from rageval_core.runs.rows import CHAR_FIELDS, JUDGE_FIELDS
 from rageval_core.writer import RunWriter
 from tests.core.judges.chat_server import ChatServer, Step
 from tests.core.rescore.helpers import SOURCE, judge_yaml, reply, verdict_of
@@ -44,6 +44,7 @@ JUDGED = (
     "judge_error",
     "failure_type",
     *dict(JUDGE_FIELDS),  # the verdicts a judge is asked for (this one: claims only)
+    *dict(CHAR_FIELDS),  # and those verdicts weighed by characters
 )
 PER_CALL = (200 * 0.01 + 30 * 0.03) / 1000  # scripted usage × the judge's prices
 

@@ -84,7 +84,9 @@ def test_run_ends_with_headline_deltas_failures_and_link(toy, capsys, monkeypatc
     lines = {ln.split()[0]: ln for ln in out.splitlines() if ln.startswith("  ")}
     # one question of 30 lost its gold chunk: its paired interval includes 0, so the
     # change is written but not called worse (docs/metrics.md, "Reading a change")
-    assert re.search(r"recall@5\s+0\.96\d\s+−0\.03\d ~ within noise", lines["recall@5"]), out
+    # recall covers the 30 answerable questions of 32, and says so
+    recall = r"recall@5\s+0\.96\d \(30 of 32 questions\)\s+−0\.03\d ~ within noise"
+    assert re.search(recall, lines["recall@5"]), out
     assert "failures: error 1" in out
     assert "open: https://evals.example.org/team/diagnose?run=c" in out
 

@@ -179,7 +179,9 @@ def test_a_questions_only_dataset_runs_with_answerability_unknown(toy, fake_judg
     assert p1["context_relevance"] == 0.5 and p1["answer_relevancy"] == 0.75
     # declining a question of unknown answerability is no false refusal
     odd = rows["p-odd"]
-    assert odd["refused"] is True and odd["failure_type"] == "ok"
+    assert odd["refused"] is True and odd["failure_type"] != "false_refusal"
+    # but what it retrieved is still read: nothing relevant is irrelevant_context
+    assert odd["context_relevance"] == 0.0 and odd["failure_type"] == "irrelevant_context"
     s = runs_overview(ResultsStore(str(toy.results))).set_index("run_id").loc["free"]
     assert (s["n_reference_free"], s["n_answerable"], s["n_unanswerable"]) == (6, 0, 0)
     assert s["false_refusal_rate"] != s["false_refusal_rate"]  # NaN: no answerable question

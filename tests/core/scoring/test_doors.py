@@ -46,6 +46,8 @@ JUDGED = {
     "answer_correctness",
     "context_relevance",
     "context_precision",
+    "context_relevance_chars",
+    "context_precision_chars",
     "chunk_verdicts",
     "answer_relevancy",
     "answer_relevancy_reason",
@@ -311,6 +313,9 @@ def test_the_direct_run_scores_what_the_answers_say(scene):
         "q4": "missed_refusal",
     }
     assert want["q1"]["recall_at_5"] == 1.0 and want["q2"]["recall_at_5"] == 0.0
+    # the verdicts weighed by characters, so rescore below is held to them too
+    assert 0 < want["q1"]["context_relevance_chars"] < 1
+    assert want["q1"]["context_precision_chars"] == 1.0  # the relevant chunk ranked first
     if kind != "ids":
         assert want["q1"]["span_recall_at_5"] == 1.0 and want["q1"]["n_unplaced"] == 0
 
