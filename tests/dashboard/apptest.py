@@ -45,6 +45,13 @@ def seen(markdown: str) -> str:
     return html.unescape(re.sub(r"\\([!-/:-@\[-`{-~])", r"\1", markdown.replace("\u2060", "")))
 
 
+def tiles(at) -> dict[str, str]:
+    """The metric tiles by label, without the "(86 of 99 questions)" a label carries when
+    its figure covers only some questions, and their values."""
+    part = re.compile(r" \(\d[\d,]* of \d[\d,]* questions\)$")
+    return {part.sub("", m.label): m.value for m in at.metric}
+
+
 def all_text(at) -> str:
     """Every markdown, caption, subheader, info, warning and expander text of the page."""
     kinds = ("markdown", "caption", "subheader", "info", "warning", "expander")

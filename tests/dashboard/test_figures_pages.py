@@ -15,7 +15,7 @@ import pytest
 
 from rageval_core.catalogue import BUILTIN
 from rageval_core.runs.layout import MANIFEST, SUMMARY
-from tests.dashboard.apptest import open_page, texts
+from tests.dashboard.apptest import open_page, texts, tiles
 
 from .conftest import LATEST
 
@@ -87,6 +87,6 @@ def test_runs_page_shows_correctness_on_answerable_questions(app, demo_results):
     assert f"{answerable:.3f}" != f"{mixed:.3f}"
     at = app(demo_results).run()
     assert not at.exception
-    shown = {m.label: m.value for m in at.metric}
+    shown = tiles(at)
     assert shown["correctness (answerable)"] == f"{answerable:.3f}"
     assert "missed refusals" in shown and "false refusals" in shown
