@@ -35,7 +35,7 @@ import httpx
 from rageval_core import deadline
 from rageval_core.bounded_json import BadJSON, loads
 from rageval_core.errors import ConfigError, JudgeError
-from rageval_core.judges.grounding import ungrounded, ungrounded_statements
+from rageval_core.judges.grounding import misquoted, ungrounded, ungrounded_statements
 from rageval_core.judges.options import Options
 from rageval_core.judges.prompt import (
     PROMPT_VERSION,
@@ -169,11 +169,16 @@ class _Tally:
 
 
 def _grounded(reply: Reply, inp: JudgeInput) -> Reply:
-    """`reply` when each claim restates the answer and each statement the reference
-    (judges/grounding.py), else ReplyError."""
+    """`reply` when each claim restates the answer, the statements stand for the
+    reference and every evidence quote is in the chunk it names (judges/grounding.py),
+    else ReplyError."""
     problem = ungrounded(reply.claims, inp.answer, inp.question)
     if problem is None and reply.statements:
         problem = ungrounded_statements(reply.statements, inp.reference_answer or "", inp.question)
+    if problem is None:
+        quoted = [(f"claims[{i}]", c) for i, c in enumerate(reply.claims)]
+        quoted += [(f"statements[{i}]", s) for i, s in enumerate(reply.statements or ())]
+        problem = misquoted(quoted, {c.id: c.text for c in inp.retrieved})
     if problem is not None:
         raise ReplyError(problem)
     return reply
