@@ -7,10 +7,12 @@ Ollama, llama.cpp server). What it guarantees:
   `JUDGE_METRICS` by default; judges/prompt.py), two with `conservative: true`;
 - temperature 0 and `response_format: {"type": "json_object"}` on every call;
 - retries with exponential backoff and full jitter on 429, 5xx, timeouts and connection
-  errors, waiting at least `Retry-After` seconds when the server sends it;
+  errors, waiting at least `Retry-After` seconds when the server sends it (every thread
+  waits: judges/limiter.py);
 - one repair call for a reply that breaks the schema (judges/reply.py), then a judge
   error for the question — never a guessed verdict;
-- at most `concurrency` calls in flight across all runner threads;
+- at most `concurrency` calls in flight across all runner threads, fewer while the endpoint
+  is overloaded, within the requests- and tokens-per-minute budgets (judges/limiter.py);
 - replies cached on disk in the user's cache folder, or the config's `cache_dir`
   (judges/reply_cache.py); a cached reply costs nothing, whatever the results location;
 - the API key is read once from the environment variable the config names and lives
@@ -19,11 +21,12 @@ Ollama, llama.cpp server). What it guarantees:
 
 from __future__ import annotations
 
+import json
 import logging
+import math
 import os
 import random
 import re
-import threading
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -35,8 +38,10 @@ import httpx
 from rageval_core import deadline
 from rageval_core.bounded_json import BadJSON, loads
 from rageval_core.errors import ConfigError, JudgeError
-from rageval_core.judges.grounding import ungrounded, ungrounded_statements
+from rageval_core.judges.grounding import misquoted, ungrounded, ungrounded_statements
+from rageval_core.judges.limiter import Limiter
 from rageval_core.judges.options import Options
+from rageval_core.judges.passages import passages
 from rageval_core.judges.prompt import (
     PROMPT_VERSION,
     REPAIR_INSTRUCTION,
@@ -57,6 +62,7 @@ _RETRY_STATUS = frozenset({408, 409, 429}) | frozenset(range(500, 600))
 MAX_WAIT_S = 120.0
 MAX_REPLY_BYTES = 8 << 20  # a reply is kilobytes; a larger one is cut off and an error
 MAX_TOKENS = 10_000_000  # more tokens than any context window: a usage figure is wrong
+MAX_FREE_RETRIES = 16
 
 
 @dataclass(frozen=True)
@@ -80,7 +86,8 @@ class OpenAISettings:
     base_url: str
     model: str
     api_key_env: str | None = None
-    concurrency: int = 4
+    concurrency: int = 32
+    """The ceiling of calls in flight; the limiter starts there and backs off."""
     timeout_s: float = 60.0
     max_retries: int = 4
     backoff_base_s: float = 1.0
@@ -89,6 +96,11 @@ class OpenAISettings:
     cache_dir: Path | None = None
     """Where replies are kept (`cache: false` gives None: no cache)."""
     metrics: tuple[str, ...] = JUDGE_METRICS
+    requests_per_minute: float | None = None
+    tokens_per_minute: float | None = None
+    revision: str | None = None
+    """The user's name for the judge's version (a date, a provider's snapshot): part of the
+    reply-cache key, so changing it asks again (judges/reply_cache.py)."""
 
     @classmethod
     def from_config(cls, config: Mapping[str, Any]) -> OpenAISettings:
@@ -126,7 +138,7 @@ class OpenAISettings:
             base_url=(base_url or "").rstrip("/"),
             model=o.get("model", str),
             api_key_env=env,
-            concurrency=o.get("concurrency", int, 4, minimum=1, maximum=256),
+            concurrency=o.get("concurrency", int, 32, minimum=1, maximum=256),
             timeout_s=o.get("timeout_s", (int, float), 60.0, minimum=0.001),
             max_retries=o.get("max_retries", int, 4, minimum=0, maximum=20),
             backoff_base_s=o.get("backoff_base_s", (int, float), 1.0, minimum=0),
@@ -136,6 +148,9 @@ class OpenAISettings:
             if use_cache
             else None,
             metrics=o.metrics(),
+            requests_per_minute=o.get("requests_per_minute", (int, float), None, minimum=1),
+            tokens_per_minute=o.get("tokens_per_minute", (int, float), None, minimum=1),
+            revision=o.get("revision", str, None),
         )
         o.finish()
         return settings
@@ -169,22 +184,35 @@ class _Tally:
 
 
 def _grounded(reply: Reply, inp: JudgeInput) -> Reply:
-    """`reply` when each claim restates the answer and each statement the reference
-    (judges/grounding.py), else ReplyError."""
+    """`reply` when each claim restates the answer, the statements stand for the
+    reference and every evidence quote is in the chunk it names (judges/grounding.py),
+    else ReplyError."""
     problem = ungrounded(reply.claims, inp.answer, inp.question)
     if problem is None and reply.statements:
         problem = ungrounded_statements(reply.statements, inp.reference_answer or "", inp.question)
+    if problem is None:
+        quoted = [(f"claims[{i}]", c) for i, c in enumerate(reply.claims)]
+        quoted += [(f"statements[{i}]", s) for i, s in enumerate(reply.statements or ())]
+        # a quote may straddle a boundary: each chunk is read within its passage, the
+        # chunks adjacent in its document joined (judges/passages.py), as the offline judge
+        joined = {cid: p.text for p in passages(inp.retrieved) for cid, _, _ in p.pieces}
+        problem = misquoted(quoted, {c.id: joined.get(c.id, c.text) for c in inp.retrieved})
     if problem is not None:
         raise ReplyError(problem)
     return reply
 
 
-def _retry_after(value: str | None) -> float | None:
-    """Seconds from a `Retry-After` header; the HTTP-date form falls back to backoff."""
-    try:
-        return min(max(float(value), 0.0), MAX_WAIT_S) if value else None
-    except ValueError:
-        return None
+def _retry_after(headers: httpx.Headers) -> float | None:
+    """Seconds from `retry-after-ms` (Azure, OpenAI) or `Retry-After`; the HTTP-date form
+    and nonsense fall back to backoff."""
+    for name, scale in (("retry-after-ms", 1000.0), ("retry-after", 1.0)):
+        try:
+            seconds = float(headers.get(name, "")) / scale
+        except ValueError:
+            continue
+        if math.isfinite(seconds):
+            return min(max(seconds, 0.0), MAX_WAIT_S)
+    return None
 
 
 class OpenAIJudge:
@@ -212,7 +240,9 @@ class OpenAIJudge:
             timeout=settings.timeout_s,
             transport=deadline.transport(limits=limits),
         )
-        self._slots = threading.BoundedSemaphore(settings.concurrency)
+        self.limiter = Limiter(
+            settings.concurrency, settings.requests_per_minute, settings.tokens_per_minute
+        )
         self._cache = ReplyCache(settings.cache_dir) if settings.cache_dir is not None else None
         stances = (False, True) if settings.conservative else (False,)
         self._prompts = tuple(system_prompt(settings.metrics, sceptical) for sceptical in stances)
@@ -314,35 +344,47 @@ class OpenAIJudge:
     # ------------------------------------------------------------------ transport
 
     def _call(self, body: dict[str, Any], tally: _Tally) -> tuple[str, dict[str, int]]:
-        """The reply text and usage of one chat-completions request, after retries."""
+        """The reply text and usage of one chat-completions request, after retries.
+
+        An overload answered to a call the limiter started before it last backed off
+        (`Call.news` false) was the old pace's: it costs no retry of `max_retries`, up to
+        `MAX_FREE_RETRIES` such, so a start at the ceiling never fails a question."""
         s = self.settings
-        attempts = s.max_retries + 1
-        for attempt in range(attempts):
-            wait: float | None = None
-            try:
-                with self._slots:
+        tokens = self.limiter.estimate(len(json.dumps(body, ensure_ascii=False)))
+        counted = free = 0
+        while True:
+            with self.limiter.call(tokens) as call:
+                try:
                     status, headers, data = self._post(body)
-            except httpx.TimeoutException:
-                problem = f"timed out after {s.timeout_s:g} s"
-            except httpx.TransportError as exc:
-                problem = f"connection failed ({type(exc).__name__})"
+                except httpx.TimeoutException:
+                    call.overloaded()
+                    problem = f"timed out after {s.timeout_s:g} s"
+                except httpx.TransportError as exc:
+                    call.overloaded()
+                    problem = f"connection failed ({type(exc).__name__})"
+                else:
+                    if status == 200:
+                        text, usage = self._content(data, tally)
+                        call.answered(headers, usage)
+                        return text, usage
+                    problem = f"HTTP {status}"
+                    if status not in _RETRY_STATUS:
+                        text = data[:200].decode("utf-8", "replace")
+                        raise _Failure(f"judge endpoint answered {problem}: {text}")
+                    call.overloaded(_retry_after(headers))
+            if call.news or free == MAX_FREE_RETRIES:
+                counted += 1
             else:
-                if status == 200:
-                    return self._content(data, tally)
-                problem = f"HTTP {status}"
-                if status not in _RETRY_STATUS:
-                    text = data[:200].decode("utf-8", "replace")
-                    raise _Failure(f"judge endpoint answered {problem}: {text}")
-                wait = _retry_after(headers.get("retry-after"))
-            if attempt + 1 == attempts:
+                free += 1
+            if counted > s.max_retries:
                 break
-            if wait is None:
-                wait = random.uniform(0, min(MAX_WAIT_S, s.backoff_base_s * 2**attempt))
-            log.info(
-                "judge call %s; retry %d/%d in %.2f s", problem, attempt + 1, s.max_retries, wait
-            )
+            # Retry-After pauses every thread in the limiter; otherwise this one backs off
+            wait = 0.0
+            if call.retry_after is None:
+                wait = random.uniform(0, min(MAX_WAIT_S, s.backoff_base_s * 2 ** (counted - 1)))
+            log.info("judge call %s; retry %d/%d in %.2f s", problem, counted, s.max_retries, wait)
             time.sleep(wait)
-        raise _Failure(f"judge endpoint gave up after {attempts} attempt(s): {problem}")
+        raise _Failure(f"judge endpoint gave up after {counted + free} attempt(s): {problem}")
 
     def _post(self, body: dict[str, Any]) -> tuple[int, httpx.Headers, bytes]:
         """One request within one total deadline of `timeout_s` — connect, headers and

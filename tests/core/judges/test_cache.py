@@ -161,7 +161,8 @@ def test_a_run_into_another_results_folder_pays_no_call_again(chat, tmp_path):
     import rageval_core
     from rageval_core.dataset import example_dataset_path
 
-    unsourced = {**GOOD, "claims": [{**GOOD["claims"][0], "evidence_chunk_id": None}]}
+    claim = {**GOOD["claims"][0], "evidence_chunk_id": None, "evidence": None}
+    unsourced = {**GOOD, "claims": [claim]}  # quotes no chunk of the example dataset
     with chat.ChatServer(chat.echoing(unsourced)) as srv:
         for folder in ("here", "there"):
             run = rageval_core.evaluate(
