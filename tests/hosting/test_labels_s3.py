@@ -16,6 +16,7 @@ from dashboard.pages import PAGES
 from rageval_core.labels import LABELS_ENV, READ_ONLY_ENV
 from rageval_core.runs.layout import RESULTS_ENV
 from rageval_core.runs.remote import upload_run
+from tests.dashboard.apptest import seen
 
 ENTRY = str(Path(__file__).resolve().parents[2] / "dashboard" / "streamlit_app.py")
 LATEST = "20261123-150000-verbose"
@@ -94,7 +95,7 @@ def test_a_read_only_dashboard_on_a_bucket_writes_nothing(bucket_site, monkeypat
     monkeypatch.setenv(READ_ONLY_ENV, "1")
     at = open_page("question", run=LATEST, question=QUESTION)
     assert not [b for b in at.button if b.label.startswith(("Save", "Start labelling"))]
-    assert "read-only" in " ".join(str(i.value) for i in at.info)
+    assert "read-only" in seen(" ".join(str(i.value) for i in at.info))
     assert objects(bucket_site, "labels/") == {}
 
 
@@ -102,5 +103,5 @@ def test_a_labels_bucket_that_takes_no_writes_is_said_and_offers_no_form(bucket_
     monkeypatch.setenv(LABELS_ENV, "s3://no-such-bucket-here/labels")
     at = open_page("question", run=LATEST, question=QUESTION)
     assert not [b for b in at.button if b.label.startswith(("Save", "Start labelling"))]
-    said = " ".join(str(i.value) for i in at.info)
+    said = seen(" ".join(str(i.value) for i in at.info))
     assert "cannot be saved" in said and "no-such-bucket-here" in said, said
