@@ -1,0 +1,197 @@
+"""The offline generator: questions from templates, no model (docs/generate.md, "Templated").
+
+Deterministic — the same documents give the same candidates, byte for byte — so it runs
+in CI and on machines without an endpoint. It reads each document's sentences (by
+`judges/text.split_sentences`, in sections: `documents.sections`) and keeps those of
+6–60 words that end like a sentence and stand once in their document. Each kept
+sentence gives at most one candidate, by the first template that fits:
+
+- `definition` — "X is/are/was/were a|an|the …", "X refers to/means/denotes …" with X of
+  one to six words, not a pronoun: "What is X?" ("What does X mean?"); the reference
+  answer is the sentence.
+- `number` — a sentence holding a number: "In "TITLE", which number fills the blank:
+  "… employs about ___ people and …"?" (eight words either side); the reference is
+  the number as written.
+- `name` — a sentence naming something (capitalised words not opening the sentence):
+  "In "TITLE", who or what fills the blank: "… founded in 2009 by ___ and …"?"; the
+  reference is the name.
+
+`number` and `name` alternate from sentence to sentence, so both appear. The quote is
+the whole sentence. Sentences are taken one per section in turn (the first kept
+sentence of every section, then the second, …) and documents in turn, so a small `n`
+still spreads over the whole set. These questions share many words with their
+sentence: they test retrieval and reading, not paraphrase (the LLM generator's
+`user-vocabulary` questions do that).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from itertools import zip_longest
+
+from rageval_core.candidates.documents import sections, source
+from rageval_core.candidates.model import Candidate, Quote, candidate_id
+from rageval_core.candidates.quotes import find_quote
+from rageval_core.judges.text import split_sentences, terms
+from rageval_core.models import Document
+
+GENERATOR = "templated-1"
+"""Bumped when a template changes, so candidates of different templates are told apart."""
+MIN_WORDS, MAX_WORDS = 6, 60
+WINDOW = 8
+"""Words kept on either side of a blank."""
+
+_ENDS_LIKE_A_SENTENCE = re.compile(r"[.!?][\"')\]’”]*$")
+_DEFINITION = re.compile(
+    r"^(?P<article>(?:The|A|An)\s+)?(?P<term>[^\s,;:()\"“”]+(?:\s+[^\s,;:()\"“”]+){0,5}?)\s+"
+    r"(?P<verb>is|are|was|were|refers\s+to|means|denotes)\s+(?:a|an|the|one\s+of|any)\s"
+)
+_NOT_A_TERM = frozenset(
+    "it this that these those there here he she they we you i its his her their our "
+    "which what who one each such some all".split()
+)
+_ASK = {
+    "is": "What is {}?",
+    "are": "What are {}?",
+    "was": "What was {}?",
+    "were": "What were {}?",
+    "refers to": "What does {} refer to?",
+    "means": "What does {} mean?",
+    "denotes": "What does {} denote?",
+}
+_NUMBER = re.compile(r"(?<![\w.,/-])\d+(?:[.,:]\d+)*%?(?![\w/-])")
+_NAME = re.compile(
+    r"(?<![\w'’-])[A-Z][\w'’-]*(?:\s+(?:(?:of|de|da|van|von|du|la|le|the|and)\s+)?[A-Z][\w'’-]*)*"
+)
+
+
+@dataclass(frozen=True)
+class _Sentence:
+    doc: Document
+    start: int
+    end: int
+
+    @property
+    def text(self) -> str:
+        return self.doc.text[self.start : self.end]
+
+
+def _sentences(doc: Document) -> Iterator[list[_Sentence]]:
+    """Each section's kept sentences, located in the document."""
+    for a, b in sections(doc.text):
+        kept, at = [], a
+        for sentence in split_sentences(doc.text[a:b]):
+            start = doc.text.find(sentence, at, b)
+            if start < 0:  # an abbreviation glued across a line break: not verbatim
+                continue
+            at = start + len(sentence)
+            n = len(sentence.split())
+            if (
+                MIN_WORDS <= n <= MAX_WORDS
+                and _ENDS_LIKE_A_SENTENCE.search(sentence)
+                and find_quote(doc.text, sentence).once
+            ):
+                kept.append(_Sentence(doc, start, at))
+        yield kept
+
+
+def _title(doc: Document) -> str:
+    return (doc.title or doc.id).replace('"', "'")
+
+
+def _window(sentence: str, start: int, end: int) -> str:
+    """The sentence with [start, end) blanked, `WINDOW` words kept either side."""
+    before = sentence[:start].split()
+    after = sentence[end:].split()
+    left = ("… " if len(before) > WINDOW else "") + " ".join(before[-WINDOW:])
+    right = " ".join(after[:WINDOW]) + (" …" if len(after) > WINDOW else "")
+    return f"{left} ___ {right}".strip().replace('"', "'")
+
+
+def _definition(s: _Sentence) -> tuple[str, str] | None:
+    m = _DEFINITION.match(s.text)
+    if m is None:
+        return None
+    term = m["term"]
+    first = term.split()[0].lower()
+    if first in _NOT_A_TERM or not terms(term, sentence_start=False).content:
+        return None
+    words = term.split()
+    if m["article"] is None and len(words) > 1 and all(w.islower() for w in words[1:]):
+        term = term[0].lower() + term[1:]  # "Computational complexity theory" opens a sentence
+    article = (m["article"] or "").lower()
+    verb = " ".join(m["verb"].split())
+    return _ASK[verb].format(article + term), s.text
+
+
+def _blank(s: _Sentence, pattern: re.Pattern[str], what: str) -> tuple[str, str] | None:
+    """A fill-the-blank question on the longest match of `pattern` after the first word."""
+    text = s.text
+    matches = [m for m in pattern.finditer(text) if m.start() > 0]
+    if what == "who or what":
+        names = terms(text).names
+        matches = [m for m in matches if terms(m.group(), sentence_start=False).names & names]
+    if not matches:
+        return None
+    m = max(matches, key=lambda m: (len(m.group()), -m.start()))
+    window = _window(text, m.start(), m.end())
+    return f'In "{_title(s.doc)}", {what} fills the blank: "{window}"?', m.group()
+
+
+def _number(s: _Sentence) -> tuple[str, str] | None:
+    return _blank(s, _NUMBER, "which number")
+
+
+def _name(s: _Sentence) -> tuple[str, str] | None:
+    return _blank(s, _NAME, "who or what")
+
+
+def _candidate(s: _Sentence, turn: int) -> Candidate | None:
+    """The candidate of one sentence: a definition if it is one, else a number or a name,
+    alternating by `turn`."""
+    second = (("number", _number), ("name", _name))
+    order = (("definition", _definition), *(second if turn % 2 == 0 else second[::-1]))
+    for kind, template in order:
+        made = template(s)
+        if made is not None:
+            question, reference = made
+            quotes = (Quote(s.doc.id, s.text, s.start, s.end),)
+            return Candidate(
+                id=candidate_id(kind, question, quotes),
+                kind=kind,
+                question=question,
+                reference_answer=reference,
+                quotes=quotes,
+                sources=(source(s.doc),),
+                generator=GENERATOR,
+            )
+    return None
+
+
+def _spread(doc: Document) -> Iterator[_Sentence]:
+    """The document's kept sentences, one per section in turn."""
+    for row in zip_longest(*_sentences(doc)):
+        yield from (s for s in row if s is not None)
+
+
+def generate(documents: Sequence[Document], n: int) -> list[Candidate]:
+    """Up to `n` templated candidates over `documents`, documents taken in turn."""
+    out: list[Candidate] = []
+    streams = [_spread(d) for d in documents]
+    turn = 0
+    while streams and len(out) < n:
+        alive = []
+        for stream in streams:
+            for s in stream:
+                made = _candidate(s, turn)
+                turn += 1
+                if made is not None:
+                    out.append(made)
+                    alive.append(stream)
+                    break
+            if len(out) >= n:
+                break
+        streams = alive
+    return out
