@@ -46,8 +46,11 @@ Support = Callable[[Candidate, tuple[RetrievedChunk, ...]], Check]
 
 
 def _chunks(quotes: Sequence[Quote]) -> tuple[RetrievedChunk, ...]:
+    """The quotes as the chunks a judge reads; a quote's line breaks read as spaces (a
+    sentence of hard-wrapped text is one sentence, not one per line)."""
     return tuple(
-        RetrievedChunk(f"{q.doc_id}:{q.start}-{q.end}", q.text, doc_id=q.doc_id) for q in quotes
+        RetrievedChunk(f"{q.doc_id}:{q.start}-{q.end}", " ".join(q.text.split()), doc_id=q.doc_id)
+        for q in quotes
     )
 
 

@@ -44,6 +44,8 @@ WINDOW = 8
 """Words kept on either side of a blank."""
 
 _ENDS_LIKE_A_SENTENCE = re.compile(r"[.!?][\"')\]’”]*$")
+_OPENS_LIKE_A_SENTENCE = re.compile(r"[\"'“‘(]?[A-Z0-9]")
+_PARAGRAPH = re.compile(r"\S(?:.|\n(?![ \t]*\n))*")  # runs of text between blank lines
 _DEFINITION = re.compile(
     r"^(?P<article>(?:The|A|An)\s+)?(?P<term>[^\s,;:()\"“”]+(?:\s+[^\s,;:()\"“”]+){0,5}?)\s+"
     r"(?P<verb>is|are|was|were|refers\s+to|means|denotes)\s+(?:a|an|the|one\s+of|any)\s"
@@ -62,8 +64,10 @@ _ASK = {
     "denotes": "What does {} denote?",
 }
 _NUMBER = re.compile(r"(?<![\w.,/-])\d+(?:[.,:]\d+)*%?(?![\w/-])")
+# capitalised words of two characters or more, "of"/"de"/"van"/… between them: a name;
+# a lone capital ("P", "X") is a symbol of the text, not something to ask about
 _NAME = re.compile(
-    r"(?<![\w'’-])[A-Z][\w'’-]*(?:\s+(?:(?:of|de|da|van|von|du|la|le|the|and)\s+)?[A-Z][\w'’-]*)*"
+    r"(?<![\w'’-])[A-Z][\w'’-]+(?:\s+(?:(?:of|de|da|van|von|du|la|le|the)\s+)?[A-Z][\w'’-]+)*"
 )
 
 
@@ -74,27 +78,44 @@ class _Sentence:
     end: int
 
     @property
-    def text(self) -> str:
+    def quote(self) -> str:
+        """The sentence as the document writes it: the gold quote."""
         return self.doc.text[self.start : self.end]
+
+    @property
+    def text(self) -> str:
+        """The sentence with its white space (a hard-wrapped line's breaks) as spaces."""
+        return " ".join(self.quote.split())
 
 
 def _sentences(doc: Document) -> Iterator[list[_Sentence]]:
-    """Each section's kept sentences, located in the document."""
+    """Each section's kept sentences, located in the document. A paragraph's single line
+    breaks are read as spaces (hard-wrapped text: manual pages, docstrings), so a
+    sentence may span lines; a blank line always ends one."""
     for a, b in sections(doc.text):
-        kept, at = [], a
-        for sentence in split_sentences(doc.text[a:b]):
-            start = doc.text.find(sentence, at, b)
-            if start < 0:  # an abbreviation glued across a line break: not verbatim
-                continue
-            at = start + len(sentence)
-            n = len(sentence.split())
-            if (
-                MIN_WORDS <= n <= MAX_WORDS
-                and _ENDS_LIKE_A_SENTENCE.search(sentence)
-                and find_quote(doc.text, sentence).once
-            ):
-                kept.append(_Sentence(doc, start, at))
+        kept = []
+        for p in _PARAGRAPH.finditer(doc.text, a, b):
+            flat = p.group().replace("\n", " ")  # same length: offsets hold
+            at = 0
+            for sentence in split_sentences(flat):
+                start = flat.find(sentence, at)
+                if start < 0:  # an abbreviation glued over a run of spaces: not verbatim
+                    continue
+                at = start + len(sentence)
+                s = _Sentence(doc, p.start() + start, p.start() + at)
+                if _keep(s):
+                    kept.append(s)
         yield kept
+
+
+def _keep(s: _Sentence) -> bool:
+    n = len(s.text.split())
+    return (
+        MIN_WORDS <= n <= MAX_WORDS
+        and _OPENS_LIKE_A_SENTENCE.match(s.text) is not None
+        and _ENDS_LIKE_A_SENTENCE.search(s.text) is not None
+        and find_quote(s.doc.text, s.quote).once
+    )
 
 
 def _title(doc: Document) -> str:
@@ -157,7 +178,7 @@ def _candidate(s: _Sentence, turn: int) -> Candidate | None:
         made = template(s)
         if made is not None:
             question, reference = made
-            quotes = (Quote(s.doc.id, s.text, s.start, s.end),)
+            quotes = (Quote(s.doc.id, s.quote, s.start, s.end),)
             return Candidate(
                 id=candidate_id(kind, question, quotes),
                 kind=kind,
