@@ -38,9 +38,3 @@ def squad_questions() -> list[str]:
         for p in article["paragraphs"]
         for qa in p["qas"]
     ]
-
-
-def write_documents(path: Path, documents) -> Path:
-    rows = [{"id": d.id, "text": d.text, "title": d.title} for d in documents]
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    return path
