@@ -4,8 +4,9 @@ per attempt and reply size cap, the same prices, and replies kept in the same on
 cache (judges/reply_cache.py) under a key of their own prompt version.
 
 The judge offers no public call for a prompt of another's making, so this module is the
-one place that reaches into it (`OpenAIJudge._call`, `_Tally`); when the judge grows a
-public call, only this module changes.
+one place that reaches into it: `OpenAIJudge._call(body, tally)`, the judge's transport,
+handed a `_Spend` that prices each reply's usage as the judge's own tally does. When the
+judge grows a public call (text, usage, cost of one body), only this module changes.
 """
 
 from __future__ import annotations
@@ -15,8 +16,28 @@ from dataclasses import dataclass
 from typing import Any
 
 from rageval_core.errors import JudgeError, shown
-from rageval_core.judges.openai import OpenAIJudge, OpenAISettings, _Tally
+from rageval_core.judges.openai import MAX_TOKENS, OpenAIJudge, OpenAISettings, Prices
 from rageval_core.judges.reply_cache import ReplyCache, cache_key
+
+
+class _Spend:
+    """What one call cost: each reply's usage priced; a figure that cannot be a token
+    count (negative, not whole, beyond `MAX_TOKENS`) is a JudgeError, never a cost."""
+
+    def __init__(self, prices: Prices):
+        self.prices, self.usd = prices, 0.0
+
+    def add(self, usage: Any) -> dict[str, int]:
+        counts = {}
+        for k in ("prompt_tokens", "completion_tokens"):
+            v = usage.get(k) if isinstance(usage, dict) else None
+            if v is None:
+                continue
+            if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v <= MAX_TOKENS:
+                raise JudgeError(f"the endpoint reported impossible usage: {k} {shown(v, 40)}")
+            counts[k] = v
+        self.usd += self.prices.cost(counts)
+        return counts
 
 
 @dataclass(frozen=True)
@@ -55,7 +76,7 @@ class Chat:
                 return Answer(parse(entry["reply"]), None, 0.0, True)
             except ValueError:
                 pass  # a reply cached by an older parser: ask again
-        tally = _Tally(s.prices)
+        tally = _Spend(s.prices)
         try:
             text, usage = self._judge._call(body, tally)
         except JudgeError as exc:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+from dataclasses import dataclass
 from pathlib import Path
 
 from rageval_core.candidates.model import Source
@@ -56,6 +57,25 @@ def _folder(root: Path) -> tuple[Document, ...]:
     if not docs:
         raise DatasetError(f"{root}: every text file is empty")
     return tuple(docs)
+
+
+@dataclass(frozen=True)
+class Piece:
+    """A range of a document: a sentence a template asks about, a passage sent to the LLM."""
+
+    doc: Document
+    start: int
+    end: int
+
+    @property
+    def text(self) -> str:
+        """The range as the document writes it."""
+        return self.doc.text[self.start : self.end]
+
+    @property
+    def flat(self) -> str:
+        """The range with its white space (a hard-wrapped line's breaks) as single spaces."""
+        return " ".join(self.text.split())
 
 
 def source(doc: Document) -> Source:

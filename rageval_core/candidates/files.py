@@ -20,6 +20,7 @@ import os
 import shutil
 import tempfile
 from collections.abc import Sequence
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -41,15 +42,6 @@ OUTPUTS = (CANDIDATES_FILE, DOCUMENTS_FILE, ACCEPTED_FILE, REPORT_FILE)
 
 def _jsonl(rows: Sequence[dict[str, Any]]) -> bytes:
     return "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows).encode("utf-8")
-
-
-def _document(doc: Document) -> dict[str, Any]:
-    out: dict[str, Any] = {"id": doc.id, "text": doc.text}
-    if doc.title is not None:
-        out["title"] = doc.title
-    if doc.version is not None:
-        out["version"] = doc.version
-    return out
 
 
 def _question(c: Candidate) -> dict[str, Any]:
@@ -97,7 +89,9 @@ def write_outputs(
     try:
         files = {
             CANDIDATES_FILE: _jsonl([c.to_json() for c in candidates]),
-            DOCUMENTS_FILE: _jsonl([_document(d) for d in documents]),
+            DOCUMENTS_FILE: _jsonl(
+                [{k: v for k, v in asdict(d).items() if v is not None} for d in documents]
+            ),
             REPORT_FILE: (json.dumps(report, indent=2, ensure_ascii=False) + "\n").encode(),
         }
         dataset = accepted_dataset(name, candidates)

@@ -10,7 +10,7 @@ one kind, in the proportions of the config's `generate.mix`:
 - `user-vocabulary` — asked in a user's own words, sharing few with the passage;
 - `unanswerable` — a plausible near miss the passage seems to answer but does not.
 
-Passages are a document's sections joined up to `PASSAGE_CHARS`, taken one document at
+Pieces are a document's sections joined up to `PASSAGE_CHARS`, taken one document at
 a time in turn. Seed questions (`--seed-questions`) are sent as examples of style only.
 The reply is untrusted text: a JSON object (one Markdown code fence around it is
 removed), its fields typed and bounded (`MAX_QUESTION`, `MAX_ANSWER`, `MAX_QUOTES`,
@@ -30,7 +30,7 @@ from typing import Any
 
 from rageval_core.bounded_json import BadJSON, loads
 from rageval_core.candidates.chat import Chat
-from rageval_core.candidates.documents import sections, source
+from rageval_core.candidates.documents import Piece, sections, source
 from rageval_core.candidates.model import LLM_KINDS, Candidate, Quote, candidate_id
 from rageval_core.errors import ConfigError, shown
 from rageval_core.judges.openai import OpenAISettings
@@ -66,20 +66,9 @@ ASK = {
 
 
 @dataclass(frozen=True)
-class Passage:
-    doc: Document
-    start: int
-    end: int
-
-    @property
-    def text(self) -> str:
-        return self.doc.text[self.start : self.end]
-
-
-@dataclass(frozen=True)
 class Request:
     kind: str
-    passages: tuple[Passage, ...]
+    passages: tuple[Piece, ...]
 
 
 @dataclass(frozen=True)
@@ -126,7 +115,7 @@ def schedule(mix: Mapping[str, float], n: int) -> list[str]:
     return [k for _, _, k in sorted(slots)]
 
 
-def passages(doc: Document) -> list[Passage]:
+def passages(doc: Document) -> list[Piece]:
     """The document's sections joined in order up to `PASSAGE_CHARS` (a longer section
     is cut at white space)."""
     pieces = []
@@ -138,14 +127,14 @@ def passages(doc: Document) -> list[Passage]:
         pieces.append((a, b))
     if not pieces:
         return []
-    out: list[Passage] = []
+    out: list[Piece] = []
     start = end = pieces[0][0]
     for a, b in pieces:
         if b - start > PASSAGE_CHARS and end > start:
-            out.append(Passage(doc, start, end))
+            out.append(Piece(doc, start, end))
             start = a
         end = b
-    out.append(Passage(doc, start, end))
+    out.append(Piece(doc, start, end))
     return out
 
 
@@ -174,7 +163,7 @@ def requests(documents: Sequence[Document], kinds: Sequence[str]) -> list[Reques
     return out
 
 
-def _interleave(rows: list[list[Passage]]) -> list[list[Passage]]:
+def _interleave(rows: list[list[Piece]]) -> list[list[Piece]]:
     """Rounds: the first passage of each document, then the second, …"""
     depth = max((len(r) for r in rows), default=0)
     return [[r[i] for r in rows if i < len(r)] for i in range(depth)]

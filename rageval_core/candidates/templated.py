@@ -28,10 +28,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 from itertools import zip_longest
 
-from rageval_core.candidates.documents import sections, source
+from rageval_core.candidates.documents import Piece, sections, source
 from rageval_core.candidates.model import Candidate, Quote, candidate_id
 from rageval_core.candidates.quotes import find_quote
 from rageval_core.judges.text import split_sentences, terms
@@ -71,24 +70,7 @@ _NAME = re.compile(
 )
 
 
-@dataclass(frozen=True)
-class _Sentence:
-    doc: Document
-    start: int
-    end: int
-
-    @property
-    def quote(self) -> str:
-        """The sentence as the document writes it: the gold quote."""
-        return self.doc.text[self.start : self.end]
-
-    @property
-    def text(self) -> str:
-        """The sentence with its white space (a hard-wrapped line's breaks) as spaces."""
-        return " ".join(self.quote.split())
-
-
-def _sentences(doc: Document) -> Iterator[list[_Sentence]]:
+def _sentences(doc: Document) -> Iterator[list[Piece]]:
     """Each section's kept sentences, located in the document. A paragraph's single line
     breaks are read as spaces (hard-wrapped text: manual pages, docstrings), so a
     sentence may span lines; a blank line always ends one."""
@@ -102,19 +84,19 @@ def _sentences(doc: Document) -> Iterator[list[_Sentence]]:
                 if start < 0:  # an abbreviation glued over a run of spaces: not verbatim
                     continue
                 at = start + len(sentence)
-                s = _Sentence(doc, p.start() + start, p.start() + at)
+                s = Piece(doc, p.start() + start, p.start() + at)
                 if _keep(s):
                     kept.append(s)
         yield kept
 
 
-def _keep(s: _Sentence) -> bool:
-    n = len(s.text.split())
+def _keep(s: Piece) -> bool:
+    n = len(s.flat.split())
     return (
         MIN_WORDS <= n <= MAX_WORDS
-        and _OPENS_LIKE_A_SENTENCE.match(s.text) is not None
-        and _ENDS_LIKE_A_SENTENCE.search(s.text) is not None
-        and find_quote(s.doc.text, s.quote).once
+        and _OPENS_LIKE_A_SENTENCE.match(s.flat) is not None
+        and _ENDS_LIKE_A_SENTENCE.search(s.flat) is not None
+        and find_quote(s.doc.text, s.text).once
     )
 
 
@@ -131,8 +113,8 @@ def _window(sentence: str, start: int, end: int) -> str:
     return f"{left} ___ {right}".strip().replace('"', "'")
 
 
-def _definition(s: _Sentence) -> tuple[str, str] | None:
-    m = _DEFINITION.match(s.text)
+def _definition(s: Piece) -> tuple[str, str] | None:
+    m = _DEFINITION.match(s.flat)
     if m is None:
         return None
     term = m["term"]
@@ -144,12 +126,12 @@ def _definition(s: _Sentence) -> tuple[str, str] | None:
         term = term[0].lower() + term[1:]  # "Computational complexity theory" opens a sentence
     article = (m["article"] or "").lower()
     verb = " ".join(m["verb"].split())
-    return _ASK[verb].format(article + term), s.text
+    return _ASK[verb].format(article + term), s.flat
 
 
-def _blank(s: _Sentence, pattern: re.Pattern[str], what: str) -> tuple[str, str] | None:
+def _blank(s: Piece, pattern: re.Pattern[str], what: str) -> tuple[str, str] | None:
     """A fill-the-blank question on the longest match of `pattern` after the first word."""
-    text = s.text
+    text = s.flat
     matches = [m for m in pattern.finditer(text) if m.start() > 0]
     if what == "who or what":
         names = terms(text).names
@@ -161,15 +143,15 @@ def _blank(s: _Sentence, pattern: re.Pattern[str], what: str) -> tuple[str, str]
     return f'In "{_title(s.doc)}", {what} fills the blank: "{window}"?', m.group()
 
 
-def _number(s: _Sentence) -> tuple[str, str] | None:
+def _number(s: Piece) -> tuple[str, str] | None:
     return _blank(s, _NUMBER, "which number")
 
 
-def _name(s: _Sentence) -> tuple[str, str] | None:
+def _name(s: Piece) -> tuple[str, str] | None:
     return _blank(s, _NAME, "who or what")
 
 
-def _candidate(s: _Sentence, turn: int) -> Candidate | None:
+def _candidate(s: Piece, turn: int) -> Candidate | None:
     """The candidate of one sentence: a definition if it is one, else a number or a name,
     alternating by `turn`."""
     second = (("number", _number), ("name", _name))
@@ -178,7 +160,7 @@ def _candidate(s: _Sentence, turn: int) -> Candidate | None:
         made = template(s)
         if made is not None:
             question, reference = made
-            quotes = (Quote(s.doc.id, s.quote, s.start, s.end),)
+            quotes = (Quote(s.doc.id, s.text, s.start, s.end),)
             return Candidate(
                 id=candidate_id(kind, question, quotes),
                 kind=kind,
@@ -191,7 +173,7 @@ def _candidate(s: _Sentence, turn: int) -> Candidate | None:
     return None
 
 
-def _spread(doc: Document) -> Iterator[_Sentence]:
+def _spread(doc: Document) -> Iterator[Piece]:
     """The document's kept sentences, one per section in turn."""
     for row in zip_longest(*_sentences(doc)):
         yield from (s for s in row if s is not None)
