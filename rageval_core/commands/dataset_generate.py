@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from rageval_core.commands import dataset_actions
-from rageval_core.errors import ConfigError, DatasetError
+from rageval_core.errors import ConfigError, DatasetError, JudgeError
 
 MAX_N = 10_000
 
@@ -108,10 +108,14 @@ def run(args: argparse.Namespace) -> int:
     existing = _existing(args.dataset)
     documents = read_documents(args.documents)
     made = generate(documents, args.n, judge=judge, mix=mix, seeds=seeds, existing=existing)
+    if not made.candidates and made.report["errors"]:
+        first = made.report["errors"][0]
+        raise JudgeError(
+            f"the endpoint gave no candidate ({len(made.report['errors'])} calls; {first})"
+        )
     if not made.candidates:
         raise DatasetError(
-            f"{args.documents}: no candidate could be generated"
-            + (f" ({made.report['errors'][0]})" if made.report["errors"] else "")
+            f'{args.documents}: no sentence fits a template (docs/generate.md, "Templated")'
         )
     out = Path(args.out)
     written = write_outputs(
