@@ -26,6 +26,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
+from rageval_core.candidates.documents import sections
 from rageval_core.candidates.model import Candidate, Check, Quote
 from rageval_core.candidates.quotes import find_quote
 from rageval_core.candidates.similarity import NearIndex, exact_key, jaccard, words
@@ -120,28 +121,36 @@ def judge_support(judge: Judge) -> Support:
 
 
 @dataclass(frozen=True)
-class Rarity:
-    """How many sections hold each word, and the most a rare word may be in."""
+class Vocabulary:
+    """The documents' words, read once: how many sections hold each, the most a rare
+    word may be in, and each document's words."""
 
     sections_with: Counter
     rare_at_most: int
+    document_words: dict[str, frozenset[str]]
 
     @classmethod
-    def of(cls, section_texts: Sequence[str]) -> Rarity:
-        counts = Counter(w for text in section_texts for w in chunk_tokens(text))
-        return cls(counts, max(2, int(RARE_SHARE * len(section_texts))))
+    def of(cls, documents: Sequence[Document]) -> Vocabulary:
+        counts: Counter = Counter()
+        words, n = {}, 0
+        for d in documents:
+            held = [chunk_tokens(d.text[a:b]) for a, b in sections(d.text)]
+            n += len(held)
+            counts.update(w for s in held for w in s)
+            words[d.id] = frozenset().union(*held)
+        return cls(counts, max(2, int(RARE_SHARE * n)), words)
 
     def rare(self, found: frozenset[str]) -> frozenset[str]:
         return frozenset(w for w in found if 0 < self.sections_with[w] <= self.rare_at_most)
 
 
-def specific(c: Candidate, docs: dict[str, Document], rarity: Rarity) -> Check:
+def specific(c: Candidate, vocabulary: Vocabulary) -> Check:
     asked = terms(c.question).content
     held = frozenset().union(
         *(chunk_tokens(q.text) for q in c.quotes),
-        *(chunk_tokens(docs[d].text) for d in {q.doc_id for q in c.quotes} if d in docs),
+        *(vocabulary.document_words.get(q.doc_id, frozenset()) for q in c.quotes),
     )
-    shared = rarity.rare(asked & held)
+    shared = vocabulary.rare(asked & held)
     if shared:
         return Check(SPECIFIC, True, f"shares rare word(s) with its source: {listed(shared)}")
     why = "no content word" if not asked else f"none of {listed(asked)} is rare in its source"
@@ -174,7 +183,7 @@ def unanswerable(c: Candidate, everything: tuple[RetrievedChunk, ...], threshold
 def verify(
     candidates: Sequence[Candidate],
     documents: Sequence[Document],
-    rarity: Rarity,
+    vocabulary: Vocabulary,
     *,
     existing: Sequence[tuple[str, str]] = (),
     support: Support | None = None,
@@ -203,7 +212,7 @@ def verify(
             )
         else:
             checks.append(unanswerable(c, everything, threshold))
-        checks.append(specific(c, docs, rarity))
+        checks.append(specific(c, vocabulary))
         if c.kind == "user-vocabulary":
             checks.append(paraphrased(c))
         mine = words(c.question)

@@ -11,9 +11,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from rageval_core.candidates import llm, templated
-from rageval_core.candidates.checks import Rarity, judge_support, verify
+from rageval_core.candidates.checks import Vocabulary, judge_support, verify
 from rageval_core.candidates.coverage import Coverage, coverage
-from rageval_core.candidates.documents import sections
 from rageval_core.candidates.model import ACCEPTED, Candidate
 from rageval_core.judges import make_judge
 from rageval_core.judges.offline import DEFAULT_THRESHOLD, OfflineJudge
@@ -59,13 +58,18 @@ def generate(
         candidates = templated.generate(documents, n)
         generator = templated.GENERATOR
     generated = time.perf_counter()
-    rarity = Rarity.of([d.text[a:b] for d in documents for a, b in sections(d.text)])
+    vocabulary = Vocabulary.of(documents)
     checker = make_judge({**judge, "metrics": ["faithfulness"]})
     try:
         support = judge_support(checker) if judge.get("kind") == "openai" else None
         threshold = checker.threshold if isinstance(checker, OfflineJudge) else DEFAULT_THRESHOLD
         checked, index = verify(
-            candidates, documents, rarity, existing=existing, support=support, threshold=threshold
+            candidates,
+            documents,
+            vocabulary,
+            existing=existing,
+            support=support,
+            threshold=threshold,
         )
     finally:
         checker.close()

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from rageval_core.candidates.checks import Rarity, verify
+from rageval_core.candidates.checks import Vocabulary, verify
 from rageval_core.candidates.coverage import coverage
 from rageval_core.candidates.documents import sections, source
 from rageval_core.candidates.model import ACCEPTED, REJECTED, Candidate, Quote
@@ -22,8 +22,7 @@ def make(docs, kind, question, reference, *quotes) -> Candidate:
 
 
 def check(docs, *candidates, existing=()):
-    rarity = Rarity.of([d.text[a:b] for d in docs for a, b in sections(d.text)])
-    return verify(candidates, docs, rarity, existing=existing)[0]
+    return verify(candidates, docs, Vocabulary.of(docs), existing=existing)[0]
 
 
 def checks_of(c: Candidate) -> dict[str, tuple[bool, str]]:
