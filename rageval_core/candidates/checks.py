@@ -100,12 +100,18 @@ def offline_support(threshold: float = DEFAULT_THRESHOLD) -> Support:
     return check
 
 
-def judge_support(judge: Judge) -> Support:
+class JudgeSupport:
     """The judge's faithfulness verdicts on the reference answer read as an answer, the
-    quotes as its chunks: every claim supported, or the first one that is not."""
+    quotes as its chunks: every claim supported, or the first one that is not. Keeps
+    what the judge's calls cost (`cost_usd`)."""
 
-    def check(c: Candidate, quotes: tuple[RetrievedChunk, ...]) -> Check:
-        verdict = judge.judge(JudgeInput(c.question, c.reference_answer, quotes, None))
+    def __init__(self, judge: Judge):
+        self.judge = judge
+        self.cost_usd = 0.0
+
+    def __call__(self, c: Candidate, quotes: tuple[RetrievedChunk, ...]) -> Check:
+        verdict = self.judge.judge(JudgeInput(c.question, c.reference_answer, quotes, None))
+        self.cost_usd += verdict.cost_usd or 0.0
         if verdict.error:
             return Check(SUPPORTED, False, f"the judge failed: {shown(verdict.error, 120)}")
         if verdict.refused or not verdict.claims:
@@ -116,8 +122,6 @@ def judge_support(judge: Judge) -> Support:
                     SUPPORTED, False, f"{claim.verdict}: {shown(claim.reason or claim.text, 80)}"
                 )
         return Check(SUPPORTED, True, f"the judge found {len(verdict.claims)} claim(s) supported")
-
-    return check
 
 
 @dataclass(frozen=True)

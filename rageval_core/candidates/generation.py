@@ -10,8 +10,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from rageval_core.candidates import llm, templated
-from rageval_core.candidates.checks import Vocabulary, judge_support, verify
+from rageval_core.candidates import templated
+from rageval_core.candidates.checks import JudgeSupport, Vocabulary, verify
 from rageval_core.candidates.coverage import Coverage, coverage
 from rageval_core.candidates.model import ACCEPTED, Candidate
 from rageval_core.judges import make_judge
@@ -47,6 +47,8 @@ def generate(
     errors: list[str] = []
     cost, cached = 0.0, 0
     if judge.get("kind") == "openai":
+        # here, so an offline generation never loads the HTTP stack
+        from rageval_core.candidates import llm
         from rageval_core.judges.openai import OpenAISettings
 
         made = llm.generate(
@@ -61,7 +63,7 @@ def generate(
     vocabulary = Vocabulary.of(documents)
     checker = make_judge({**judge, "metrics": ["faithfulness"]})
     try:
-        support = judge_support(checker) if judge.get("kind") == "openai" else None
+        support = JudgeSupport(checker) if judge.get("kind") == "openai" else None
         threshold = checker.threshold if isinstance(checker, OfflineJudge) else DEFAULT_THRESHOLD
         checked, index = verify(
             candidates,
@@ -90,7 +92,8 @@ def generate(
         "near_duplicate_comparisons": index.compared,
         "coverage": cover.to_json(),
         "errors": errors,
-        "cost_usd": cost,
+        "cost_usd": cost + (support.cost_usd if support else 0.0),
+        "cost_usd_verification": support.cost_usd if support else 0.0,
         "cached_replies": cached,
         "seconds": {
             "generation": round(generated - started, 3),

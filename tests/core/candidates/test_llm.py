@@ -128,7 +128,8 @@ def test_valid_replies_give_checked_candidates_of_the_mix(squad_documents, tmp_p
     # the judge checked each answerable candidate whose quotes stood once
     judged = len(srv.requests) - len(asked)
     assert judged == sum(c.answerable for c in made.candidates)
-    assert made.report["cost_usd"] == pytest.approx(10 * COST_PER_CALL)
+    assert made.report["cost_usd"] == pytest.approx((10 + judged) * COST_PER_CALL)
+    assert made.report["cost_usd_verification"] == pytest.approx(judged * COST_PER_CALL)
     assert made.report["judge"] == "openai"
 
     write_outputs(tmp_path, "gen", made.candidates, squad_documents, made.report)
@@ -275,6 +276,7 @@ def test_the_command_reads_the_mix_and_the_seeds(squad_documents, tmp_path, caps
     assert [kind_of(m) for m in asked] == ["unanswerable"] * 3
     assert asked[0]["style_examples"] == ["what did rollo do", "when was the first crusade"]
     out = capsys.readouterr().out
+    # unanswerable candidates are checked offline: only the three generator calls cost
     assert "3 candidates" in out and f"judge endpoint cost ${3 * COST_PER_CALL:.4f}" in out
 
 

@@ -73,3 +73,17 @@ def test_real_questions_need_a_small_share_of_the_comparisons(squad_questions) -
 def test_exact_key_ignores_case_spacing_and_typography() -> None:
     assert exact_key("What is  “BM25”?") == exact_key('what is "BM25"')
     assert exact_key("What is BM25?") != exact_key("What is BM26?")
+
+
+@given(st.lists(WORDS, max_size=30))
+def test_only_questions_sharing_a_word_are_ever_compared(sets) -> None:
+    """The work is bounded by the pairs that share a word, not by n(n-1)/2: questions
+    with no word in common are never compared."""
+    sharing = sum(bool(a & b) for a, b in combinations(sets, 2))
+    assert indexed_pairs(sets)[1] <= sharing
+
+
+@given(st.integers(min_value=0, max_value=300))
+def test_questions_on_different_things_cost_no_comparison(n) -> None:
+    sets = [frozenset({f"topic{i}", f"detail{i}", "what"}) for i in range(n)]
+    assert indexed_pairs(sets) == (set(), 0)
