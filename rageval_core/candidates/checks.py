@@ -150,11 +150,9 @@ class Vocabulary:
 
 def specific(c: Candidate, vocabulary: Vocabulary) -> Check:
     asked = terms(c.question).content
-    held = frozenset().union(
-        *(chunk_tokens(q.text) for q in c.quotes),
-        *(vocabulary.document_words.get(q.doc_id, frozenset()) for q in c.quotes),
-    )
-    shared = vocabulary.rare(asked & held)
+    held = [chunk_tokens(q.text) for q in c.quotes]
+    held += [vocabulary.document_words.get(q.doc_id, frozenset()) for q in c.quotes]
+    shared = vocabulary.rare(frozenset(w for w in asked if any(w in h for h in held)))
     if shared:
         return Check(SPECIFIC, True, f"shares rare word(s) with its source: {listed(shared)}")
     why = "no content word" if not asked else f"none of {listed(asked)} is rare in its source"

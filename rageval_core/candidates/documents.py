@@ -9,6 +9,7 @@ import hashlib
 import os
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
 from rageval_core.candidates.model import Source
@@ -78,10 +79,12 @@ class Piece:
         return " ".join(self.text.split())
 
 
+@lru_cache(maxsize=4096)
 def source(doc: Document) -> Source:
     """The version a candidate written from `doc` records: its declared version and the
     sha256 of its text, so a later change of the text is seen even when nobody bumped
-    the version."""
+    the version. Kept for the documents seen last: every candidate of a document
+    records it."""
     digest = hashlib.sha256(doc.text.encode("utf-8", "surrogatepass")).hexdigest()
     return Source(doc.id, doc.version, digest)
 

@@ -2,9 +2,11 @@
 
 Deterministic — the same documents give the same candidates, byte for byte — so it runs
 in CI and on machines without an endpoint. It reads each document's sentences (by
-`judges/text.split_sentences`, in sections: `documents.sections`) and keeps those of
-6–60 words that end like a sentence and stand once in their document. Each kept
-sentence gives at most one candidate, by the first template that fits:
+`judges/text.split_sentences`, paragraph by paragraph, a paragraph's line breaks read as
+spaces so hard-wrapped text gives whole sentences) and keeps those of 6–60 words that
+open with a capital, a digit or a quote, end with `.`, `!` or `?`, and stand once in
+their document. Each kept sentence gives at most one candidate, by the first template
+that fits:
 
 - `definition` — "X is/are/was/were a|an|the …", "X refers to/means/denotes …" with X of
   one to six words, not a pronoun: "What is X?" ("What does X mean?"); the reference
@@ -12,7 +14,8 @@ sentence gives at most one candidate, by the first template that fits:
 - `number` — a sentence holding a number: "In "TITLE", which number fills the blank:
   "… employs about ___ people and …"?" (eight words either side); the reference is
   the number as written.
-- `name` — a sentence naming something (capitalised words not opening the sentence):
+- `name` — a sentence naming something (capitalised words of two characters or more,
+  not opening the sentence; the longest):
   "In "TITLE", who or what fills the blank: "… founded in 2009 by ___ and …"?"; the
   reference is the name.
 
@@ -91,12 +94,13 @@ def _sentences(doc: Document) -> Iterator[list[Piece]]:
 
 
 def _keep(s: Piece) -> bool:
+    """Whether a sentence may be asked about (standing once is checked when it is: a
+    search of the whole document for every sentence would be quadratic)."""
     n = len(s.flat.split())
     return (
         MIN_WORDS <= n <= MAX_WORDS
         and _OPENS_LIKE_A_SENTENCE.match(s.flat) is not None
         and _ENDS_LIKE_A_SENTENCE.search(s.flat) is not None
-        and find_quote(s.doc.text, s.text).once
     )
 
 
@@ -153,12 +157,14 @@ def _name(s: Piece) -> tuple[str, str] | None:
 
 def _candidate(s: Piece, turn: int) -> Candidate | None:
     """The candidate of one sentence: a definition if it is one, else a number or a name,
-    alternating by `turn`."""
+    alternating by `turn`; None for a sentence that fits no template or stands twice."""
     second = (("number", _number), ("name", _name))
     order = (("definition", _definition), *(second if turn % 2 == 0 else second[::-1]))
     for kind, template in order:
         made = template(s)
         if made is not None:
+            if not find_quote(s.doc.text, s.text).once:
+                return None
             question, reference = made
             quotes = (Quote(s.doc.id, s.text, s.start, s.end),)
             return Candidate(
