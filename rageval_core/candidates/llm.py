@@ -6,7 +6,8 @@ one kind, in the proportions of the config's `generate.mix`:
 
 - `single-fact` — one question answered by one fact of one passage;
 - `multi-hop` — one question needing a fact from each of two passages of two documents
-  (the second passage: the one of another document sharing the most words with the first);
+  (the second passage: the one of another document sharing the most content words with
+  the first);
 - `user-vocabulary` — asked in a user's own words, sharing few with the passage;
 - `unanswerable` — a plausible near miss the passage seems to answer but does not.
 
@@ -34,7 +35,7 @@ from rageval_core.candidates.documents import Piece, sections, source
 from rageval_core.candidates.model import LLM_KINDS, Candidate, Quote, candidate_id
 from rageval_core.errors import ConfigError, shown
 from rageval_core.judges.openai import OpenAISettings
-from rageval_core.judges.text import chunk_tokens
+from rageval_core.judges.text import terms
 from rageval_core.models import Document
 
 PROMPT_VERSION = "generate-1"
@@ -146,7 +147,7 @@ def requests(documents: Sequence[Document], kinds: Sequence[str]) -> list[Reques
     walk = [p for row in _interleave(per_doc) for p in row]
     if not walk:
         return []
-    words = {id(p): chunk_tokens(p.text) for p in walk}
+    words = {id(p): terms(p.text).content for p in walk}
     out = []
     for i, kind in enumerate(kinds):
         first = walk[i % len(walk)]
@@ -214,7 +215,7 @@ def _messages(request: Request, seeds: Sequence[str]) -> list[dict[str, str]]:
         "passages": [{"doc_id": p.doc.id, "text": p.text} for p in request.passages],
     }
     if seeds:
-        material["style_examples"] = list(seeds[:MAX_SEEDS])
+        material["style_examples"] = [seed[:MAX_QUESTION] for seed in seeds[:MAX_SEEDS]]
     return [
         {"role": "system", "content": SYSTEM},
         {"role": "user", "content": json.dumps(material, ensure_ascii=False)},

@@ -112,7 +112,7 @@ class Candidate:
                 question=_text(data["question"]),
                 reference_answer=_text(data["reference_answer"]),
                 quotes=tuple(
-                    Quote(_text(q["doc_id"]), _text(q["text"]), q.get("start"), q.get("end"))
+                    Quote(_text(q["doc_id"]), _text(q["text"]), _at(q["start"]), _at(q["end"]))
                     for q in data["quotes"]
                 ),
                 sources=tuple(
@@ -128,6 +128,12 @@ class Candidate:
             )
         except (KeyError, TypeError, AttributeError, ValueError) as exc:
             raise DatasetError(f"{where}: not a candidate ({shown(exc)})") from None
+
+
+def _at(value: Any) -> int | None:
+    if value is None or (isinstance(value, int) and not isinstance(value, bool) and value >= 0):
+        return value
+    raise ValueError(f"an offset must be a whole number >= 0 or null, found {shown(value)}")
 
 
 def _text(value: Any) -> str:

@@ -129,3 +129,23 @@ def test_a_failure_while_writing_leaves_the_folder_as_it_was(tmp_path, monkeypat
     assert code == 2
     assert "invalid golden dataset" in capsys.readouterr().err
     assert {p.name: p.read_bytes() for p in out.iterdir()} == before  # no staging folder left
+
+
+@pytest.mark.parametrize(
+    "line, why",
+    [
+        ("not json", "candidates.jsonl:2: not valid JSON"),
+        ('{"id": "x"}', "candidates.jsonl:2: not a candidate"),
+        ('{"id": "x", "kind": "name", "question": "q", "reference_answer": "r", "generator": "g",'
+         ' "sources": [], "quotes": [{"doc_id": "d", "text": "t", "start": -1, "end": 3}]}',
+         "an offset must be a whole number"),
+    ],
+)  # fmt: skip
+def test_a_bad_candidates_line_is_named(tmp_path, line, why) -> None:
+    out = tmp_path / "out"
+    assert generate("--documents", str(EXAMPLE_DOCUMENTS), "--out", str(out), "--n", "1") == 0
+    path = out / "candidates.jsonl"
+    path.write_text(path.read_text() + line + "\n")
+    with pytest.raises(DatasetError) as err:
+        read_candidates(path)
+    assert why in err.value.message and str(path) in err.value.message
