@@ -36,6 +36,7 @@ from itertools import zip_longest
 from rageval_core.candidates.documents import Piece, sections, source
 from rageval_core.candidates.model import Candidate, Quote, candidate_id
 from rageval_core.candidates.quotes import find_quote
+from rageval_core.candidates.similarity import exact_key
 from rageval_core.judges.text import split_sentences, terms
 from rageval_core.models import Document
 
@@ -186,8 +187,11 @@ def _spread(doc: Document) -> Iterator[Piece]:
 
 
 def generate(documents: Sequence[Document], n: int) -> list[Candidate]:
-    """Up to `n` templated candidates over `documents`, documents taken in turn."""
+    """Up to `n` templated candidates over `documents`, documents taken in turn; a
+    question already asked (a sentence a document repeats, wrapped differently) is
+    not asked again."""
     out: list[Candidate] = []
+    asked: set[str] = set()  # a sentence repeated in other words elsewhere: asked once
     streams = [_spread(d) for d in documents]
     turn = 0
     while streams and len(out) < n:
@@ -196,7 +200,8 @@ def generate(documents: Sequence[Document], n: int) -> list[Candidate]:
             for s in stream:
                 made = _candidate(s, turn)
                 turn += 1
-                if made is not None:
+                if made is not None and exact_key(made.question) not in asked:
+                    asked.add(exact_key(made.question))
                     out.append(made)
                     alive.append(stream)
                     break

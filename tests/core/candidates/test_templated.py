@@ -93,7 +93,7 @@ def test_every_candidate_passes_its_quote_and_support_checks(made) -> None:
 def test_no_exact_duplicate_and_few_near_ones(made) -> None:
     accepted = [c for c in made.candidates if c.status == ACCEPTED]
     assert len(accepted) >= 0.75 * len(made.candidates)
-    keys = [exact_key(c.question) for c in accepted]
+    keys = [exact_key(c.question) for c in made.candidates]  # none asked twice, even rejected
     assert len(set(keys)) == len(keys)
     sets = [words(c.question) for c in made.candidates]
     near = {j for i, j in combinations(range(len(sets)), 2) if similar(sets[i], sets[j])}
