@@ -4,6 +4,7 @@ folder that validates out; mistakes are one line; a failed generation leaves `--
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -149,3 +150,33 @@ def test_a_bad_candidates_line_is_named(tmp_path, line, why) -> None:
     with pytest.raises(DatasetError) as err:
         read_candidates(path)
     assert why in err.value.message and str(path) in err.value.message
+
+
+def test_the_accepted_candidates_score_in_a_run(tmp_path, capsys) -> None:
+    """accepted.yaml is a dataset `rageval run` scores: the example pipeline, indexing the
+    example corpus, retrieves the gold quotes of questions written from its documents."""
+    out = tmp_path / "out"
+    assert generate("--documents", str(EXAMPLE_DOCUMENTS), "--out", str(out), "--n", "20") == 0
+    n = sum(c.status == ACCEPTED for c in read_candidates(out / "candidates.jsonl"))
+    config = tmp_path / "run.yaml"
+    config.write_text(
+        json.dumps(
+            {
+                "name": "generated",
+                "dataset": str(out / "accepted.yaml"),
+                "pipeline": {
+                    "factory": "rageval_core.example.pipeline:build",
+                    "params": {
+                        "top_k": 5,
+                        "dataset": str(EXAMPLE_DOCUMENTS.with_name("dataset.yaml")),
+                    },
+                },
+                "judge": {"kind": "offline"},
+            }
+        )
+    )
+    capsys.readouterr()
+    assert main(["run", str(config), "--results", str(tmp_path / "results")]) == 0
+    printed = capsys.readouterr().out
+    assert f"{n} questions, 0 errors" in printed
+    assert re.search(r"recall@5 +(0\.[89]\d\d|1\.000)", printed), printed
