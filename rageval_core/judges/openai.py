@@ -161,8 +161,9 @@ class _Failure(JudgeError):
 
 
 @dataclass
-class _Tally:
-    """Money spent on one question, kept even when the question ends in an error."""
+class Spend:
+    """Money spent on one question (or one generator call), kept even when it ends in an
+    error."""
 
     prices: Prices
     usd: float = 0.0
@@ -262,7 +263,7 @@ class OpenAIJudge:
         )
 
     def judge(self, inp: JudgeInput) -> Judgement:
-        tally = _Tally(self.settings.prices)
+        tally = Spend(self.settings.prices)
         try:
             replies = [self._ask(system, inp, tally) for system in self._prompts]
         except _Failure as exc:
@@ -302,7 +303,7 @@ class OpenAIJudge:
             "messages": messages,
         }
 
-    def _ask(self, system: str, inp: JudgeInput, tally: _Tally) -> Reply:
+    def _ask(self, system: str, inp: JudgeInput, tally: Spend) -> Reply:
         """A valid reply for one system prompt: from the cache, the call, or its repair."""
         asked = Asked(
             chunk_ids=tuple(c.id for c in inp.retrieved),
@@ -320,7 +321,7 @@ class OpenAIJudge:
                 return _grounded(parse_reply(entry["reply"], asked), inp)
             except ReplyError:
                 log.warning("judge cache entry %s no longer valid; asking again", key[:12])
-        text, usage = self._call(body, tally)
+        text, usage = self.call(body, tally)
         try:
             raw = decode(text)
             reply = _grounded(parse_reply(raw, asked), inp)
@@ -330,7 +331,7 @@ class OpenAIJudge:
                 {"role": "assistant", "content": text},
                 {"role": "user", "content": REPAIR_INSTRUCTION.format(problem=first)},
             ]
-            text, more = self._call(self._body(repair), tally)
+            text, more = self.call(self._body(repair), tally)
             usage = {k: usage.get(k, 0) + more.get(k, 0) for k in usage.keys() | more.keys()}
             try:
                 raw = decode(text)
@@ -343,8 +344,9 @@ class OpenAIJudge:
 
     # ------------------------------------------------------------------ transport
 
-    def _call(self, body: dict[str, Any], tally: _Tally) -> tuple[str, dict[str, int]]:
-        """The reply text and usage of one chat-completions request, after retries.
+    def call(self, body: dict[str, Any], tally: Spend) -> tuple[str, dict[str, int]]:
+        """The reply text and usage of one chat-completions request, after retries: the
+        transport the judge and the LLM generator (candidates/chat.py) share.
 
         An overload answered to a call the limiter started before it last backed off
         (`Call.news` false) was the old pace's: it costs no retry of `max_retries`, up to
@@ -405,7 +407,7 @@ class OpenAIJudge:
             return resp.status_code, resp.headers, b"".join(parts)
 
     @staticmethod
-    def _content(data: bytes, tally: _Tally) -> tuple[str, dict[str, int]]:
+    def _content(data: bytes, tally: Spend) -> tuple[str, dict[str, int]]:
         """Message text and usage of a 200 reply; a broken envelope counts as malformed."""
         try:
             envelope = loads(data)

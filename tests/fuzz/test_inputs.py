@@ -355,9 +355,9 @@ def test_any_judge_reply_is_a_reply_or_a_reply_error(text):
 )
 def test_any_judge_envelope_is_text_and_usage_or_a_judge_error(text):
     from rageval_core.errors import JudgeError
-    from rageval_core.judges.openai import OpenAIJudge, Prices, _Tally
+    from rageval_core.judges.openai import OpenAIJudge, Prices, Spend
 
-    tally = _Tally(Prices(1.0, 1.0))
+    tally = Spend(Prices(1.0, 1.0))
     try:
         content, usage = OpenAIJudge._content(text.encode("utf-8", "surrogatepass"), tally)
     except JudgeError as exc:

@@ -1,0 +1,28 @@
+"""Candidate golden questions (docs/generate.md): generated from documents, offline by
+templates or by an LLM through the judge's client, then checked automatically, each
+check keeping why. `rageval dataset generate` is its command.
+
+Its modules hold one idea each: the values (`model.py`), where a quote stands
+(`quotes.py`), the documents read and cut into sections (`documents.py`), the templated
+generator (`templated.py`), the LLM generator (`llm.py`) and its one door into the
+judge's HTTP client (`chat.py`), near-duplicates (`similarity.py`), the checks
+(`checks.py`), coverage (`coverage.py`), one generation end to end (`generation.py`) and
+the files written (`files.py`). Nothing here writes outside the folder it is given.
+"""
+
+from rageval_core.candidates.files import read_candidates, write_outputs
+from rageval_core.candidates.generation import Generation, generate
+from rageval_core.candidates.model import ACCEPTED, REJECTED, Candidate, Check, Quote, Source
+
+__all__ = [
+    "ACCEPTED",
+    "REJECTED",
+    "Candidate",
+    "Check",
+    "Generation",
+    "Quote",
+    "Source",
+    "generate",
+    "read_candidates",
+    "write_outputs",
+]
