@@ -62,7 +62,8 @@ def test_the_link_rageval_run_prints_opens_that_runs_diagnose(loop, ran, page, w
     server, series = loop
     out, run_id = ran
     assert f"{run_id}: 99 questions (vs {series.broken_run})" in out
-    assert re.search(r"recall@5\s+0\.814\s+= same", out), out
+    # each figure says how many questions it covers (recall: the answerable ones)
+    assert re.search(r"recall@5\s+0\.814 \(86 of 99 questions\)\s+= same", out), out
     assert "failures: missed refusal 4, false refusal 31, incorrect 13, ok 51" in out
     link = re.search(r"^  open: (\S+)$", out, re.M)[1]
     assert link == f"{server.url}/diagnose?run={run_id}"
