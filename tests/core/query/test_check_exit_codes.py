@@ -108,3 +108,20 @@ def test_report_with_an_unknown_baseline_exits_2(runs, tmp_path, capsys):
     code = main(["report", "cand", "--baseline", "nope", "--out", str(out), "--results", str(runs)])
     err = capsys.readouterr().err
     assert code == 2 and "no such run" in err and not out.exists()
+
+
+def test_check_gates_reference_free_failures_and_unscored_questions(results, tmp_path, capsys):
+    """Every question can fail: a limit on the new failure types fails the build, and an
+    unscored question is said, never passed as ok (issue 32 item 4)."""
+    types = ["off_topic", "irrelevant_context", "unscored", "ok"]
+    rows = [row(f"q{i}", answerable=None, failure_type=ft) for i, ft in enumerate(types)]
+    write_run(results, "prod", rows)
+    limits = "".join(f"failure_{ft}: {{max: 0}}\n" for ft in types[:3])
+    code, _ = check(capsys, results, "prod", "--thresholds", _thresholds(tmp_path, limits))
+    assert code == 1
+    main(
+        ["check", "prod", "--thresholds", _thresholds(tmp_path, limits), "--results", str(results)]
+    )
+    out = capsys.readouterr().out
+    assert out.count("above max 0") == 3, out
+    assert "1 of 4 questions unscored" in out, out
