@@ -7,9 +7,10 @@ The documents are the Python standard library's own documentation — each impor
 module's docstring and those of the public members it defines — collected in module
 order until `--mb` MB: real prose nobody on the project wrote, the same on every machine
 with the same Python. The templated generator makes `--n` candidates; every one is then
-checked (quotes, support, specificity, near-duplicates). Prints the best of `--repeat`
-for each step, the candidates accepted and rejected, the near-duplicate comparisons made
-against the n(n-1)/2 of comparing every pair, and coverage. Nothing is written.
+checked (quotes, support, specificity, near-duplicates), as `generate` does. Each step is
+timed by bench/timing.py's `timed`; prints the fastest of `--repeat` (wall and CPU), the
+candidates accepted and rejected, the near-duplicate comparisons made against the n(n-1)/2
+of comparing every pair, and coverage. Nothing is written.
 """
 
 from __future__ import annotations
@@ -21,8 +22,15 @@ import inspect
 import pkgutil
 import sys
 import warnings
+from collections import Counter
+from collections.abc import Sequence
 
-from rageval_core.candidates import generate
+from timing import Timed, timed  # bench/timing.py: run as a script, bench/ is on the path
+
+from rageval_core.candidates import ACCEPTED, Candidate, templated
+from rageval_core.candidates.checks import Vocabulary, verify
+from rageval_core.candidates.coverage import coverage
+from rageval_core.candidates.similarity import NearIndex
 from rageval_core.models import Document
 
 SKIP = ("antigravity", "this", "idlelib", "tkinter", "turtle", "turtledemo", "lib2to3")
@@ -69,6 +77,18 @@ def stdlib_documents(mb: float) -> tuple[Document, ...]:
     return tuple(docs)
 
 
+def _verify(
+    candidates: Sequence[Candidate], documents: Sequence[Document]
+) -> tuple[list[Candidate], NearIndex]:
+    """Verification as `generate` runs it offline: the documents' words read, then every
+    candidate checked."""
+    return verify(candidates, documents, Vocabulary.of(documents))
+
+
+def _fastest(runs: list[Timed]) -> Timed:
+    return min(runs, key=lambda t: t.ms)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--mb", type=float, default=1.0)
@@ -78,24 +98,20 @@ def main() -> None:
     documents = stdlib_documents(args.mb)
     chars = sum(len(d.text) for d in documents)
     print(f"{len(documents)} documents, {chars / 1e6:.2f} MB (Python {sys.version.split()[0]})")
-    best = None
-    for _ in range(args.repeat):
-        made = generate(documents, args.n)
-        s = made.report["seconds"]
-        if best is None or s["generation"] + s["verification"] < sum(best["seconds"].values()):
-            best = made.report
-    r = best
-    n = r["candidates"]
-    print(f"generation   {r['seconds']['generation']:8.3f} s  ({n} candidates)")
+    repeat = max(1, args.repeat)
+    made = _fastest([timed(lambda: templated.generate(documents, args.n)) for _ in range(repeat)])
+    checked = _fastest([timed(lambda: _verify(made.value, documents)) for _ in range(repeat)])
+    candidates, index = checked.value
+    n = len(candidates)
+    accepted = sum(c.status == ACCEPTED for c in candidates)
+    failed = Counter(ch.name for c in candidates for ch in c.checks if not ch.passed)
+    print(f"generation   {made.ms:10,.0f} ms wall {made.cpu_ms:10,.0f} ms CPU  ({n} candidates)")
     print(
-        f"verification {r['seconds']['verification']:8.3f} s  "
-        f"({r['accepted_by_checks']} accepted, {r['rejected']} rejected: {r['failed_checks']})"
+        f"verification {checked.ms:10,.0f} ms wall {checked.cpu_ms:10,.0f} ms CPU  "
+        f"({accepted} accepted, {n - accepted} rejected: {dict(sorted(failed.items()))})"
     )
-    print(
-        f"near-duplicate comparisons {r['near_duplicate_comparisons']} "
-        f"(every pair would be {n * (n - 1) // 2})"
-    )
-    c = r["coverage"]
+    print(f"near-duplicate comparisons {index.compared} (every pair would be {n * (n - 1) // 2})")
+    c = coverage(candidates, documents).to_json()
     print(
         f"coverage: {c['documents_covered']} of {c['documents']} documents, "
         f"{c['sections_covered']} of {c['sections']} sections"
