@@ -100,20 +100,7 @@ def test_refresh_re_anchors_moved_spans_and_lists_exactly_the_affected_questions
     assert [s.lost.why for s in plan.lost if s.lost] == ["vanished", "ambiguous"]
     assert plan.n_spans == 5
 
-    written = load_dataset(
-        main_ok(
-            [
-                "dataset",
-                "refresh",
-                str(handbook),
-                "--documents",
-                str(new_path),
-                "--out",
-                str(tmp_path / "v4"),
-            ],
-            code=1,
-        )
-    )
+    written = load_dataset(refreshed(handbook, new_path, tmp_path / "v4"))
     spans = {q.id: q.gold_spans for q in written.questions}
     text = dict(new)
     assert text["guide"][spans["q-moved"][0].start : spans["q-moved"][0].end] == "The answer is 42"
@@ -131,10 +118,12 @@ def _range(span: GoldSpan) -> tuple[int, int]:
     return span.start, span.end
 
 
-def main_ok(argv: list[str], code: int = 0) -> Path:
-    """Run the CLI, check its exit code, return the dataset file it wrote."""
+def refreshed(dataset: Path, documents: Path, out: Path, code: int = 1) -> Path:
+    """`rageval dataset refresh` run through the CLI, its exit code checked; the dataset
+    file it wrote."""
+    argv = ["dataset", "refresh", str(dataset), "--documents", str(documents), "--out", str(out)]
     assert main(argv) == code
-    return Path(argv[argv.index("--out") + 1]) / "dataset.yaml"
+    return out / "dataset.yaml"
 
 
 def test_the_written_version_changes_only_the_lines_refresh_must(
@@ -143,18 +132,7 @@ def test_the_written_version_changes_only_the_lines_refresh_must(
     """Comments, quotes as quotes, flow and block style kept: the diff is the version,
     the moved offsets, the stale marks and the recorded document versions."""
     new_path, new = _edited(tmp_path)
-    out = main_ok(
-        [
-            "dataset",
-            "refresh",
-            str(handbook),
-            "--documents",
-            str(new_path),
-            "--out",
-            str(tmp_path / "v4"),
-        ],
-        code=1,
-    )
+    out = refreshed(handbook, new_path, tmp_path / "v4")
     diff = [
         line
         for line in difflib.ndiff(handbook.read_text().splitlines(), out.read_text().splitlines())
@@ -206,21 +184,8 @@ def test_unchanged_documents_exit_0_and_a_second_refresh_keeps_stale_questions(
         capsys.readouterr().out
     )
     new_path, _ = _edited(tmp_path)
-    v4 = main_ok(
-        [
-            "dataset",
-            "refresh",
-            str(handbook),
-            "--documents",
-            str(new_path),
-            "--out",
-            str(tmp_path / "v4"),
-        ],
-        code=1,
-    )
-    v5 = main_ok(
-        ["dataset", "refresh", str(v4), "--documents", str(new_path), "--out", str(tmp_path / "v5")]
-    )
+    v4 = refreshed(handbook, new_path, tmp_path / "v4")
+    v5 = refreshed(v4, new_path, tmp_path / "v5", code=0)
     before, after = load_dataset(v4), load_dataset(v5)
     assert [(q.id, q.stale, q.gold_spans) for q in after.questions] == [
         (q.id, q.stale, q.gold_spans) for q in before.questions
@@ -258,18 +223,7 @@ def test_validate_warns_when_documents_differ_from_the_recorded_versions(
     handbook: Path, tmp_path: Path, capsys
 ) -> None:
     new_path, new = _edited(tmp_path)
-    out = main_ok(
-        [
-            "dataset",
-            "refresh",
-            str(handbook),
-            "--documents",
-            str(new_path),
-            "--out",
-            str(tmp_path / "v4"),
-        ],
-        code=1,
-    )
+    out = refreshed(handbook, new_path, tmp_path / "v4")
     capsys.readouterr()
     assert main(["validate", str(out)]) == 0
     assert capsys.readouterr().err == ""
