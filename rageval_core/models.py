@@ -112,6 +112,9 @@ class GoldenQuestion:
     answerability: Answerability | None = None
     """Set by the loader from `dataset.answerability`; None (a question built in code)
     becomes the old rule: gold given = answerable, none = should be declined."""
+    stale: str | None = None
+    """Why its gold no longer matches the documents (`stale: true` in the file, written by
+    `rageval dataset refresh`); a stale question is left out of runs. None: current."""
 
     def __post_init__(self) -> None:
         if self.answerability is None:
@@ -147,6 +150,9 @@ class GoldenDataset:
     corpus: tuple[Chunk, ...]
     sha256: str
     documents: tuple[Document, ...] = ()
+    warnings: tuple[str, ...] = ()
+    """What the loader noticed that does not make the dataset invalid (documents changed
+    since the versions it records); not part of the content hash."""
 
     def document_map(self) -> dict[str, Document]:
         return {d.id: d for d in self.documents}

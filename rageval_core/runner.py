@@ -144,11 +144,21 @@ class Runner:
             yield ask
 
     def _run(self, folder: RunFolder, dataset: GoldenDataset, judge: Judge, ask: Ask) -> RunResult:
-        mine = {
-            q.id: q
+        for warning in dataset.warnings:
+            self.job.log(f"warning: {warning}")
+        owned = [
+            q
             for q in dataset.questions
             if self.options.shard is None or self.options.shard.owns(q.id)
-        }
+        ]
+        stale = [q.id for q in owned if q.stale is not None]
+        if stale:
+            self.job.log(
+                f"left out {len(stale)} stale question(s), whose gold no longer matches the "
+                f"documents (docs/datasets.md#refreshing-gold): {', '.join(stale[:10])}"
+                + (f" and {len(stale) - 10} more" if len(stale) > 10 else "")
+            )
+        mine = {q.id: q for q in owned if q.stale is None}
         scorer = Scorer(
             folder.run_id,
             dataset,

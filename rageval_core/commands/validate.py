@@ -17,7 +17,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "validate",
         help="check a golden dataset; list every problem",
         description="Check a golden dataset and its corpus. Prints a one-line summary, or "
-        "every problem as FILE:LINE: ... on stderr and exits 1.",
+        "every problem as FILE:LINE: ... on stderr and exits 2. Documents that changed since "
+        "the versions the dataset records are warnings (stderr, exit 0).",
     )
     parser.add_argument("dataset", metavar="DATASET.yaml", help="the golden dataset file")
     parser.set_defaults(func=run)
@@ -49,13 +50,17 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return exc.exit_code
+    for warning in ds.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
     kinds = Counter(q.answerability for q in ds.questions)
     free = kinds["reference_free"]
     # a questions-only dataset says what its questions are: not unanswerable, unscored
     kind = f"{kinds['unanswerable']} unanswerable" + (f", {free} reference-free" if free else "")
     docs = f", {len(ds.documents)} documents, {_spans(ds)}" if ds.documents else ""
+    n_stale = sum(q.stale is not None for q in ds.questions)
+    stale = f", {n_stale} stale (left out of runs)" if n_stale else ""
     print(
         f"ok: {ds.name} version {ds.version}: {len(ds.questions)} questions "
-        f"({kind}), {len(ds.corpus)} chunks{docs}, sha256 {ds.sha256[:12]}"
+        f"({kind}{stale}), {len(ds.corpus)} chunks{docs}, sha256 {ds.sha256[:12]}"
     )
     return 0

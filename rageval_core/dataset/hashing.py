@@ -26,7 +26,15 @@ def _canonical_question(q: GoldenQuestion) -> dict[str, Any]:
         out["gold_spans"] = sorted([s.doc_id, s.start, s.end] for s in q.gold_spans)
     if q.answerability != ("answerable" if q.gold_chunk_ids else "unanswerable"):
         out["answerability"] = q.answerability  # not what the gold ids alone would say
+    if q.stale is not None:
+        out["stale"] = q.stale  # left out of runs: another set of questions is scored
     return out
+
+
+def document_sha256(doc: Document) -> str:
+    """The version of a document's text a dataset records (`document_versions:`): the
+    sha256 of the text itself, so a change is seen even when nobody bumped `version`."""
+    return hashlib.sha256(doc.text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def canonical_form(

@@ -15,6 +15,7 @@ from rageval_core.dataset.gold_spans import resolve_spans
 from rageval_core.dataset.hashing import dataset_sha256
 from rageval_core.dataset.questions import gold_line, read_questions
 from rageval_core.dataset.records import Record, type_name
+from rageval_core.dataset.versions import VERSIONS_KEY, recorded_versions, version_warnings
 from rageval_core.dataset.writing import DATASET_FILE
 from rageval_core.errors import DatasetError, shown
 from rageval_core.models import GoldenDataset
@@ -59,8 +60,14 @@ def load_dataset(path: str | os.PathLike[str]) -> GoldenDataset:
     else:
         rec.problem("missing field 'questions'")
         questions = []
+    recorded = recorded_versions(rec)
     doc_map = {d.id: d for d in documents} if documents is not None else None
-    questions = [(resolve_spans(q, raw, doc_map, path, problems), raw) for q, raw in questions]
+    # a stale question's spans were written against other texts: kept where they still
+    # resolve, never a problem (refresh marked it for a reviewer to mend)
+    questions = [
+        (resolve_spans(q, raw, doc_map, path, problems if q.stale is None else []), raw)
+        for q, raw in questions
+    ]
 
     known = {c.id for c in corpus} if corpus is not None else set()
     for q, raw in questions:
@@ -91,4 +98,5 @@ def load_dataset(path: str | os.PathLike[str]) -> GoldenDataset:
         corpus=chunks,
         sha256=dataset_sha256(name, version, qs, chunks, docs),
         documents=docs,
+        warnings=version_warnings(recorded, docs, path, top.line_of(VERSIONS_KEY)),
     )

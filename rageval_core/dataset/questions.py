@@ -19,6 +19,8 @@ QUESTION_FIELDS = (
     "gold_spans",
     "answerable",
     "tags",
+    "stale",
+    "stale_reason",
 )
 QUESTION_ID_RULE = "1-128 of A-Z a-z 0-9 _ . : @ # + -, not starting with . : @ # + -"
 
@@ -116,6 +118,7 @@ def _question(
     )
     if problem:
         rec.problem(problem, "gold_chunk_ids" if "gold_chunk_ids" in raw else "gold_spans")
+    stale = _stale(rec)
     if qid is None or text is None:
         return None
     return GoldenQuestion(
@@ -125,7 +128,18 @@ def _question(
         gold_chunk_ids=tuple(dict.fromkeys(gold)),
         tags=tuple(dict.fromkeys(tags)),
         answerability=kind,
+        stale=stale,
     )
+
+
+def _stale(rec: Record) -> str | None:
+    """The reason a question is stale (`stale: true`, `stale_reason:` optional), or None."""
+    flag, reason = _flag(rec, "stale"), rec.text("stale_reason", required=False)
+    if reason is not None and not flag:
+        rec.problem("'stale_reason' is given but not 'stale: true'", "stale_reason")
+    if not flag:
+        return None
+    return reason if reason and reason.strip() else "marked stale"
 
 
 def read_questions(

@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +23,9 @@ from ruamel.yaml.error import YAMLError
 from ruamel.yaml.scalarstring import ScalarString
 from ruamel.yaml.util import load_yaml_guess_indent
 
+from rageval_core.dataset.documents import YAML_SUFFIXES
 from rageval_core.dataset.load import load_dataset
+from rageval_core.dataset.versions import VERSIONS_KEY
 from rageval_core.dataset.writing import DATASET_FILE, question_dict
 from rageval_core.errors import ConfigError, DatasetError
 from rageval_core.models import GoldenDataset, GoldenQuestion, GoldSpan
@@ -42,10 +44,18 @@ def write_revision(
     out_dir: str | os.PathLike[str],
     *,
     expected_sha256: str | None = None,
+    documents: Path | None = None,
+    moved: Mapping[GoldSpan, GoldSpan] | None = None,
+    document_versions: Mapping[str, str] | None = None,
 ) -> Path:
     """Write version `version` of `source` with `questions` (the source's, changed, and
     new ones after them) into the empty or absent folder `out_dir`; return its dataset
-    file. `expected_sha256`, when given, is what the written version must hash to."""
+    file. `expected_sha256`, when given, is what the written version must hash to.
+
+    `documents`, when given, is a documents file the new version has instead of the
+    source's (under the source's name when of the same kind); `moved` maps a span to
+    where it now stands (its written item gets the new offsets in place, its quote
+    kept); `document_versions` is what the new version records under that key."""
     out = Path(out_dir)
     if (out / DATASET_FILE).exists() or (out.is_dir() and any(out.iterdir())):
         raise ConfigError(
@@ -61,12 +71,16 @@ def write_revision(
         raise DatasetError(f"{src}: cannot be read to write a new version: {exc}") from exc
     yaml.indent(mapping=indent or 2, sequence=indent or 2, offset=offset or 0)
     top["version"] = _like(top.get("version"), version)
-    _revise_questions(top["questions"], source, questions)
+    _revise_questions(top["questions"], source, questions, moved or {})
+    if document_versions is not None:
+        _record_versions(top, document_versions)
     out.parent.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
     try:
         for key in _REFERENCES:
-            if key in top:
+            if key == "documents" and documents is not None:
+                top[key] = _replace_documents(src.parent, str(top.get(key, "")), documents, work)
+            elif key in top:
                 top[key] = _carry(src.parent, str(top[key]), work)
         with (work / DATASET_FILE).open("w", encoding="utf-8") as f:
             yaml.dump(top, f)
@@ -111,13 +125,18 @@ def _like(old: Any, new: str) -> Any:
     return new
 
 
-def _carry(folder: Path, ref: str, work: Path) -> str:
-    """A data file the dataset names, copied beside the new version under the same name;
-    one outside the dataset's folder is named by its absolute path instead."""
-    source = (folder / ref).resolve()
-    inside = source.is_relative_to(folder.resolve()) and not Path(ref).is_absolute()
-    if not inside:
-        return str(source)
+def _inside(folder: Path, ref: str) -> bool:
+    return (folder / ref).resolve().is_relative_to(folder.resolve()) and not Path(ref).is_absolute()
+
+
+def _carry(folder: Path, ref: str, work: Path, source: Path | None = None) -> str:
+    """A data file the dataset names (or `source` in its place), copied beside the new
+    version under the same name; one outside the dataset's folder is named by its
+    absolute path instead."""
+    if source is None:
+        source = (folder / ref).resolve()
+        if not _inside(folder, ref):
+            return str(source)
     target = work / ref
     target.parent.mkdir(parents=True, exist_ok=True)
     try:
@@ -127,8 +146,32 @@ def _carry(folder: Path, ref: str, work: Path) -> str:
     return ref
 
 
+def _replace_documents(folder: Path, ref: str, documents: Path, work: Path) -> str:
+    """The new documents file copied into the new version: under the source's name when
+    that is in its folder and of the same kind (JSONL or YAML: the `documents:` line
+    stays as written), else under its own name."""
+    yaml_kind = documents.suffix.lower() in YAML_SUFFIXES
+    same = ref and _inside(folder, ref) and (Path(ref).suffix.lower() in YAML_SUFFIXES) == yaml_kind
+    return _carry(folder, ref if same else documents.name, work, documents)
+
+
+def _record_versions(top: CommentedMap, versions: Mapping[str, str]) -> None:
+    """`document_versions:` set to `versions`, edited in place when the file has it."""
+    recorded = top.get(VERSIONS_KEY)
+    if not isinstance(recorded, CommentedMap):
+        recorded = CommentedMap()
+        _insert_after(top, VERSIONS_KEY, recorded, "documents")
+    for gone in [d for d in recorded if d not in versions]:
+        del recorded[gone]
+    for doc_id, digest in versions.items():
+        recorded[doc_id] = digest
+
+
 def _revise_questions(
-    raw: CommentedSeq, source: GoldenDataset, questions: Sequence[GoldenQuestion]
+    raw: CommentedSeq,
+    source: GoldenDataset,
+    questions: Sequence[GoldenQuestion],
+    moved: Mapping[GoldSpan, GoldSpan],
 ) -> None:
     before = {q.id: q for q in source.questions}
     entries = {str(m.get("id")): m for m in raw if isinstance(m, CommentedMap)}
@@ -138,7 +181,7 @@ def _revise_questions(
         if old is None:
             raw.append(_new_question(q, texts))
         elif q != old:
-            _revise(entries[q.id], old, q, texts)
+            _revise(entries[q.id], old, q, texts, moved)
 
 
 def _new_question(q: GoldenQuestion, texts: dict[str, str]) -> CommentedMap:
@@ -152,10 +195,15 @@ def _new_question(q: GoldenQuestion, texts: dict[str, str]) -> CommentedMap:
 
 
 def _revise(
-    entry: CommentedMap, old: GoldenQuestion, new: GoldenQuestion, texts: dict[str, str]
+    entry: CommentedMap,
+    old: GoldenQuestion,
+    new: GoldenQuestion,
+    texts: dict[str, str],
+    moved: Mapping[GoldSpan, GoldSpan],
 ) -> None:
     """`entry` (the question as written) changed from `old` to `new` in place: only the
-    gold keys are touched, items kept in their order and form, new ones appended."""
+    gold keys and the stale mark are touched, items kept in their order and form (a
+    moved span gets its new offsets), new ones appended."""
     if new.gold_chunk_ids != old.gold_chunk_ids:
         ids = entry.get("gold_chunk_ids")
         if not isinstance(ids, CommentedSeq):
@@ -170,13 +218,31 @@ def _revise(
             spans = CommentedSeq()
             _insert_after(entry, "gold_spans", spans, "gold_chunk_ids")
         # the written items resolve, in order, to the old question's spans
-        for item, span in reversed(list(zip(list(spans), old.gold_spans, strict=False))):
+        written = list(zip(list(spans), old.gold_spans, strict=False))
+        for item, span in written:
+            if span in moved and "start" in item:
+                item["start"] = _like(item["start"], str(moved[span].start))
+                item["end"] = _like(item["end"], str(moved[span].end))
+        kept = [moved.get(s, s) for s in old.gold_spans]
+        for (item, _), span in reversed(list(zip(written, kept, strict=False))):
             if span not in new.gold_spans:
                 spans.remove(item)
-        spans.extend(_span_entry(s, texts) for s in new.gold_spans if s not in old.gold_spans)
+        spans.extend(_span_entry(s, texts) for s in new.gold_spans if s not in kept)
+    if new.stale != old.stale:
+        _mark_stale(entry, new.stale)
     if not new.answerable or "answerable" not in entry:
         return
     del entry["answerable"]  # gold given: `answerable: false` would contradict it
+
+
+def _mark_stale(entry: CommentedMap, reason: str | None) -> None:
+    """`stale: true` and its reason set on a question, or both removed."""
+    if reason is None:
+        entry.pop("stale", None)
+        entry.pop("stale_reason", None)
+        return
+    entry["stale"] = True
+    entry["stale_reason"] = reason
 
 
 def _span_entry(span: GoldSpan, texts: dict[str, str]) -> CommentedMap:

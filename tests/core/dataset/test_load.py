@@ -114,7 +114,7 @@ def test_broken_dataset_lists_every_problem_with_file_line_and_question(tmp_path
             f"{d}:15: questions[3]: missing field 'id'",
             f"{d}:19: question q005: unknown field 'tag'"
             " (expected one of id, question, reference_answer, gold_chunk_ids, gold_spans,"
-            " answerable, tags)",
+            " answerable, tags, stale, stale_reason)",
             f"{d}:22: question q006: field 'question' is given twice",
             f"{d}:23: question q006: gold chunk 'a#0' is listed twice",
             f"{d}:26: question q006: gold chunk 'gone#1' is not in the corpus ({c})",

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
+import yaml
 
 from rageval_core.cli import main
 from rageval_core.config import load_config
@@ -250,3 +251,24 @@ def test_a_secret_written_in_the_params_reaches_no_row(toy):
     assert rows_of(folder)["q001"]["error"] == "RuntimeError: 401 invalid key ***"
     texts = [p.read_bytes().decode("latin-1") for p in folder.rglob("*")]
     assert not [t for t in texts if secret in t]
+
+
+def test_stale_questions_are_left_out_of_the_run_and_named(toy, capsys):
+    """A question `rageval dataset refresh` marked stale has gold that no longer matches
+    its documents: the run leaves it out and says how many and which."""
+    path = toy.root / "data" / "dataset.yaml"
+    data = yaml.safe_load(path.read_text())
+    for q in data["questions"]:
+        if q["id"] in ("q003", "q007"):
+            q.update(stale="true", stale_reason="gold_spans[0]: 'x' is no longer in 'doc'")
+    path.write_text(yaml.safe_dump(data))
+    config = load_config(toy.config())
+    result = run(config, RunOptions(results=str(toy.results), run_id="r1", progress=False))
+
+    assert result.status == "complete"
+    rows = rows_of(toy.results / "r1")
+    assert len(rows) == 30 and "q003" not in rows and "q007" not in rows
+    assert (
+        "left out 2 stale question(s), whose gold no longer matches the documents "
+        "(docs/datasets.md#refreshing-gold): q003, q007"
+    ) in capsys.readouterr().err
