@@ -12,6 +12,7 @@ from dashboard.shaping import (
     quality_metrics,
     run_links,
     stale_note,
+    tile_metrics,
     with_deltas,
 )
 from dashboard.shaping import run_tags as tag_options
@@ -106,7 +107,7 @@ gaps = data.unavailable(str(latest["run_id"]))
 if gaps:
     st.info(gaps_note(gaps), icon=":material/info:")
 metric_cols = st.columns(5)
-for i, m in enumerate(keep_figures(list(KEY_METRICS), gaps, cat)):
+for i, m in enumerate(tile_metrics(keep_figures(list(KEY_METRICS), gaps, cat), latest)):
     figure, delta = cat.entry(m), latest[f"{m}_delta"]
     reading = figure.reading(delta, paired.get(m), spreads.get(m))
     label = figure_covered(figure.label, m, latest)  # a cost some questions lack says so
