@@ -126,13 +126,17 @@ def visit(ctx, base: str, key: str, pid: int, shot: Path | None = None) -> Visit
     )
 
 
-def measure(tree: Path, results: str, xdg: str, reps: int, shots: Path | None) -> dict:
+def measure(
+    tree: Path, results: str, xdg: str, reps: int, shots: Path | None, pages: list[str]
+) -> dict:
     """Every page of one server of `tree` over `results`: restart, first and warm visits."""
     from playwright.sync_api import sync_playwright
 
     from tests.conftest import CHROMIUM_ARGS
 
+    # labels of its own: the default, `labels` beside the results, may hold anyone's
     env = {**os.environ, "XDG_CACHE_HOME": xdg, "PYTHONPATH": str(tree)}
+    env.setdefault("RAGEVAL_LABELS", str(Path(xdg) / "labels"))
     proc, base = start_server(results, env, Path(xdg) / "browser-bench-server.log", cwd=tree)
     out: dict = {"first": {}, "warm": {}}
     try:
@@ -140,7 +144,7 @@ def measure(tree: Path, results: str, xdg: str, reps: int, shots: Path | None) -
             browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
             returning = browser.new_context(viewport=VIEWPORT)
             out["restart"] = visit(returning, base, DEFAULT_PAGE, proc.pid)
-            for key in PAGES:
+            for key in pages:
                 new = browser.new_context(viewport=VIEWPORT)
                 out["first"][key] = visit(new, base, key, proc.pid, shots)
                 new.close()
@@ -194,7 +198,8 @@ def ratios(figs: dict[str, dict]) -> list[str]:
         got = fig[kind] if kind == "restart" else fig[kind][key]
         return _median(got).settled_s if isinstance(got, list) else got.settled_s
 
-    rows = [("restart", "runs")] + [(kind, k) for kind in ("first", "warm") for k in PAGES]
+    keys = list(base["first"])
+    rows = [("restart", "runs")] + [(kind, k) for kind in ("first", "warm") for k in keys]
     for kind, key in rows:
         cells = [
             f"{settled(figs[n], kind, key) / settled(base, kind, key):.2f}×" for n in names[1:]
@@ -224,6 +229,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--results", help="one existing results location instead of --sizes")
     p.add_argument("--tree", action="append", type=Path, help="checkout(s) to time")
     p.add_argument("--reps", type=int, default=3, help="warm visits per page (median)")
+    p.add_argument("--pages", default=",".join(PAGES), help="page keys, comma-separated")
     p.add_argument("--shots", type=Path, help="write each page's PNG here (first tree)")
     p.add_argument("--log", help="a file the figures are also appended to")
     a = p.parse_args(argv)
@@ -238,7 +244,7 @@ def main(argv: list[str] | None = None) -> int:
         for name, (results, xdg) in locations(a).items():
             Path(xdg).mkdir(parents=True, exist_ok=True)
             shots = a.shots if tree == trees[0] else None
-            figs[name] = measure(tree, results, xdg, a.reps, shots)
+            figs[name] = measure(tree, results, xdg, a.reps, shots, a.pages.split(","))
             log(f"\n### {tree} — {name} ({results})\n")
             for line in table(figs[name]):
                 log(line)
