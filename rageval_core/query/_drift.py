@@ -22,7 +22,7 @@ import duckdb
 
 from rageval_core.errors import shown
 from rageval_core.query import _sql as sql
-from rageval_core.query._shared import over_summaries
+from rageval_core.query._shared import cache_retry
 from rageval_core.runs.reading import RunInfo
 from rageval_core.runs.source import bind, open_run, reading_results
 from rageval_core.runs.summary import SERVED_KEYS, SERVED_SELECT
@@ -125,21 +125,17 @@ def drift_notes(store: ResultsStore, infos: Sequence[RunInfo]) -> list[str]:
 def judge_drift(store: ResultsStore, *, limit: int = DRIFTS_SHOWN) -> list[JudgeDrift]:
     """Drifts between consecutive runs (by creation) of one config name and judge that
     both record what served them, newest first, at most `limit` (the Judge page)."""
-    pairs = over_summaries(store, sql.JUDGE_DRIFT_PAIRS, {"limit": int(limit)})
+
+    def compute() -> list[tuple]:
+        with store.cursor() as cur, store.summary_source(cur) as src:
+            q = sql.JUDGE_DRIFT_PAIRS.format(summary=src.sql)
+            return cur.execute(q, {**src.params, "limit": int(limit)}).fetchall()
+
     out = []
-    for p in pairs.itertuples(index=False):
+    for kind, model, *runs in cache_retry(store, compute):
         before, after = (
-            RunServed(
-                run,
-                p.judge_kind,
-                p.judge_model,
-                tuple(models if models is not None else ()),
-                tuple(fingerprints if fingerprints is not None else ()),
-            )
-            for run, models, fingerprints in (
-                (p.before_run, p.before_models, p.before_fingerprints),
-                (p.run_id, p.judge_served_models, p.judge_fingerprints),
-            )
+            RunServed(run, kind, model, tuple(models or ()), tuple(prints or ()))
+            for run, models, prints in (runs[:3], runs[3:])
         )
         drift = drifted(before, after)
         if drift is not None:

@@ -469,7 +469,9 @@ FROM {src}
 # them, where it differs; _drift.drifted says how (models, else fingerprints). A list is
 # NULL when none was said, so a comparison with it is NULL: never a pair.
 JUDGE_DRIFT_PAIRS = """
-SELECT * FROM (
+SELECT judge_kind, judge_model, before_run, before_models, before_fingerprints,
+       run_id, judge_served_models, judge_fingerprints
+FROM (
   SELECT run_id, created_at, judge_kind, judge_model, judge_served_models, judge_fingerprints,
          lag(run_id) OVER w AS before_run,
          lag(judge_served_models) OVER w AS before_models,
