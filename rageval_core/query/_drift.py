@@ -46,19 +46,21 @@ class RunServed:
 
 @dataclass(frozen=True)
 class JudgeDrift:
-    """Two runs of one judge (`kind`, the `model` asked) served by another model (`what`
-    is "model") or by the same model under another `system_fingerprint` ("fingerprint"):
-    `was` in run `before`, `now` in run `after`."""
+    """Two runs of one judge (the same `kind` and `model` asked) served by another model
+    (`what` is "model") or by the same model under another `system_fingerprint`
+    ("fingerprint"), from run `before` to run `after`."""
 
-    before: str
-    after: str
-    kind: str
-    model: str
+    before: RunServed
+    after: RunServed
     what: str
-    was: tuple[str, ...]
-    now: tuple[str, ...]
-    served: tuple[str, ...] = ()
-    """The served model both runs share, when `what` is "fingerprint"."""
+
+    @property
+    def was(self) -> tuple[str, ...]:
+        return self.before.models if self.what == "model" else self.before.fingerprints
+
+    @property
+    def now(self) -> tuple[str, ...]:
+        return self.after.models if self.what == "model" else self.after.fingerprints
 
     def sentence(self) -> str:
         """The line `compare`, `check` and the Judge page print, served names quoted
@@ -67,14 +69,13 @@ class JudgeDrift:
         def names(values: tuple[str, ...]) -> str:
             return ", ".join(shown(v, 80, bare=True) for v in values)
 
-        asked = f"{shown(self.kind, 40, bare=True)} judge {shown(self.model, 80, bare=True)}"
-        if self.what == "model":
-            change = f"served {names(self.was)} → {names(self.now)}"
-        else:
-            change = f"served {names(self.served)}, system_fingerprint {names(self.was)} → "
-            change += names(self.now)
+        b, a = self.before, self.after
+        asked = f"{shown(b.kind, 40, bare=True)} judge {shown(b.model, 80, bare=True)}"
+        change = f"{names(self.was)} → {names(self.now)}"
+        if self.what == "fingerprint":
+            change = f"{names(a.models) + ', ' if a.models else ''}system_fingerprint {change}"
         return (
-            f"judge drift between {self.before} and {self.after}: the {asked} was {change}; "
+            f"judge drift between {b.run_id} and {a.run_id}: the {asked} was served {change}; "
             "the judge's figures may move with it, not with the pipeline"
         )
 
@@ -85,13 +86,10 @@ def drifted(before: RunServed, after: RunServed) -> JudgeDrift | None:
         return None
     if (before.kind, before.model) != (after.kind, after.model):
         return None  # another judge asked: a change the configs show, not drift
-    base = (before.run_id, after.run_id, before.kind, before.model)
     if before.models and after.models and before.models != after.models:
-        return JudgeDrift(*base, "model", before.models, after.models)
+        return JudgeDrift(before, after, "model")
     if before.fingerprints and after.fingerprints and before.fingerprints != after.fingerprints:
-        return JudgeDrift(
-            *base, "fingerprint", before.fingerprints, after.fingerprints, after.models
-        )
+        return JudgeDrift(before, after, "fingerprint")
     return None
 
 

@@ -131,7 +131,8 @@ def test_no_drift_line_when_the_same_model_served_both_runs(drift, capsys):
     assert "drift" not in capsys.readouterr().out
     # across runs: the one change, between the first two
     [d] = judge_drift(store)
-    assert (d.before, d.after, d.was, d.now) == ("a-first", "b-second", ("judge-a",), ("judge-b",))
+    assert (d.before.run_id, d.after.run_id) == ("a-first", "b-second")
+    assert (d.what, d.was, d.now) == ("model", ("judge-a",), ("judge-b",))
 
 
 def test_a_fingerprint_change_under_one_model_is_drift_too(tmp_path):
@@ -212,7 +213,7 @@ def test_drift_is_a_known_change_of_what_served_one_judge(a, b, same_judge):
     assert (d is not None) == (same_judge and (models_moved or prints_moved))
     if d is not None:
         assert d.what == ("model" if models_moved else "fingerprint")
-        assert (d.before, d.after) == ("r1", "r2")
+        assert (d.before, d.after) == (before, after)
         assert "\n" not in d.sentence()
 
 
