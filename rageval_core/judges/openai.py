@@ -15,6 +15,11 @@ Ollama, llama.cpp server). What it guarantees:
   is overloaded, within the requests- and tokens-per-minute budgets (judges/limiter.py);
 - replies cached on disk in the user's cache folder, or the config's `cache_dir`
   (judges/reply_cache.py); a cached reply costs nothing, whatever the results location;
+  the config's `revision` is part of the key;
+- what the endpoint says served each reply (its `model` and `system_fingerprint`) kept in
+  the Judgement and the cache entry; a cached reply another model served is asked again
+  (`ServedGate`), and runs whose judge was served by another model say so (judge drift,
+  query/_drift.py);
 - the API key is read once from the environment variable the config names and lives
   only in the HTTP client's headers: it is never logged, cached, put in an error or a repr.
 """
