@@ -298,6 +298,7 @@ follow (rageval_core/query/_coverage.py)."""
 metric_distribution = _cached(query.metric_distribution, "Reading the distribution…")
 question_tags = _cached(query.question_tags, "Listing question tags…")
 compare_runs = _cached(query.compare_runs, "Comparing the runs question by question…")
+judge_drift = _cached(query.judge_drift, "Looking for judges that changed model…")
 answer_diff = _cached(_answer_diff, "Comparing the two answers word by word…")
 run_flaky = _cached(_run_flaky, "Looking for questions that flip between runs…")
 settings_change = _cached(_run_settings_change, "Comparing the settings with the run before…")

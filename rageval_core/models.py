@@ -427,6 +427,10 @@ class Judgement:
     answer_relevancy_reason: str | None = None
     statements: tuple[Statement, ...] | None = None
     """The reference answer's statements; None without a reference or when not asked."""
+    served_model: str | None = None
+    """The model the judge's endpoint says answered (an HTTP judge); None: not said."""
+    system_fingerprint: str | None = None
+    """The endpoint's `system_fingerprint` of that answer; None: not said."""
 
     @property
     def context_relevance(self) -> float | None:

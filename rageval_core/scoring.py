@@ -133,6 +133,8 @@ class Judged:
     statements: tuple[Statement, ...] | None = None
     cost_usd: float | None = None
     error: str | None = None
+    served_model: str | None = None
+    fingerprint: str | None = None
 
     @classmethod
     def of(cls, j: Judgement) -> Judged:
@@ -152,6 +154,8 @@ class Judged:
             statements=None if failed else j.statements,
             cost_usd=j.cost_usd,
             error=j.error,
+            served_model=j.served_model,
+            fingerprint=j.system_fingerprint,
         )
 
 
@@ -239,6 +243,8 @@ def judge_columns(
         "answer_relevancy_reason": judged.answer_relevancy_reason,
         "context_recall": judged.context_recall,
         "recall_statements": None if statements is None else [s.to_dict() for s in statements],
+        "judge_served_model": judged.served_model,
+        "judge_fingerprint": judged.fingerprint,
         "failure_type": None
         if unknown
         else classify_failure(

@@ -1,7 +1,8 @@
-"""Judge: how far each judge seen in the runs agrees with the human labels — kappa with
-its 95% interval, raw agreement, the confusion matrix, precision and recall of
-"unsupported", the labels behind each figure, every disagreement — and how far reviewers
-agree with each other (the ceiling a judge can be held to)."""
+"""Judge: whether a judge changed the model behind its name between runs (judge drift),
+how far each judge seen in the runs agrees with the human labels — kappa with its 95%
+interval, raw agreement, the confusion matrix, precision and recall of "unsupported", the
+labels behind each figure, every disagreement — and how far reviewers agree with each
+other (the ceiling a judge can be held to)."""
 
 import streamlit as st
 
@@ -52,6 +53,17 @@ if labels.problems:
         + "; ".join(escape_word(p) for p in labels.problems[:PROBLEMS_SHOWN])
         + (" …" if len(labels.problems) > PROBLEMS_SHOWN else ""),
         icon=":material/warning:",
+    )
+
+st.header("Judge drift")
+drifts = data.judge_drift()
+for drift in drifts:  # served model names come from a server: escaped
+    st.warning(escape_word(drift.sentence()), icon=":material/warning:")
+if not drifts:
+    st.caption(
+        "No judge served another model (or system fingerprint) between two runs of one "
+        "config. HTTP judges record what their endpoint says served each reply; see "
+        'docs/judges.md, "Judge drift".'
     )
 
 reports = data.judge_reports()

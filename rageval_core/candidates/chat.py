@@ -48,7 +48,7 @@ class Chat:
             "messages": messages,
         }
         s = self.settings
-        key = cache_key(s.base_url, s.model, self.prompt_version, body)
+        key = cache_key(s.base_url, s.model, self.prompt_version, body, s.revision)
         if self._cache is not None and (entry := self._cache.get(key)) is not None:
             try:
                 return Answer(parse(entry["reply"]), None, 0.0, True)
@@ -56,7 +56,7 @@ class Chat:
                 pass  # a reply cached by an older parser: ask again
         tally = Spend(s.prices)
         try:
-            text, usage = self._judge.call(body, tally)
+            text, usage, served = self._judge.call(body, tally)
         except JudgeError as exc:
             return Answer(None, shown(exc.message, 200, bare=True), tally.usd, False)
         try:
@@ -66,7 +66,7 @@ class Chat:
                 None, f"malformed reply: {shown(str(exc), 200, bare=True)}", tally.usd, False
             )
         if self._cache is not None:
-            self._cache.put(key, text, usage)
+            self._cache.put(key, text, usage, served)
         return Answer(value, None, tally.usd, False)
 
     def close(self) -> None:

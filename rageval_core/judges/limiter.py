@@ -13,9 +13,10 @@ of three tools on a 0.5 s endpoint, issue 32); one that stays high on a rate-lim
 endpoint spends its retries on 429s. Budgets: `requests_per_minute` and
 `tokens_per_minute` from the config, and the `x-ratelimit-limit-requests` /
 `x-ratelimit-limit-tokens` headers OpenAI-style servers send (per minute); the lower of
-the two holds. A `Retry-After` (or `retry-after-ms`) pauses every thread, not only the one
-that got the 429. Tokens are counted before a call by an estimate (prompt characters / 4
-plus the mean completion so far) and corrected by the reply's `usage`.
+the two holds, used at `HEADROOM`. A `Retry-After` (or `retry-after-ms`) pauses every
+thread, not only the one that got the 429. Tokens are counted before a call by an
+estimate (prompt characters / 4 plus the mean completion so far) and corrected by the
+reply's `usage`.
 
 This module never sends a request: it decides when one may start. Its clock is injected,
 so its rules are tested without waiting (tests/core/judges/test_limiter.py).
@@ -35,6 +36,9 @@ FIRST_COMPLETION_TOKENS = 256
 """The completion a call is assumed to cost before any reply has said (a judge reply with
 reasons for five metrics is a few hundred tokens)."""
 MAX_PAUSE_S = 120.0
+HEADROOM = 0.95
+"""The share of a budget the judge uses: a server counts arrivals on its own clock, and a
+call queued behind another lands early; at exactly the budget every such jitter is a 429."""
 _EPSILON = 1e-9
 
 
@@ -84,7 +88,7 @@ class Bucket:
 
     @classmethod
     def per_minute(cls, budget: float, now: float) -> Bucket:
-        return cls(budget / 60, 1.0, 1.0, now)
+        return cls(budget * HEADROOM / 60, 1.0, 1.0, now)
 
     def _fill(self, now: float) -> None:
         if now > self.at:
@@ -105,7 +109,7 @@ class Bucket:
     def resize(self, budget: float, now: float) -> None:
         """A new per-minute budget; what the bucket holds stays (never a new burst)."""
         self._fill(now)
-        self.rate = budget / 60
+        self.rate = budget * HEADROOM / 60
 
     def correct(self, n: float) -> None:
         """`n` more units were used than taken (fewer when negative)."""
@@ -185,7 +189,7 @@ class Limiter:
     def budget(self, kind: str) -> float | None:
         """The per-minute budget of `kind` ("requests", "tokens") in force; None: none."""
         bucket = self._buckets[kind]
-        return None if bucket is None else bucket.rate * 60
+        return None if bucket is None else round(bucket.rate * 60 / HEADROOM, 6)
 
     def estimate(self, prompt_chars: int) -> int:
         """Tokens a call with a prompt of `prompt_chars` characters is expected to cost."""

@@ -15,6 +15,11 @@ Ollama, llama.cpp server). What it guarantees:
   is overloaded, within the requests- and tokens-per-minute budgets (judges/limiter.py);
 - replies cached on disk in the user's cache folder, or the config's `cache_dir`
   (judges/reply_cache.py); a cached reply costs nothing, whatever the results location;
+  the config's `revision` is part of the key;
+- what the endpoint says served each reply (its `model` and `system_fingerprint`) kept in
+  the Judgement and the cache entry; a cached reply another model served is asked again
+  (`ServedGate`), and runs whose judge was served by another model say so (judge drift,
+  query/_drift.py);
 - the API key is read once from the environment variable the config names and lives
   only in the HTTP client's headers: it is never logged, cached, put in an error or a repr.
 """
@@ -28,7 +33,7 @@ import os
 import random
 import re
 import time
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -50,7 +55,13 @@ from rageval_core.judges.prompt import (
     user_message,
 )
 from rageval_core.judges.reply import Asked, Reply, ReplyError, decode, parse_reply, stricter
-from rageval_core.judges.reply_cache import ReplyCache, cache_key, default_cache_dir
+from rageval_core.judges.reply_cache import (
+    ReplyCache,
+    Served,
+    ServedGate,
+    cache_key,
+    default_cache_dir,
+)
 from rageval_core.models import JUDGE_METRICS, JudgeInput, Judgement, JudgeRef
 from rageval_core.redact import can_be_secret
 
@@ -203,6 +214,12 @@ def _grounded(reply: Reply, inp: JudgeInput) -> Reply:
     return reply
 
 
+def _joined(values: Iterable[str | None]) -> str | None:
+    """The distinct values of a question's replies (two with `conservative: true`)."""
+    distinct = list(dict.fromkeys(v for v in values if v is not None))
+    return ", ".join(distinct) or None
+
+
 def _retry_after(headers: httpx.Headers) -> float | None:
     """Seconds from `retry-after-ms` (Azure, OpenAI) or `Retry-After`; the HTTP-date form
     and nonsense fall back to backoff."""
@@ -245,6 +262,7 @@ class OpenAIJudge:
             settings.concurrency, settings.requests_per_minute, settings.tokens_per_minute
         )
         self._cache = ReplyCache(settings.cache_dir) if settings.cache_dir is not None else None
+        self._gate = ServedGate()
         stances = (False, True) if settings.conservative else (False,)
         self._prompts = tuple(system_prompt(settings.metrics, sceptical) for sceptical in stances)
 
@@ -265,7 +283,7 @@ class OpenAIJudge:
     def judge(self, inp: JudgeInput) -> Judgement:
         tally = Spend(self.settings.prices)
         try:
-            replies = [self._ask(system, inp, tally) for system in self._prompts]
+            asked = [self._ask(system, inp, tally) for system in self._prompts]
         except _Failure as exc:
             return Judgement(
                 claims=(),
@@ -274,7 +292,9 @@ class OpenAIJudge:
                 cost_usd=tally.usd,
                 error=self._scrub(str(exc)),
             )
+        replies = [reply for reply, _ in asked]
         reply = replies[0] if len(replies) == 1 else stricter(*replies)
+        served = [s for _, s in asked]
         return Judgement(
             reply.claims,
             reply.refused,
@@ -284,6 +304,8 @@ class OpenAIJudge:
             answer_relevancy=reply.answer_relevancy,
             answer_relevancy_reason=reply.answer_relevancy_reason,
             statements=reply.statements,
+            served_model=_joined(s.model for s in served),
+            system_fingerprint=_joined(s.fingerprint for s in served),
         )
 
     def close(self) -> None:
@@ -303,8 +325,9 @@ class OpenAIJudge:
             "messages": messages,
         }
 
-    def _ask(self, system: str, inp: JudgeInput, tally: Spend) -> Reply:
-        """A valid reply for one system prompt: from the cache, the call, or its repair."""
+    def _ask(self, system: str, inp: JudgeInput, tally: Spend) -> tuple[Reply, Served]:
+        """A valid reply for one system prompt, and what served it: from the cache (when
+        `ServedGate` trusts it), the call, or its repair."""
         asked = Asked(
             chunk_ids=tuple(c.id for c in inp.retrieved),
             metrics=frozenset(self.settings.metrics),
@@ -315,13 +338,43 @@ class OpenAIJudge:
             {"role": "user", "content": user_message(inp, self.settings.metrics)},
         ]
         body = self._body(messages)
-        key = cache_key(self.settings.base_url, self.settings.model, PROMPT_VERSION, body)
-        if self._cache is not None and (entry := self._cache.get(key)) is not None:
+        s = self.settings
+        key = cache_key(s.base_url, s.model, PROMPT_VERSION, body, s.revision)
+        entry = self._cache.get(key) if self._cache is not None else None
+        if entry is None:
+            return self._live(messages, asked, inp, tally, key)
+        recorded = Served.of(entry.get("served"))
+        trusted = self._gate.trusts(recorded)
+        if trusted is None:  # the probe: what does the endpoint serve now?
             try:
-                return _grounded(parse_reply(entry["reply"], asked), inp)
+                return self._live(messages, asked, inp, tally, key)
+            finally:
+                self._gate.probed()
+        if trusted:
+            try:
+                return _grounded(parse_reply(entry["reply"], asked), inp), recorded
             except ReplyError:
                 log.warning("judge cache entry %s no longer valid; asking again", key[:12])
-        text, usage = self.call(body, tally)
+        else:
+            log.info(
+                "judge cache entry %s was served by %s, the endpoint now serves %s; asking again",
+                key[:12],
+                recorded.model,
+                self._gate.now.model,
+            )
+        return self._live(messages, asked, inp, tally, key)
+
+    def _live(
+        self,
+        messages: list[dict[str, str]],
+        asked: Asked,
+        inp: JudgeInput,
+        tally: Spend,
+        key: str,
+    ) -> tuple[Reply, Served]:
+        """A valid reply from the endpoint (one repair request at most), cached."""
+        body = self._body(messages)
+        text, usage, served = self.call(body, tally)
         try:
             raw = decode(text)
             reply = _grounded(parse_reply(raw, asked), inp)
@@ -331,7 +384,7 @@ class OpenAIJudge:
                 {"role": "assistant", "content": text},
                 {"role": "user", "content": REPAIR_INSTRUCTION.format(problem=first)},
             ]
-            text, more = self.call(self._body(repair), tally)
+            text, more, served = self.call(self._body(repair), tally)
             usage = {k: usage.get(k, 0) + more.get(k, 0) for k in usage.keys() | more.keys()}
             try:
                 raw = decode(text)
@@ -339,14 +392,15 @@ class OpenAIJudge:
             except ReplyError as second:
                 raise _Failure(f"malformed judge reply after one repair retry: {second}") from None
         if self._cache is not None:
-            self._cache.put(key, raw, usage)
-        return reply
+            self._cache.put(key, raw, usage, served)
+        return reply, served
 
     # ------------------------------------------------------------------ transport
 
-    def call(self, body: dict[str, Any], tally: Spend) -> tuple[str, dict[str, int]]:
-        """The reply text and usage of one chat-completions request, after retries: the
-        transport the judge and the LLM generator (candidates/chat.py) share.
+    def call(self, body: dict[str, Any], tally: Spend) -> tuple[str, dict[str, int], Served]:
+        """The reply text, usage and what served it of one chat-completions request,
+        after retries: the transport the judge and the LLM generator (candidates/chat.py)
+        share.
 
         An overload answered to a call the limiter started before it last backed off
         (`Call.news` false) was the old pace's: it costs no retry of `max_retries`, up to
@@ -366,9 +420,10 @@ class OpenAIJudge:
                     problem = f"connection failed ({type(exc).__name__})"
                 else:
                     if status == 200:
-                        text, usage = self._content(data, tally)
+                        text, usage, served = self._content(data, tally)
                         call.answered(headers, usage)
-                        return text, usage
+                        self._gate.heard(served)
+                        return text, usage, served
                     problem = f"HTTP {status}"
                     if status not in _RETRY_STATUS:
                         text = data[:200].decode("utf-8", "replace")
@@ -407,18 +462,20 @@ class OpenAIJudge:
             return resp.status_code, resp.headers, b"".join(parts)
 
     @staticmethod
-    def _content(data: bytes, tally: Spend) -> tuple[str, dict[str, int]]:
-        """Message text and usage of a 200 reply; a broken envelope counts as malformed."""
+    def _content(data: bytes, tally: Spend) -> tuple[str, dict[str, int], Served]:
+        """Message text, usage and what served a 200 reply; a broken envelope counts as
+        malformed (and says nothing of what served it)."""
         try:
             envelope = loads(data)
         except BadJSON:
-            return data.decode("utf-8", "replace"), {}
+            return data.decode("utf-8", "replace"), {}, Served()
         usage = tally.add(envelope.get("usage") if isinstance(envelope, dict) else None)
+        served = Served.of(envelope)
         try:
             text = envelope["choices"][0]["message"]["content"]
         except (KeyError, IndexError, TypeError):
-            return "", usage
-        return (text if isinstance(text, str) else ""), usage
+            return "", usage, served
+        return (text if isinstance(text, str) else ""), usage, served
 
     def _scrub(self, message: str) -> str:
         """Remove the key from a message, in case a server echoed it back in an error; a

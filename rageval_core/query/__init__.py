@@ -47,6 +47,9 @@ and raise `ConfigError`, run ids raise `ResultsError`):
   not asked, older run, none given); unavailable_metrics(store, run_ids): what none can
 - load_thresholds(path) / check_run(store, run_id, *, baseline, thresholds) -> CheckResult
   (`baseline`: a run id, `latest` = the previous run, `latest-any`; `choose_baseline`)
+- judge_drift(store, *, limit) -> list[JudgeDrift]   a judge served by another model (or
+  fingerprint) between consecutive runs of one config; `compare_runs` and `check_run`
+  say it of the runs they read
 """
 
 from rageval_core.catalogue import QUESTION_METRICS, SORT_KEYS
@@ -90,6 +93,7 @@ from rageval_core.query._coverage import (
     unavailable,
     unavailable_metrics,
 )
+from rageval_core.query._drift import JudgeDrift, judge_drift
 from rageval_core.query._flaky import (
     flaky_questions,
     run_flaky,
@@ -175,6 +179,7 @@ __all__ = [
     "DiffToken",
     "Disagreement",
     "DocumentView",
+    "JudgeDrift",
     "JudgeId",
     "JudgeReport",
     "QuestionDetail",
@@ -208,6 +213,7 @@ __all__ = [
     "format_headline",
     "format_run_lines",
     "intervals",
+    "judge_drift",
     "judge_of",
     "judge_reasons",
     "judge_reports",

@@ -24,6 +24,7 @@ from rageval_core.errors import ConfigError, ResultsError, shown
 from rageval_core.mismatch import mismatch_warnings
 from rageval_core.query._chunking import chunking_notes, counts_chunks, uncut_first
 from rageval_core.query._coverage import part_of
+from rageval_core.query._drift import drift_notes
 from rageval_core.query._previous import previous_run, series_of
 from rageval_core.runs.reading import RunInfo, inspect_run, run_catalogue
 from rageval_core.runs.summary import COVERED_BY, summarize_run
@@ -311,6 +312,8 @@ def check_run(
     if cut:  # lead with the figures a chunking does not move
         notes += cut
         metrics = uncut_first(metrics, catalogue)
+    if base is not None:
+        notes += drift_notes(store, [base, info])
     if unscored := values.get("failure_unscored"):
         notes.append(
             f"{unscored} of {values['n_questions']} questions unscored (the judge could not "
@@ -371,11 +374,12 @@ def _fmt_delta(r: CheckRow) -> str:
     return "" if r.delta is None else BUILTIN.fmt_delta(r.metric, r.delta)
 
 
-def md_cell(text: object) -> str:
-    """`text` as inert Markdown on one table cell: HTML escaped, `|` and link brackets
-    escaped, line breaks flattened (a declared metric's label is the user's free text and
-    the table is posted as a pull-request comment)."""
-    flat = html.escape(shown(text, 300, bare=True), quote=False)
+def md_cell(text: object, width: int = 300) -> str:
+    """`text` as inert Markdown on one table cell (or one line), cut to `width`: HTML
+    escaped, `|` and link brackets escaped, line breaks flattened (a declared metric's
+    label is the user's free text, a served model a server's, and the table is posted as
+    a pull-request comment)."""
+    flat = html.escape(shown(text, width, bare=True), quote=False)
     for c in ("\\", "|", "[", "]"):
         flat = flat.replace(c, "\\" + c)
     return flat

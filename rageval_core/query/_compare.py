@@ -26,7 +26,9 @@ from rageval_core.catalogue import BUILTIN, Catalogue
 from rageval_core.errors import ConfigError, shown
 from rageval_core.mismatch import mismatch_warnings
 from rageval_core.query import _sql as sql
+from rageval_core.query._check import md_cell
 from rageval_core.query._chunking import chunking_notes, uncut_first
+from rageval_core.query._drift import drift_notes
 from rageval_core.query._flaky import mark_flaky, named_changes
 from rageval_core.query._shared import allowed_name
 from rageval_core.runs.manifest import config_name, flatten
@@ -52,7 +54,7 @@ class Comparison:
       questions known to flip across runs of the same config (`flaky.mark_flaky`)
     - `warnings`: dataset mismatches, runs that cut their text differently
       (`query/_chunking.py`: the metrics then list those a chunking does not move
-      first), unpaired questions, unfinished runs
+      first), judge drift (`query/_drift.py`), unpaired questions, unfinished runs
     - `catalogue`: the built-in metrics plus those the compared runs declare (labels and
       directions of every metric above)
     """
@@ -104,6 +106,7 @@ def _manifest_view(info: RunInfo) -> dict[str, Any]:
 
 
 NOT_SET = "(not set)"
+WARNING_CHARS = 2000  # a warning in markdown is cut here (settings changes run long)
 
 
 def config_diff(infos: Sequence[RunInfo]) -> pd.DataFrame:
@@ -273,6 +276,7 @@ def compare_runs(
         *_dataset_warnings(base, candidates),
         *_settings_warnings(base, candidates),
         *cut,
+        *drift_notes(store, infos),
         *_run_warnings(infos),
     ]
     with store.cursor() as cur:  # tables registered on the cursor go with it
@@ -551,7 +555,8 @@ def format_comparison(c: Comparison, fmt: str = "table", max_questions: int = 20
     title = f"Comparison against baseline {c.baseline}"
     out += [f"### {title}" if md else title, ""]
     for w in c.warnings:
-        out.append(f"- ⚠ {w}" if md else f"warning: {w}")
+        # a warning may quote a server's text (judge drift): inert in markdown
+        out.append(f"- ⚠ {md_cell(w, WARNING_CHARS)}" if md else f"warning: {w}")
     if c.warnings:
         out.append("")
     others = [r for r in c.run_ids if r != c.baseline]

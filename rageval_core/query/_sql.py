@@ -455,3 +455,32 @@ MEAN_CHUNK_CHARS = """
 SELECT avg(length(t)) FILTER (WHERE length(t) > 0)
 FROM (SELECT unnest(retrieved_texts) AS t FROM {src})
 """
+
+
+# ---- judge drift (_drift.py) -------------------------------------------------------------
+
+# What served one run's judge ({served} = runs.summary.SERVED_SELECT).
+RUN_SERVED = """
+SELECT {served}
+FROM {src}
+"""
+
+# Consecutive runs (by creation) of one config and judge that both record what served
+# them, where it differs; _drift.drifted says how (models, else fingerprints). A list is
+# NULL when none was said, so a comparison with it is NULL: never a pair.
+JUDGE_DRIFT_PAIRS = """
+SELECT judge_kind, judge_model, before_run, before_models, before_fingerprints,
+       run_id, judge_served_models, judge_fingerprints
+FROM (
+  SELECT run_id, created_at, judge_kind, judge_model, judge_served_models, judge_fingerprints,
+         lag(run_id) OVER w AS before_run,
+         lag(judge_served_models) OVER w AS before_models,
+         lag(judge_fingerprints) OVER w AS before_fingerprints
+  FROM {summary}
+  WHERE judge_served_models IS NOT NULL OR judge_fingerprints IS NOT NULL
+  WINDOW w AS (PARTITION BY config_name, judge_kind, judge_model ORDER BY created_at, run_id)
+)
+WHERE before_models <> judge_served_models OR before_fingerprints <> judge_fingerprints
+ORDER BY created_at DESC, run_id DESC
+LIMIT $limit
+"""

@@ -92,6 +92,15 @@ CHAR_FIELDS: list[tuple[str, pa.DataType]] = [(c, pa.float64()) for c in CHAR_CO
 the pinned columns, so files written before them read these as NULL."""
 
 
+SERVED_FIELDS: list[tuple[str, pa.DataType]] = [
+    # what an HTTP judge's endpoint said answered (judges/reply_cache.py `Served`); NULL: not said
+    ("judge_served_model", pa.string()),
+    ("judge_fingerprint", pa.string()),
+]
+"""What served the judge's verdicts (docs/judges.md, "Judge drift"): after the pinned
+columns, so files written before them read them as NULL."""
+
+
 def question_schema(
     ks: Iterable[int] = DEFAULT_KS, declared: Iterable[DeclaredMetric] = ()
 ) -> pa.Schema:
@@ -140,6 +149,7 @@ def question_schema(
     fields += PLACEMENT_FIELDS
     fields += BOUND_FIELDS
     fields += CHAR_FIELDS
+    fields += SERVED_FIELDS
     fields += [(d.name, pa.float64()) for d in declared]
     return pa.schema(fields)
 
@@ -151,7 +161,7 @@ PINNED_COLUMNS: tuple[str, ...] = tuple(
     n
     for n in QUESTION_SCHEMA.names
     if n not in ("retrieved_scores", "total_ms", "judge_error")
-    and n not in dict(JUDGE_FIELDS + PLACEMENT_FIELDS + BOUND_FIELDS + CHAR_FIELDS)
+    and n not in dict(JUDGE_FIELDS + PLACEMENT_FIELDS + BOUND_FIELDS + CHAR_FIELDS + SERVED_FIELDS)
 )
 """The per-question columns docs/pipeline.md names as a public contract; every writer fills them."""
 

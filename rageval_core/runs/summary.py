@@ -70,6 +70,20 @@ def run_value_sql(metric: str) -> str:
     return f'"{metric}"'
 
 
+SERVED_KEYS: Mapping[str, str] = {
+    "judge_served_models": "judge_served_model",
+    "judge_fingerprints": "judge_fingerprint",
+}
+"""What served a run's judge, beside its figures: each key the distinct values of its row
+column, sorted; NULL when no question's judge said (an offline judge, an endpoint that
+sends no `model`, a run written before rows recorded it). Read by query/_drift.py."""
+SERVED_SELECT = ",\n  ".join(
+    f'list(DISTINCT "{c}" ORDER BY "{c}") FILTER (WHERE "{c}" IS NOT NULL) AS "{k}"'
+    for k, c in SERVED_KEYS.items()
+)
+"""The aggregate SELECT list of `SERVED_KEYS` over one run's rows."""
+
+
 def _summary_select() -> str:
     # Built once from the fixed metric whitelist above; no caller-supplied identifier.
     parts = [
@@ -110,6 +124,7 @@ def _summary_select() -> str:
     parts.append(f"count({_TOTAL_COST}) AS {TOTAL_COST_COUNT}")
     for ft in FAILURE_TYPES:
         parts.append(f"count(*) FILTER (WHERE failure_type = '{ft}') AS \"failure_{ft}\"")
+    parts.append(SERVED_SELECT)
     return ",\n  ".join(parts)
 
 
@@ -135,7 +150,7 @@ def split_declared(out: dict[str, Any], declared: Sequence[DeclaredMetric]) -> d
     return out
 
 
-SUMMARY_EXTRA_COLUMNS: tuple[str, ...] = ("error",)
+SUMMARY_EXTRA_COLUMNS: tuple[str, ...] = ("error", *SERVED_KEYS.values())
 """Row columns SUMMARY_SELECT reads beyond the narrow cache's (ids, metrics, types…)."""
 
 SUMMARY_SELECT = _summary_select()
@@ -160,7 +175,7 @@ SUMMARY_KEYS: tuple[str, ...] = (
     TOTAL_COST_COUNT,
     *(f"failure_{ft}" for ft in FAILURE_TYPES),
 )
-"""Every key `summarize_run` returns, in order (counts are ints, the rest float or None)."""
+"""Every figure `summarize_run` returns, in order (counts are ints, the rest float or None)."""
 
 
 def summarize_run(
@@ -170,8 +185,9 @@ def summarize_run(
     fs: fsspec.AbstractFileSystem | None = None,
     to_url: Any = None,
 ) -> dict[str, Any]:
-    """The run's aggregates, keyed by `SUMMARY_KEYS`, plus `problems` (list of str) and
-    `declared` (the mean and p10 of each metric the run declares, see `split_declared`).
+    """The run's aggregates, keyed by `SUMMARY_KEYS`, what served its judge (`SERVED_KEYS`),
+    `problems` (list of str) and `declared` (the mean and p10 of each metric the run
+    declares, see `split_declared`).
 
     Reads the run's own Parquet shard(s) by path, or its journal(s) while running.
     Retrieval and answer_correctness figures cover answerable questions only (retrieval
@@ -212,12 +228,18 @@ def summarize_run(
 
 def no_figures() -> dict[str, Any]:
     """The aggregates of a run whose rows could not be read: counts 0, figures None."""
-    return {k: (0 if k.startswith(("n_", "failure_")) else None) for k in SUMMARY_KEYS}
+    return {
+        **{k: (0 if k.startswith(("n_", "failure_")) else None) for k in SUMMARY_KEYS},
+        **dict.fromkeys(SERVED_KEYS),
+    }
 
 
 def finish_summary(out: dict[str, Any]) -> dict[str, Any]:
-    """A row of SUMMARY_SELECT as Python values: counts int (NULL as 0), the rest float."""
+    """A row of SUMMARY_SELECT as Python values: counts int (NULL as 0), what served the
+    judge as lists of text, the rest float."""
     for k, v in out.items():
+        if k in SERVED_KEYS:
+            continue
         if k.startswith(("n_", "failure_")):
             out[k] = int(v or 0)
         elif v is not None:

@@ -18,14 +18,16 @@ from rageval_core.runs.summary import (
     COST_COLUMNS,
     LATENCY_COLUMNS,
     QUALITY_METRICS,
+    SERVED_KEYS,
     SUMMARY_KEYS,
 )
 
-CACHE_VERSION = 11  # 7: segments of at most CHUNK_RUNS runs, and the runs index; 8: span
+CACHE_VERSION = 12  # 7: segments of at most CHUNK_RUNS runs, and the runs index; 8: span
 # figures; 9: the reference-free verdicts and n_reference_free; 10: latency and cost over the
 # questions with a value (NULL, not 0, when none has) with their counts, and each run's own
 # failure thresholds in the shares below threshold; 11: context relevance and precision by
-# characters, the reference-free failure types and `unscored`, each quality figure's count
+# characters, the reference-free failure types and `unscored`, each quality figure's count;
+# 12: what served each run's judge (`SERVED_KEYS`)
 
 NARROW_COLUMNS: tuple[str, ...] = (
     "question_id",
@@ -63,6 +65,7 @@ DECLARED_TYPE = pa.map_(pa.string(), pa.float64())
 SUMMARY_SCHEMA = pa.schema(
     _MANIFEST_FIELDS
     + [(k, pa.int64() if k.startswith(("n_", "failure_")) else pa.float64()) for k in SUMMARY_KEYS]
+    + [(k, pa.list_(pa.string())) for k in SERVED_KEYS]
     + [
         ("declared", DECLARED_TYPE),
         ("problems", pa.list_(pa.string())),

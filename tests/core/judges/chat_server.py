@@ -28,6 +28,10 @@ class Step:
     delay_s: float = 0.0
     usage: tuple[int, int] = (100, 20)
     raw: str | None = None
+    model: str | None = None
+    """The envelope's `model`, what the server says served the reply (None: not said)."""
+    fingerprint: str | None = None
+    """The envelope's `system_fingerprint` (None: not said)."""
 
     def body(self) -> bytes:
         if self.raw is not None:
@@ -41,6 +45,10 @@ class Step:
             "choices": [{"index": 0, "message": {"role": "assistant", "content": content}}],
             "usage": {"prompt_tokens": self.usage[0], "completion_tokens": self.usage[1]},
         }
+        if self.model is not None:
+            envelope["model"] = self.model
+        if self.fingerprint is not None:
+            envelope["system_fingerprint"] = self.fingerprint
         return json.dumps(envelope).encode()
 
 

@@ -4,7 +4,7 @@ judge's claims quote) must not be stored in clear there."""
 
 from __future__ import annotations
 
-from rageval_core.judges.reply_cache import ReplyCache, cache_key
+from rageval_core.judges.reply_cache import ReplyCache, Served, cache_key
 
 SECRET = "pw-9f8e7d6c5b4a"
 
@@ -26,7 +26,7 @@ def test_replies_are_stored_without_credentials(tmp_path):
         "refused": False,
         "answer_correctness": 0.5,
     }
-    cache.put(key, reply, {"prompt_tokens": 3, "completion_tokens": 2})
+    cache.put(key, reply, {"prompt_tokens": 3, "completion_tokens": 2}, Served("m", None))
     stored = b"".join(p.read_bytes() for p in tmp_path.rglob("*.json"))
     assert SECRET.encode() not in stored
     back = cache.get(key)
