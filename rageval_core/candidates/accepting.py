@@ -42,6 +42,7 @@ from rageval_core.dataset.documents import YAML_SUFFIXES
 from rageval_core.dataset.hashing import document_sha256
 from rageval_core.dataset.revising import staged_folder
 from rageval_core.dataset.versions import VERSIONS_KEY
+from rageval_core.dataset.writing import dump_yaml
 from rageval_core.errors import DatasetError, shown
 from rageval_core.labels.gold import next_version
 from rageval_core.models import Document, GoldenDataset, GoldenQuestion, GoldSpan
@@ -202,7 +203,7 @@ def _documents_file(source: GoldenDataset, new: list[Document], tmp: Path) -> Pa
     if text and not text.endswith("\n"):
         text += "\n"
     if current.suffix.lower() in YAML_SUFFIXES:
-        text += yaml.safe_dump(rows, sort_keys=False, allow_unicode=True, width=100)
+        text += dump_yaml(rows)
     else:
         text += _jsonl(rows)
     target = tmp / current.name
@@ -241,7 +242,7 @@ def _new_dataset(
     with staged_folder(out) as work:
         shutil.copyfile(folder / DOCUMENTS_FILE, work / DOCUMENTS_FILE)
         (work / DATASET_FILE).write_text(
-            yaml.safe_dump(mapping, sort_keys=False, allow_unicode=True, width=100),
+            dump_yaml(mapping),
             encoding="utf-8",
         )
         load_dataset(work / DATASET_FILE)  # what is written must validate

@@ -24,11 +24,10 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from rageval_core.bounded_json import BadJSON, read_lines
 from rageval_core.candidates.model import ACCEPTED, Candidate
 from rageval_core.dataset import load_dataset
+from rageval_core.dataset.writing import dump_yaml
 from rageval_core.errors import ConfigError, DatasetError
 from rageval_core.models import Document
 from rageval_core.runs.atomic import atomic_write_bytes
@@ -96,9 +95,7 @@ def write_outputs(
         }
         dataset = accepted_dataset(name, candidates)
         if dataset is not None:
-            files[ACCEPTED_FILE] = yaml.safe_dump(
-                dataset, sort_keys=False, allow_unicode=True, width=100
-            ).encode("utf-8")
+            files[ACCEPTED_FILE] = dump_yaml(dataset).encode("utf-8")
         for file, data in files.items():
             atomic_write_bytes(staging / file, data)
         if dataset is not None:

@@ -27,7 +27,7 @@ from ruamel.yaml.util import load_yaml_guess_indent
 from rageval_core.dataset.documents import YAML_SUFFIXES
 from rageval_core.dataset.load import load_dataset
 from rageval_core.dataset.versions import VERSIONS_KEY
-from rageval_core.dataset.writing import DATASET_FILE, question_dict
+from rageval_core.dataset.writing import DATASET_FILE, YAML_WIDTH, question_dict
 from rageval_core.errors import ConfigError, DatasetError
 from rageval_core.models import GoldenDataset, GoldenQuestion, GoldSpan
 
@@ -123,7 +123,7 @@ def _round_trip() -> YAML:
     written as `null`."""
     yaml = YAML(typ="rt")
     yaml.preserve_quotes = True
-    yaml.width = 1 << 16
+    yaml.width = YAML_WIDTH
     yaml.representer.add_representer(
         type(None), lambda r, _: r.represent_scalar("tag:yaml.org,2002:null", "null")
     )

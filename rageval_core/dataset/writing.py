@@ -57,6 +57,19 @@ def _jsonl(items: Iterable[dict[str, Any]]) -> bytes:
     return "".join(json.dumps(d, ensure_ascii=False) + "\n" for d in items).encode("utf-8")
 
 
+YAML_WIDTH = 1 << 16
+"""Dataset YAML is written with each scalar on one line, never folded at 80 columns:
+a new version (`dataset/revising.py`) round-trips the file at this width, so a long
+question it did not change stays exactly as written (folded lines came back joined)."""
+
+
+def dump_yaml(value: Any, *, flow: bool | None = False) -> str:
+    """`value` as dataset YAML: keys in their order, text as text, no folding."""
+    return yaml.safe_dump(
+        value, sort_keys=False, allow_unicode=True, width=YAML_WIDTH, default_flow_style=flow
+    )
+
+
 def write_dataset(
     out_dir: str | os.PathLike[str],
     name: str,
@@ -92,9 +105,7 @@ def write_dataset(
             atomic_write_bytes(out / file, data)
         atomic_write_bytes(
             target,
-            yaml.safe_dump(
-                doc, sort_keys=False, allow_unicode=True, default_flow_style=None
-            ).encode("utf-8"),
+            dump_yaml(doc, flow=None).encode("utf-8"),
         )
     except OSError as exc:
         raise ConfigError(f"cannot write the dataset to {out}: {exc.strerror or exc}") from exc
