@@ -26,12 +26,15 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
 import streamlit as st
 
 from rageval_core import labels as human
 from rageval_core import query
+from rageval_core.candidates import batches
+from rageval_core.candidates.files import CANDIDATES_FILE, DOCUMENTS_FILE
 from rageval_core.catalogue import BUILTIN, Catalogue
 from rageval_core.errors import shown
 from rageval_core.labels import HumanLabel, LabelSet, LabelStore, read_only_env
@@ -447,3 +450,40 @@ relevance_agreement = _with_labels(_relevance, "Comparing relevance labels with 
 run_coverage = _with_labels(_run_coverage, "Counting the claims people checked…")
 reviewer_agreement = _with_labels(_reviewers, "Comparing the reviewers…")
 review_queue = _cached(_queue, "Choosing the questions worth a human look…")
+
+
+# ---------------------------------------------------------------------------- candidates
+
+
+def candidates_location() -> str:
+    """Where candidate batches are looked for (`rageval_core/candidates/batches.py`)."""
+    return batches.candidates_location(location())
+
+
+def candidate_batches() -> dict[str, Path]:
+    """Batch name -> folder, listed afresh (one directory listing): a batch generated
+    while the dashboard is open shows up on the next rerun."""
+    return batches.list_batches(candidates_location())
+
+
+def _stamp(path: Path) -> tuple[int, int] | None:
+    try:
+        st_ = path.stat()
+    except OSError:
+        return None
+    return st_.st_mtime_ns, st_.st_size
+
+
+@st.cache_resource(show_spinner=False, max_entries=8, ttl=TTL_S)
+def _batch(name: str, path: str, stamps: tuple) -> batches.Batch:
+    # `stamps` (the files' mtimes and sizes) are only part of the key: a batch generated
+    # again (`--force`) is read again. cache_resource: documents are not pickled per hit.
+    return batches.read_batch(name, Path(path))
+
+
+def candidate_batch(name: str, path: Path) -> batches.Batch:
+    """The batch's candidates and documents (memoised until its files change); a
+    DatasetError naming the file when it is damaged."""
+    stamps = tuple(_stamp(path / f) for f in (CANDIDATES_FILE, DOCUMENTS_FILE))
+    with st.spinner("Reading the candidates…"):
+        return _batch(name, str(path), stamps)

@@ -15,6 +15,15 @@ from dashboard.shaping.agreement import (
     labelled_agreements,
     too_few_note,
 )
+from dashboard.shaping.candidates import (
+    candidate_rows,
+    check_rows,
+    decided_count,
+    decision_line,
+    edited_quotes,
+    first_undecided,
+    quote_range,
+)
 from dashboard.shaping.compare import (
     QUESTION_CHANGE_TABS,
     metric_changes,
@@ -70,6 +79,13 @@ __all__ = [
     "agreement_table",
     "answer_labels",
     "answer_marks",
+    "candidate_rows",
+    "check_rows",
+    "decided_count",
+    "decision_line",
+    "edited_quotes",
+    "first_undecided",
+    "quote_range",
     "chosen_verdict",
     "chunk_labels",
     "coverage_columns",
