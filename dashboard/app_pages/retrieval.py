@@ -7,18 +7,18 @@ retrieval gold are left out, named once."""
 import streamlit as st
 
 from dashboard import data, ui
-from dashboard.shaping import widest_gap_run
+from dashboard.shaping import newest_with, widest_gap_run
 from rageval_core import charts
 from rageval_core.query import NO_GOLD
 
-DEFAULT_RUNS = 10  # newest first; enough to see a reranker arrive and close a gap
+DEFAULT_RUNS = 10  # newest with recall@5 first; enough to see a reranker arrive and close a gap
 
 page = ui.start("retrieval")
 state = page.state
 runs = ui.require_runs()
 
 chosen = ui.pick_runs(
-    runs, state.runs, list(runs["run_id"].head(DEFAULT_RUNS)), key="retrieval_runs"
+    runs, state.runs, newest_with(runs, "recall_at_5", DEFAULT_RUNS), key="retrieval_runs"
 )
 run = ui.pick_run(
     runs,

@@ -71,6 +71,7 @@ from dashboard.shaping.runs import (
     run_tags,
     slider_range,
     stale_note,
+    tile_metrics,
     widest_gap_run,
     with_deltas,
 )
@@ -120,6 +121,7 @@ __all__ = [
     "split_config_diff",
     "split_question_changes",
     "stale_note",
+    "tile_metrics",
     "too_few_note",
     "widest_gap_run",
     "with_deltas",

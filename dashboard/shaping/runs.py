@@ -8,7 +8,7 @@ from collections.abc import Iterable, Mapping, Sequence
 
 import pandas as pd
 
-from rageval_core.catalogue import TABLE_FIRST, Catalogue, failure_label
+from rageval_core.catalogue import BUILTIN, TABLE_FIRST, Catalogue, failure_label
 from rageval_core.errors import shown
 from rageval_core.links import md_escape
 from rageval_core.models import FAILURE_TYPES
@@ -19,6 +19,13 @@ from rageval_core.runs.reading import RunInfo
 def key_metrics(cat: Catalogue) -> dict[str, str]:
     """The Runs table's headline figures (declared means too) and their labels."""
     return {m: cat.label(m) for m in cat.figure_names("runs")}
+
+
+def tile_metrics(names: Sequence[str], latest: pd.Series) -> list[str]:
+    """The latest run's tiles: every built-in figure (an unknown one is "–", which says
+    something), and only the declared metrics this run has — another tool's import
+    declaring `promptfoo pass` gives the other runs no tile that could never be filled."""
+    return [n for n in names if n in BUILTIN.figures or pd.notna(latest.get(n))]
 
 
 def quality_metrics(cat: Catalogue) -> tuple[str, ...]:

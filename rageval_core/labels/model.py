@@ -58,7 +58,7 @@ def _checked_reviewer(name: str) -> str:
         raise ConfigError(f"reviewer name is longer than {MAX_REVIEWER} characters")
     if _has_control(name):
         raise ConfigError("reviewer name contains control characters")
-    _writable(name, "reviewer name")
+    check_utf8(name, "reviewer name")
     return name
 
 
@@ -94,11 +94,11 @@ def _text(value: object, name: str, *, optional: bool = False) -> str | None:
         return None
     if not isinstance(value, str) or (not optional and not value.strip()):
         raise ConfigError(f"{name} must be {'text' if optional else 'non-empty text'}")
-    _writable(value, name)
+    check_utf8(value, name)
     return value
 
 
-def _writable(value: str, name: str) -> None:
+def check_utf8(value: str, name: str) -> None:
     """Raise when `value` cannot be written as UTF-8 (a lone surrogate, which a label
     built in code rather than read through `bounded_json` may hold)."""
     if not value.isascii():
@@ -159,7 +159,7 @@ class HumanLabel:
         _text(self.claim, "claim", optional=True)
         if not isinstance(self.note, str):
             raise ConfigError("note must be text")
-        _writable(self.note, "note")
+        check_utf8(self.note, "note")
         for name in ("verdict", "question_label"):
             if not isinstance(getattr(self, name), str | None):
                 raise ConfigError(f"{name} must be text or null")

@@ -19,10 +19,11 @@ import re
 import secrets
 import tempfile
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
+from typing import TypeVar
 
 import pyarrow as pa
 
@@ -34,6 +35,7 @@ from rageval_core.runs.layout import filesystem, is_remote
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._@+-]+")
 _MAX_LINE = 1_000_000  # bytes; a longer line is reported, not parsed
+T = TypeVar("T")
 
 
 def safe_name(text: str) -> str:
@@ -188,8 +190,12 @@ def _resorted(
     return tuple(out), keys
 
 
-def parse_lines(text: str, where: str) -> tuple[list[tuple[HumanLabel, int]], list[str]]:
-    """The labels of one JSONL file's text and its problems ("file:line: why")."""
+def parse_lines(
+    text: str, where: str, parse: Callable[[object], T] = HumanLabel.from_dict
+) -> tuple[list[tuple[T, int]], list[str]]:
+    """The values `parse` makes of one JSONL file's lines (labels by default), each with
+    its line number, and the problems ("file:line: why"): `parse` raises a RagevalError
+    for a line it refuses."""
     labels, problems = [], []
     # split on "\n" only: JSON escapes it inside strings, but not U+2028 or U+0085, which
     # `str.splitlines` would cut a note at
@@ -200,7 +206,7 @@ def parse_lines(text: str, where: str) -> tuple[list[tuple[HumanLabel, int]], li
             problems.append(f"{where}:{n}: line longer than {_MAX_LINE} characters")
             continue
         try:
-            labels.append((HumanLabel.from_dict(loads(line)), n))
+            labels.append((parse(loads(line)), n))
         except BadJSON as exc:
             problems.append(shown(f"{where}:{n}: not JSON ({exc.why})", 300, bare=True))
         except RagevalError as exc:
@@ -226,17 +232,17 @@ class _Parsed:
     problems: list[str] = field(default_factory=list)
 
 
-class LabelStore:
-    """A labels location opened for reading and saving; one per process is enough."""
+class JsonlLocation:
+    """A folder or `s3://` prefix of small JSONL files that are only ever added: where a
+    file can be written (`writable`), written once (`write_file`), listed (`files`) and
+    read (`read`). The label store and the candidates' decisions (candidates/decisions.py)
+    share it, each with its own files."""
 
     def __init__(self, location: str, *, read_only: bool = False):
         self.location = str(location).rstrip("/") or str(location)
         self.read_only = read_only
         self.fs, self.root = filesystem(self.location)
         self.remote = is_remote(self.location)
-        self._parsed: dict[str, _Parsed] = {}
-        self._last: dict[str | None, _Merged] = {}
-        self._lock = threading.Lock()
         self._writable: tuple[bool, str] | None = None
 
     def writable(self) -> tuple[bool, str]:
@@ -270,6 +276,53 @@ class LabelStore:
             return False, shown(f"cannot write to {self.location}: {exc}", 300, bare=True)
         return True, ""
 
+    def write_file(self, rel: str, data: bytes) -> str:
+        """Write `data` as the new file `rel` under the location (never replacing one);
+        return its path."""
+        if self.remote:
+            path = f"{self.root}/{rel}"
+            self.fs.pipe_file(path, data)  # one PUT: readers see all of it or nothing
+            return self.fs.unstrip_protocol(path)
+        path = Path(self.root, rel)
+        write_new(path, data)
+        return str(path)
+
+    def files(self, rel: str | None, keep: Callable[[str], bool]) -> dict[str, int]:
+        """Every file `keep` accepts (path -> size) under the location or its folder `rel`."""
+        base = f"{self.root}/{rel}" if rel else self.root
+        if not self.remote:
+            return _local_files(base, keep)
+        try:
+            found = self.fs.find(base, detail=True)
+        except (FileNotFoundError, NotADirectoryError):
+            return {}
+        return {p: int(info.get("size") or 0) for p, info in found.items() if keep(p)}
+
+    def read(self, paths: list[str]) -> dict[str, bytes | Exception]:
+        """The bytes of each file (an exception where it could not be read): one request
+        for all of them on an object store (fsspec fetches them concurrently)."""
+        if not self.remote:
+            return {p: _read_local(p) for p in paths}
+        try:
+            got = self.fs.cat(paths, on_error="return")
+        except OSError as exc:  # the whole listing vanished meanwhile
+            return dict.fromkeys(paths, exc)
+        return got if isinstance(got, dict) else {paths[0]: got}
+
+    def where(self, path: str) -> str:
+        """`path` as a problem names it: with its `s3://` on an object store."""
+        return self.fs.unstrip_protocol(path) if self.remote else path
+
+
+class LabelStore(JsonlLocation):
+    """A labels location opened for reading and saving; one per process is enough."""
+
+    def __init__(self, location: str, *, read_only: bool = False):
+        super().__init__(location, read_only=read_only)
+        self._parsed: dict[str, _Parsed] = {}
+        self._last: dict[str | None, _Merged] = {}
+        self._lock = threading.Lock()
+
     def save(self, labels: Sequence[HumanLabel]) -> str:
         """Write `labels` (one dataset, one reviewer) as one new file; return its path."""
         if not labels:
@@ -282,15 +335,8 @@ class LabelStore:
             raise ConfigError("one save holds the labels of one dataset and one reviewer")
         clean = [replace(lab, note=scrub_value(lab.note)) for lab in labels]
         data = "".join(lab.to_line() + "\n" for lab in clean).encode()
-        name = f"{utc_stamp().replace(':', '').replace('-', '')}-{secrets.token_hex(8)}.jsonl"
-        rel = f"{safe_name(first.dataset)}/{safe_name(first.reviewer)}/{name}"
-        if self.remote:
-            path = f"{self.root}/{rel}"
-            self.fs.pipe_file(path, data)  # one PUT: readers see all of it or nothing
-            return self.fs.unstrip_protocol(path)
-        path = Path(self.root, rel)
-        write_new(path, data)
-        return str(path)
+        folder = f"{safe_name(first.dataset)}/{safe_name(first.reviewer)}"
+        return self.write_file(f"{folder}/{new_file_name()}", data)
 
     def has_labels(self) -> bool:
         """True when the location holds a label file (a listing, no file read): whether
@@ -299,25 +345,7 @@ class LabelStore:
 
     def _files(self, dataset: str | None) -> dict[str, int]:
         """Every label file (path -> size) under the location or one dataset's folder."""
-        base = f"{self.root}/{safe_name(dataset)}" if dataset else self.root
-        if not self.remote:
-            return _local_files(base)
-        try:
-            found = self.fs.find(base, detail=True)
-        except (FileNotFoundError, NotADirectoryError):
-            return {}
-        return {p: int(info.get("size") or 0) for p, info in found.items() if _is_label_file(p)}
-
-    def _read(self, paths: list[str]) -> dict[str, bytes | Exception]:
-        """The bytes of each file (an exception where it could not be read): one request
-        for all of them on an object store (fsspec fetches them concurrently)."""
-        if not self.remote:
-            return {p: _read_local(p) for p in paths}
-        try:
-            got = self.fs.cat(paths, on_error="return")
-        except OSError as exc:  # the whole listing vanished meanwhile
-            return dict.fromkeys(paths, exc)
-        return got if isinstance(got, dict) else {paths[0]: got}
+        return self.files(safe_name(dataset) if dataset else None, _is_label_file)
 
     def load(self, dataset: str | None = None) -> LabelSet:
         """Every label of the location (of `dataset` only, when given), newest per key."""
@@ -326,7 +354,7 @@ class LabelStore:
         if last is not None and last.files == files:
             return last.result  # nothing added or grown: the same set
         todo = [p for p, size in files.items() if self._parsed.get(p, _Parsed(-1)).size != size]
-        texts = self._read(todo) if todo else {}
+        texts = self.read(todo) if todo else {}
         with self._lock:
             for p in todo:
                 self._parsed[p] = self._parse(p, files[p], texts.get(p))
@@ -374,7 +402,7 @@ class LabelStore:
         return result
 
     def _parse(self, path: str, size: int, data: bytes | Exception | None) -> _Parsed:
-        where = self.fs.unstrip_protocol(path) if self.remote else path
+        where = self.where(path)
         if isinstance(data, Exception) or data is None:
             return _Parsed(size, [], [f"{where}: unreadable ({data})"])
         try:
@@ -389,13 +417,23 @@ def _digest(parts: Iterable[str]) -> str:
     return hashlib.sha256("\n".join(parts).encode("utf-8", "surrogateescape")).hexdigest()[:32]
 
 
+OTHER_FILES = ".decisions.jsonl"
+"""How a file of the location that holds no labels ends (candidates/decisions.py)."""
+
+
+def new_file_name(suffix: str = ".jsonl") -> str:
+    """A new file's name: its UTC time (files sort by it) and 16 random hex digits."""
+    return f"{utc_stamp().replace(':', '').replace('-', '')}-{secrets.token_hex(8)}{suffix}"
+
+
 def _is_label_file(path: str) -> bool:
-    return path.endswith(".jsonl") and not path.rsplit("/", 1)[-1].startswith(".")
+    name = path.rsplit("/", 1)[-1]
+    return name.endswith(".jsonl") and not name.startswith(".") and not name.endswith(OTHER_FILES)
 
 
-def _local_files(base: str) -> dict[str, int]:
-    """Label files under a local folder with their sizes, from the directory entries
-    (one `scandir` per folder: 50,000 files list in a fraction of fsspec's `find`)."""
+def _local_files(base: str, keep: Callable[[str], bool]) -> dict[str, int]:
+    """The files `keep` accepts under a local folder with their sizes, from the directory
+    entries (one `scandir` per folder: 50,000 files list in a fraction of fsspec's `find`)."""
     out: dict[str, int] = {}
     stack = [base]
     while stack:
@@ -405,7 +443,7 @@ def _local_files(base: str) -> dict[str, int]:
                 for entry in it:
                     if entry.is_dir(follow_symlinks=False):
                         stack.append(entry.path)
-                    elif _is_label_file(entry.path) and entry.is_file():
+                    elif keep(entry.path) and entry.is_file():
                         try:
                             out[entry.path] = entry.stat().st_size
                         except OSError:

@@ -98,3 +98,19 @@ def test_question_page_shows_the_runs_declared_scores(app, declared_results):
     ]
     traces = {t["name"]: t for t in history["data"]}
     assert {"groundedness", "toxicity", "recall@5"} <= set(traces)
+
+
+def test_latest_run_gets_no_tile_for_a_metric_only_other_runs_declare(app, declared_results):
+    """A newest run without the declared metrics shows its built-in figures ("–" where
+    unknown) and no groundedness/toxicity tile it could never fill."""
+    write_run(
+        declared_results,
+        "newest",
+        [row(f"q{i}") for i in range(10)],
+        created_at="2025-02-01T00:00Z",
+    )
+    at = no_exception(app(declared_results).run())
+    latest = {m.label: m.value for m in at.metric}
+    assert not {"groundedness", "toxicity"} & set(latest)
+    assert latest["p95 latency (ms)"] == "–"  # built-in figures stay, known or not
+    assert "groundedness" in at.dataframe[0].value.columns  # the table still has them

@@ -305,3 +305,11 @@ def test_the_judge_page_shows_chunk_relevance_agreement(app, verdict_results, la
     assert "answer relevancy" not in relevance.columns  # nobody labelled an answer
     assert relevance.loc["labels behind these figures", "chunk relevance"] == "1"
     assert relevance.loc["raw agreement", "chunk relevance"] == "0.0%"
+
+
+def test_retrieval_opens_on_the_runs_that_have_retrieval_figures(app, verdict_results) -> None:
+    """Without runs in the URL the newest runs with recall@5 are drawn: the newer
+    questions-only run is not picked only to be left out again."""
+    at = open_page(app(verdict_results), "retrieval")
+    assert at.multiselect(key="retrieval_runs").value == [RUN]
+    assert not [i for i in at.info if i.value.startswith("Left out")]

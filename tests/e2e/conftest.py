@@ -247,6 +247,12 @@ def page(context, watch):
     pg.close()
 
 
+CHARTS_DRAWN_JS = """() => [...document.querySelectorAll('[data-testid="stPlotlyChart"]')]
+  .every(c => { const svg = c.querySelector('.main-svg');
+                return svg && svg.getBoundingClientRect().width > 0
+                       && c.querySelector('.draglayer, .pielayer'); })"""
+
+
 def screenshot(pg, name: str, folder: Path = SCREENSHOTS, width: int = 0) -> Path | None:
     """Full-page PNG of the current view when RAGEVAL_SCREENSHOTS=1, else nothing;
     `width` other than the viewport's for a look at a wide screen (into `folder`).
@@ -265,7 +271,11 @@ def screenshot(pg, name: str, folder: Path = SCREENSHOTS, width: int = 0) -> Pat
         ".map(s => document.querySelector(s)).filter(Boolean).map(e => e.scrollHeight))"
     )
     pg.set_viewport_size({"width": width, "height": int(height) + 40})
-    pg.wait_for_timeout(800)  # plotly and the grids re-layout to the new size
+    # Plotly and the grids re-layout to the new size: a loaded machine needs more than a
+    # fixed pause before every chart has drawn again (a blank chart was shot otherwise).
+    pg.wait_for_timeout(800)
+    pg.wait_for_function(CHARTS_DRAWN_JS, timeout=30_000)
+    pg.wait_for_timeout(400)
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"{name}.png"
     pg.screenshot(path=str(path), full_page=True)

@@ -175,3 +175,28 @@ def test_diagnose_table_fits_1280_px_without_scrolling(page: Page, server: Serve
     table = page.locator(DRAWN_GRID).last
     sizes = table.locator(".dvn-scroller").evaluate("e => [e.scrollWidth, e.clientWidth]")
     assert sizes[0] <= sizes[1] + 1, sizes
+
+
+def test_question_page_names_chunks_and_zooms_the_gold_document(page: Page, server: Server):
+    """Chunks are headed by their document and character range, the id kept inside to
+    copy; the gold document's chart shows the region around its spans, not 0–length."""
+    open_view(page, url(server, "question", run=LATEST, question="q011"), "Question", charts=2)
+    summaries = page.locator('[data-testid="stExpander"] summary').all_inner_texts()
+    headings = [s.split("\n\n")[-1] for s in summaries]  # after the icon's name
+    chunks = [h for h in headings if h.startswith("#")]
+    assert chunks and all(re.search(r" · [a-z@0-9-]+ \d[\d,]*–\d[\d,]* · score", h) for h in chunks)
+    assert not [h for h in chunks if "#" in h[1:].split(" · score")[0]], chunks  # no chunk id
+    expect(
+        page.locator('[data-testid="stCode"]').filter(has_text="incident-handling#")
+    ).not_to_have_count(0)
+
+    # incident-handling is 1,900 characters; q011's gold span is 626–934
+    ranges = page.evaluate(
+        """() => [...document.querySelectorAll('.js-plotly-plot')]
+             .filter(e => (e._fullLayout?.title?.text || '').includes('incident-handling'))
+             .map(e => e._fullLayout.xaxis.range)"""
+    )
+    assert len(ranges) == 1, ranges
+    low, high = ranges[0]
+    assert low <= 626 and high >= 934  # the span is in view
+    assert high - low < 1_900  # zoomed: not the whole document
