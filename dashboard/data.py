@@ -34,9 +34,10 @@ import streamlit as st
 from rageval_core import labels as human
 from rageval_core import query
 from rageval_core.candidates import batches
+from rageval_core.candidates.decisions import Decision, DecisionStore
 from rageval_core.candidates.files import CANDIDATES_FILE, DOCUMENTS_FILE
 from rageval_core.catalogue import BUILTIN, Catalogue
-from rageval_core.errors import shown
+from rageval_core.errors import ConfigError, shown
 from rageval_core.labels import HumanLabel, LabelSet, LabelStore, read_only_env
 from rageval_core.labels.agreement import Agreement
 from rageval_core.models import DatasetRef
@@ -487,3 +488,32 @@ def candidate_batch(name: str, path: Path) -> batches.Batch:
     stamps = tuple(_stamp(path / f) for f in (CANDIDATES_FILE, DOCUMENTS_FILE))
     with st.spinner("Reading the candidates…"):
         return _batch(name, str(path), stamps)
+
+
+@st.cache_resource(show_spinner=False, max_entries=16)
+def _decision_store(location: str, batch: str, read_only: bool) -> DecisionStore:
+    # one per labels location, batch and mode: it remembers the files it parsed, so a
+    # rerun reads only new ones; a read-only one refuses a save
+    return DecisionStore(location, batch, read_only=read_only)
+
+
+def _decisions(batch: str) -> DecisionStore:
+    return _decision_store(labels_location(), batch, read_only_env())
+
+
+def candidate_decisions(batch: str) -> tuple[dict[str, Decision], tuple[str, ...]]:
+    """The newest decision per candidate of `batch` (any reviewer's), and what could not
+    be read (file and line). Listed afresh on each call: a colleague's decision shows on
+    the next rerun."""
+    s = _decisions(batch)
+    with st.spinner("Reading the reviewers' decisions…"):
+        return s.latest(), s.problems
+
+
+def save_decision(batch: str, decision: Decision) -> None:
+    """Write one decision as a new file in the labels location (`DecisionStore.save`);
+    a ConfigError saying why when this dashboard may not write labels."""
+    ok, why = can_label()
+    if not ok:
+        raise ConfigError(why)
+    _decisions(batch).save(decision)

@@ -44,6 +44,7 @@ PAGE_PATHS: dict[str, str] = {
     "question": "question",
     "review": "review",
     "judge": "judge",
+    "candidates": "candidates",
     "definitions": DEFINITIONS_PATH,
 }
 """Each page's key and its URL path under the dashboard's address, in navigation order

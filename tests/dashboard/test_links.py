@@ -189,7 +189,7 @@ def test_a_page_state_keeps_its_own_url_parameters_under_their_names(
 
 
 def test_every_page_has_a_distinct_file_and_url():
-    assert len({p.path for p in PAGES.values()}) == len({p.url_path for p in PAGES.values()}) == 10
+    assert len({p.path for p in PAGES.values()}) == len({p.url_path for p in PAGES.values()}) == 11
 
 
 # ---------------------------------------------------------------------------- any valid view
