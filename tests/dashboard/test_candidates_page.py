@@ -185,3 +185,18 @@ def test_no_batch_says_how_to_make_one(app, results, labels, monkeypatch, scratc
     monkeypatch.setenv(CANDIDATES_ENV, str(scratch / "none"))
     at = candidates_page(app, results)
     assert "No candidate batches in" in texts(at, "info") and not at.button
+
+
+def test_a_damaged_decisions_file_is_named_and_costs_only_its_line(app, site):
+    results, labels, batch = site
+    order = ids(batch)
+    folder = labels / "b1" / "candidates" / "Ann"
+    folder.mkdir(parents=True)
+    good = {"batch": "b1", "candidate_id": order[0], "action": "reject", "reviewer": "Ann",
+            "at": "2026-12-05T10:00:00Z", "note": ""}  # fmt: skip
+    (folder / "x.decisions.jsonl").write_text(json.dumps(good) + "\n{not json\n")
+    at = candidates_page(app, results)
+    warnings = unescaped(texts(at, "warning"))
+    assert "x.decisions.jsonl:2" in warnings
+    assert heading(at).startswith(f"2 of {N}: ")  # the first is decided
+    assert f"1 of {N} decided" in [p.proto.text for p in at.get("progress")]
