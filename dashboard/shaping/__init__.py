@@ -23,6 +23,8 @@ from dashboard.shaping.candidates import (
     edited_quotes,
     first_undecided,
     quote_range,
+    version_commands,
+    version_note,
 )
 from dashboard.shaping.compare import (
     QUESTION_CHANGE_TABS,
@@ -87,6 +89,8 @@ __all__ = [
     "edited_quotes",
     "first_undecided",
     "quote_range",
+    "version_commands",
+    "version_note",
     "chosen_verdict",
     "chunk_labels",
     "coverage_columns",

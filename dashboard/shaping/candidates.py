@@ -101,3 +101,28 @@ def edited_quotes(
             start = found.starts[0]
             out.append(Quote(old.doc_id, text, start, start + len(text)))
     return tuple(out), problems
+
+
+def version_note(accepted: Any) -> str:
+    """What writing a dataset version did (`accepting.Accepted`), in plain words on one
+    line (the caller escapes it)."""
+    if accepted.path is None:
+        if accepted.already:
+            return (
+                f"Nothing new: the {len(accepted.already)} accepted candidate(s) are in it already."
+            )
+        return "Nothing written: no candidate of this batch is accepted yet."
+    ids = [qid for _, qid in accepted.added]
+    named = ", ".join(ids[:10]) + (f" and {len(ids) - 10} more" if len(ids) > 10 else "")
+    out = f"Wrote version {accepted.version} to {accepted.path}: "
+    out += f"{len(ids)} question(s) added ({named})"
+    if accepted.documents:
+        out += f", {len(accepted.documents)} document(s) added"
+    if accepted.already:
+        out += f"; {len(accepted.already)} accepted candidate(s) were in it already"
+    return out + "."
+
+
+def version_commands(path: str) -> str:
+    """The commands that take a written version on, as a user types them."""
+    return f"rageval validate {path}\nrageval run CONFIG.yaml   # with  dataset: {path}"

@@ -15,6 +15,7 @@ from dashboard.shaping import (
     edited_quotes,
     first_undecided,
     quote_range,
+    version_note,
 )
 from rageval_core.candidates.model import Candidate, Check, Quote
 
@@ -75,3 +76,23 @@ def test_decisions_read_as_one_plain_line_each():
         {"candidate": "gen-1", "kind": "number", "checks": "unchecked", "decision": "rejected",
          "question": "Q?"}
     ]  # fmt: skip
+
+
+def test_a_written_version_is_said_in_one_line():
+    def accepted(path, added=(), already=(), documents=()):
+        return SimpleNamespace(
+            path=path, version="3", added=added, already=already, documents=documents
+        )
+
+    assert version_note(accepted(None)) == (
+        "Nothing written: no candidate of this batch is accepted yet."
+    )
+    assert version_note(accepted(None, already=("g1", "g2"))) == (
+        "Nothing new: the 2 accepted candidate(s) are in it already."
+    )
+    added = tuple((f"gen-{i}", f"q{i}") for i in range(12))
+    assert version_note(accepted("/v/dataset.yaml", added, ("g0",), ("doc-a",))) == (
+        "Wrote version 3 to /v/dataset.yaml: 12 question(s) added (q0, q1, q2, q3, q4, q5, "
+        "q6, q7, q8, q9 and 2 more), 1 document(s) added; 1 accepted candidate(s) were in "
+        "it already."
+    )
