@@ -44,11 +44,11 @@ def _jsonl(rows: Sequence[dict[str, Any]]) -> bytes:
     return "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows).encode("utf-8")
 
 
-def _question(c: Candidate) -> dict[str, Any]:
-    """A dataset question: gold as quotes (each stands once: the `quotes` check), the
-    candidate's kind and generator as tags."""
+def question_entry(c: Candidate, qid: str | None = None) -> dict[str, Any]:
+    """A dataset question (id `qid`, default the candidate's): gold as quotes (each
+    stands once: the `quotes` check), the candidate's kind as a tag."""
     q: dict[str, Any] = {
-        "id": c.id,
+        "id": c.id if qid is None else qid,
         "question": c.question,
         "reference_answer": c.reference_answer,
     }
@@ -62,7 +62,7 @@ def _question(c: Candidate) -> dict[str, Any]:
 
 def accepted_dataset(name: str, candidates: Sequence[Candidate]) -> dict[str, Any] | None:
     """The dataset mapping of the accepted-by-checks candidates, None when there are none."""
-    accepted = [_question(c) for c in candidates if c.status == ACCEPTED]
+    accepted = [question_entry(c) for c in candidates if c.status == ACCEPTED]
     if not accepted:
         return None
     return {"name": name, "version": "1", "documents": DOCUMENTS_FILE, "questions": accepted}

@@ -13,7 +13,8 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -57,10 +58,7 @@ def write_revision(
     where it now stands (its written item gets the new offsets in place, its quote
     kept); `document_versions` is what the new version records under that key."""
     out = Path(out_dir)
-    if (out / DATASET_FILE).exists() or (out.is_dir() and any(out.iterdir())):
-        raise ConfigError(
-            f"{out} already exists and is not empty: a new version goes into a new folder"
-        )
+    _check_new(out)
     src = Path(source.path)
     yaml = _round_trip()
     try:
@@ -74,12 +72,14 @@ def write_revision(
     _revise_questions(top["questions"], source, questions, moved or {})
     if document_versions is not None:
         _record_versions(top, document_versions)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    work = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
-    try:
+    with staged_folder(out) as work:
         for key in _REFERENCES:
             if key == "documents" and documents is not None:
-                top[key] = _replace_documents(src.parent, str(top.get(key, "")), documents, work)
+                ref = _replace_documents(src.parent, str(top.get(key, "")), documents, work)
+                if key in top:
+                    top[key] = ref
+                else:  # beside the corpus or the version, not after the questions
+                    _insert_after(top, key, ref, "corpus" if "corpus" in top else "version")
             elif key in top:
                 top[key] = _carry(src.parent, str(top[key]), work)
         with (work / DATASET_FILE).open("w", encoding="utf-8") as f:
@@ -90,13 +90,32 @@ def write_revision(
                 f"{out / DATASET_FILE}: the written version does not read back as planned "
                 "(a bug in rageval); nothing was written"
             )
+    return out / DATASET_FILE
+
+
+def _check_new(out: Path) -> None:
+    if (out / DATASET_FILE).exists() or (out.is_dir() and any(out.iterdir())):
+        raise ConfigError(
+            f"{out} already exists and is not empty: a new version goes into a new folder"
+        )
+
+
+@contextmanager
+def staged_folder(out: Path) -> Iterator[Path]:
+    """A temporary folder beside `out` (which must be absent or empty) to write a new
+    version into; renamed to `out` when the block ends without an error, removed when it
+    raises: never a half-written `out`. The block validates what it wrote."""
+    _check_new(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
+    try:
+        yield work
         if out.is_dir():
             out.rmdir()
         work.rename(out)
     except BaseException:
         shutil.rmtree(work, ignore_errors=True)
         raise
-    return out / DATASET_FILE
 
 
 def _round_trip() -> YAML:
@@ -164,7 +183,8 @@ def _record_versions(top: CommentedMap, versions: Mapping[str, str]) -> None:
     for gone in [d for d in recorded if d not in versions]:
         del recorded[gone]
     for doc_id, digest in versions.items():
-        recorded[doc_id] = digest
+        if recorded.get(doc_id) != digest:  # an unchanged entry keeps its quotes
+            recorded[doc_id] = digest
 
 
 def _revise_questions(
