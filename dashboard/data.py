@@ -34,11 +34,12 @@ import streamlit as st
 from rageval_core import labels as human
 from rageval_core import query
 from rageval_core.candidates import batches
+from rageval_core.candidates.accepting import Accepted, accept
 from rageval_core.candidates.decisions import Decision, DecisionStore
 from rageval_core.candidates.files import CANDIDATES_FILE, DOCUMENTS_FILE
 from rageval_core.catalogue import BUILTIN, Catalogue
 from rageval_core.errors import ConfigError, shown
-from rageval_core.labels import HumanLabel, LabelSet, LabelStore, read_only_env
+from rageval_core.labels import HumanLabel, LabelSet, LabelStore, read_only_env, utc_stamp
 from rageval_core.labels.agreement import Agreement
 from rageval_core.models import DatasetRef
 from rageval_core.query import SUMMARISING, QueueItem, ResultsStore, RunProblem, span_curve
@@ -517,3 +518,27 @@ def save_decision(batch: str, decision: Decision) -> None:
     if not ok:
         raise ConfigError(why)
     _decisions(batch).save(decision)
+
+
+def dataset_targets() -> dict[str, str]:
+    """The datasets a batch's accepted candidates may be added to: the dataset files the
+    runs were made with that are at hand here, label -> path, newest run first."""
+    out: dict[str, str] = {}
+    for info in sorted(runs(), key=lambda r: r.run_id, reverse=True):
+        ref = info.manifest.dataset if info.manifest else None
+        if ref and ref.path and ref.path not in out.values() and Path(ref.path).is_file():
+            out[f"{ref.name} v{ref.version} ({ref.path})"] = ref.path
+    return out
+
+
+def write_version(batch: batches.Batch, dataset: str | None) -> Accepted:
+    """The reviewers' decisions on `batch` written as a dataset version (`accepting.
+    accept`): `dataset`'s next version, or a new dataset when None, into a new folder
+    `versions/<UTC stamp>` of the batch: the one place the dashboard writes outside the
+    labels location, and only when a reviewer asks."""
+    ok, why = can_label()
+    if not ok:
+        raise ConfigError(why)
+    decisions, _ = candidate_decisions(batch.name)
+    out = batch.path / "versions" / utc_stamp().replace(":", "")
+    return accept(batch.path, decisions, dataset, out)

@@ -15,6 +15,8 @@ from dashboard.shaping import (
     edited_quotes,
     first_undecided,
     quote_range,
+    version_commands,
+    version_note,
 )
 from rageval_core.candidates.decisions import Decision
 from rageval_core.errors import RagevalError, shown
@@ -144,3 +146,21 @@ if reviewer:
 
 st.subheader("The queue")
 st.dataframe(candidate_rows(batch.candidates, decisions), hide_index=True, width="stretch")
+
+st.subheader("Write dataset version")
+if not reviewer:
+    if data.can_label()[0]:  # only the name is missing
+        st.caption("Writing a dataset version needs your name above, like every decision.")
+    st.stop()
+targets = {"a new dataset of the batch's documents": None, **data.dataset_targets()}
+target = st.selectbox("Add the accepted candidates to", list(targets), key="cq_target")
+if st.button("Write dataset version", key="cq_write"):
+    try:
+        st.session_state[f"cq_written_{name}"] = data.write_version(batch, targets[target])
+    except RagevalError as exc:  # a quote no longer standing once, an invalid result
+        ui.say("error", f"Nothing was written: {shown(str(exc), 500, bare=True)}")
+written = st.session_state.get(f"cq_written_{name}")
+if written is not None:
+    ui.say("info", version_note(written))
+    if written.path is not None:
+        st.code(version_commands(str(written.path)), language="sh", wrap_lines=True)

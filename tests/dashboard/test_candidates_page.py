@@ -15,6 +15,7 @@ import pytest
 from rageval_core.candidates import read_candidates
 from rageval_core.candidates.decisions import DecisionStore
 from rageval_core.cli import main
+from rageval_core.dataset import load_dataset
 from rageval_core.labels import READ_ONLY_ENV
 from rageval_core.runs.layout import CANDIDATES_ENV
 from tests.dashboard.apptest import seen as unescaped
@@ -83,10 +84,12 @@ def test_no_action_without_a_reviewer_name_and_none_on_a_read_only_server(app, s
     results, labels, _ = site
     at = candidates_page(app, results)
     labels_shown = {b.label for b in at.button}
-    assert not {"Accept", "Reject", "Save edit"} & labels_shown
+    assert not {"Accept", "Reject", "Save edit", "Write dataset version"} & labels_shown
     assert "Start labelling" in labels_shown
     sign(at)
-    assert {"Accept", "Reject", "Save edit"} <= {b.label for b in at.button}
+    assert {"Accept", "Reject", "Save edit", "Write dataset version"} <= {
+        b.label for b in at.button
+    }
     monkeypatch.setenv(READ_ONLY_ENV, "1")
     at = candidates_page(app, results)
     assert not {"Accept", "Reject", "Start labelling"} & {b.label for b in at.button}
@@ -200,3 +203,22 @@ def test_a_damaged_decisions_file_is_named_and_costs_only_its_line(app, site):
     assert "x.decisions.jsonl:2" in warnings
     assert heading(at).startswith(f"2 of {N}: ")  # the first is decided
     assert f"1 of {N} decided" in [p.proto.text for p in at.get("progress")]
+
+
+def test_the_written_version_holds_the_accepted_candidates_and_validates(app, site):
+    results, labels, batch = site
+    order = ids(batch)
+    at = sign(candidates_page(app, results))
+    no_exception(button(at, "Write dataset version").click().run())
+    assert "Nothing written: no candidate of this batch is accepted yet." in unescaped(
+        texts(at, "info")
+    )
+    no_exception(button(at, "Accept").click().run())
+    no_exception(button(at, "Reject").click().run())
+    no_exception(button(at, "Write dataset version").click().run())
+    [version] = (batch / "versions").iterdir()
+    [written] = version.glob("*.yaml")
+    dataset = load_dataset(written)
+    assert [q.id for q in dataset.questions] == [order[0]]
+    assert f"to {written}: 1 question(s) added ({order[0]})" in unescaped(texts(at, "info"))
+    assert main(["validate", str(written)]) == 0

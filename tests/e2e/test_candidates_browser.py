@@ -1,6 +1,7 @@
 """The Candidates page in a real browser against a real `rageval dashboard`: a reviewer
 accepts one candidate with the mouse, rejects one with its key, edits one (a shorter
-quote); the decisions land in the labels folder.
+quote) and writes the dataset version: the decisions are in the labels folder, the
+version validates and `rageval run` scores it.
 A candidate whose text carries an XSS payload is shown as text and runs nothing.
 
 The batch is a real `rageval dataset generate` of the example documents, in the served
@@ -16,11 +17,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pyarrow.parquet as pq
 import pytest
 from playwright.sync_api import Page, expect
 
 from rageval_core.candidates import read_candidates
 from rageval_core.candidates.decisions import DecisionStore
+from rageval_core.dataset import load_dataset
 from tests.e2e.browser import EXCEPTION, serving, sign_in_as, url, wait_rendered
 from tests.e2e.conftest import ROOT, XSS_PAYLOAD, screenshot
 
@@ -61,7 +64,7 @@ def at_candidate(pg: Page, n: int) -> None:
     wait_rendered(pg, "Candidates")
 
 
-def test_accept_reject_by_key_and_edit_are_saved(page: Page, site):
+def test_accept_reject_edit_and_write_a_version_that_validates_and_scores(page: Page, site):
     results, labels, batch = site
     cands = read_candidates(batch / "candidates.jsonl")
     third = cands[2]
@@ -97,6 +100,10 @@ def test_accept_reject_by_key_and_edit_are_saved(page: Page, site):
         expect(page.locator(EXCEPTION)).to_have_count(0)
         screenshot(page, "candidates")
 
+        page.get_by_role("button", name="Write dataset version").click()
+        expect(main).to_contain_text("question(s) added")
+        wait_rendered(page, "Candidates")
+
     saved = DecisionStore(str(labels), "b1").latest()
     assert {k: d.action for k, d in saved.items()} == {
         cands[0].id: "accept",
@@ -105,3 +112,30 @@ def test_accept_reject_by_key_and_edit_are_saved(page: Page, site):
     }
     assert saved[third.id].question == "Which sentence says it?"
     assert [q.text for q in saved[third.id].quotes] == [shorter]
+
+    [version] = (batch / "versions").iterdir()
+    [dataset_file] = version.glob("*.yaml")
+    checked = rageval("validate", str(dataset_file))
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    by_id = {q.id: q for q in load_dataset(dataset_file).questions}
+    assert set(by_id) == {cands[0].id, third.id}
+    edited = by_id[third.id]
+    assert edited.question == "Which sentence says it?"
+    [span] = edited.gold_spans
+    assert (span.doc_id, span.end - span.start) == (third.quotes[0].doc_id, len(shorter))
+
+    config = version.parent / "run.yaml"
+    config.write_text(
+        f"name: accepted\ndataset: {dataset_file}\n"
+        "pipeline:\n  factory: rageval_core.example.pipeline:build\n"
+        "  params: {top_k: 5, source: documents, chunk_size: 40, offsets: true}\n"
+        "judge: {kind: offline}\n"
+    )
+    out = results.parent / "scored"
+    ran = rageval("run", str(config), "--results", str(out))
+    assert ran.returncode == 0, ran.stderr
+    [run] = [p for p in out.iterdir() if not p.name.startswith(".")]
+    rows = pq.read_table(run / "questions.parquet").to_pylist()
+    assert {r["question_id"] for r in rows} == set(by_id)
+    assert all(r["error"] is None for r in rows)
+    assert all(r["span_recall_at_5"] is not None for r in rows)
