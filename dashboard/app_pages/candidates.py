@@ -102,14 +102,12 @@ reviewer = labelling.may_label()
 if reviewer:
     key = f"cq_{name}_{c.id}"
     note = st.text_input("Note (optional)", max_chars=MAX_NOTE, key=f"{key}_note")
-    cols = st.columns([1, 1, 4])
+    cols = st.columns([1, 1, 4])  # Streamlit shows each button's key on it
     chosen: dict | None = None  # what the reviewer decided, as Decision's fields
     if cols[0].button("Accept", type="primary", key="cq_accept", **ui.hotkey(KEYS["accept"])):
         chosen = {"action": "accept"}
     if cols[1].button("Reject", key="cq_reject", **ui.hotkey(KEYS["reject"])):
         chosen = {"action": "reject"}
-    if ui.HOTKEYS:
-        cols[2].caption("Keys: A accept · X reject · N next · P previous")
     with st.expander("Edit, then accept"), st.form(f"{key}_edit"):
         question = st.text_area("Question", value=c.question, key=f"{key}_question")
         reference = st.text_area("Reference answer", value=c.reference_answer, key=f"{key}_ref")

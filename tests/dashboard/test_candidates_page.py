@@ -222,3 +222,20 @@ def test_the_written_version_holds_the_accepted_candidates_and_validates(app, si
     assert [q.id for q in dataset.questions] == [order[0]]
     assert f"to {written}: 1 question(s) added ({order[0]})" in unescaped(texts(at, "info"))
     assert main(["validate", str(written)]) == 0
+
+
+def test_accepted_candidates_join_the_dataset_the_runs_used_as_its_next_version(app, site):
+    results, _, batch = site
+    first = ids(batch)[0]
+    at = sign(candidates_page(app, results))
+    no_exception(button(at, "Accept").click().run())
+    [target] = [o for o in at.selectbox(key="cq_target").options if "northwind-handbook" in o]
+    at.selectbox(key="cq_target").set_value(target)
+    no_exception(button(at, "Write dataset version").click().run())
+    [version] = (batch / "versions").iterdir()
+    [written] = version.glob("*.yaml")
+    before = load_dataset(EXAMPLE_DOCUMENTS.parent / "dataset.yaml")
+    after = load_dataset(written)
+    assert (before.version, after.version) == ("3", "4")
+    assert [q.id for q in after.questions] == [q.id for q in before.questions] + [first]
+    assert "Wrote version 4" in unescaped(texts(at, "info"))

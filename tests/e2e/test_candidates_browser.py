@@ -85,6 +85,7 @@ def test_accept_reject_edit_and_write_a_version_that_validates_and_scores(page: 
         page.locator('[data-testid="stMain"] h3').first.click()  # focus off any field
         page.keyboard.press("x")  # Reject's shortcut
         at_candidate(page, 3)
+        screenshot(page, "candidates")  # two decided, a candidate with a failed check
 
         page.get_by_text("Edit, then accept").click()
         form = page.locator('[data-testid="stForm"]')
@@ -98,7 +99,6 @@ def test_accept_reject_edit_and_write_a_version_that_validates_and_scores(page: 
         expect(main).to_contain_text(f"What is {XSS_PAYLOAD}?")
         assert page.evaluate("window.__xss") is None
         expect(page.locator(EXCEPTION)).to_have_count(0)
-        screenshot(page, "candidates")
 
         page.get_by_role("button", name="Write dataset version").click()
         expect(main).to_contain_text("question(s) added")
