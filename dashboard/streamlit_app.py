@@ -15,8 +15,8 @@ import streamlit as st
 from dashboard import data
 from dashboard.auth import require_access
 from dashboard.pages import PAGES
-from dashboard.shaping import problems_markdown, stale_note
-from dashboard.ui import link, read_url, view_state
+from dashboard.shaping import problems_markdown, stale_note, stale_questions_note
+from dashboard.ui import link, read_url, say, view_state
 from rageval_core.errors import RagevalError
 from rageval_core.links import DEFAULT_PAGE, md_escape
 from rageval_core.page_states import RunContext
@@ -62,6 +62,10 @@ if broken:
         "and may be missing from the views:\n\n" + problems_markdown(broken),
         icon=":material/warning:",
     )
+
+url = RunContext.of(view_state())
+for note in stale_questions_note(runs, [url.run, *url.runs]):
+    say("warning", note, icon=":material/history:")
 
 
 @st.fragment(run_every=1.0)

@@ -513,3 +513,6 @@ class RunManifest:
     reader and reported as a problem of the run)."""
     source_run: str | None = None
     """The run whose answers this one judged again (`rageval rescore`); None otherwise."""
+    stale_questions: Mapping[str, str] = field(default_factory=dict)
+    """Question id -> why its gold no longer matches the documents: the dataset's stale
+    questions the run left out (docs/datasets.md#refreshing-gold); every page says so."""

@@ -115,6 +115,7 @@ class Runner:
             tags=self.config.tags,
             shards=self.options.shard.count if self.options.shard else 1,
             metrics=self.config.metrics,
+            stale_questions={q.id: q.stale for q in dataset.questions if q.stale is not None},
         )
 
     def run(self) -> RunResult:

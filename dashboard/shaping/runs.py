@@ -125,6 +125,34 @@ def failure_headline(counts: Mapping[str, int]) -> str:
     return f"{n_failed} of {total} questions failed: {detail}."
 
 
+STALE_SHOWN = 10
+"""Stale question ids a note names before "and N more"."""
+
+
+def stale_questions_note(runs: Sequence[RunInfo], named: Sequence[str | None]) -> list[str]:
+    """The app-wide word on dataset questions left out as stale (plain text: `ui.say`
+    escapes it), for the runs the URL names, else the newest run: one line per such run
+    that left any out."""
+    wanted = [r for r in named if r]
+    if wanted:
+        shown_runs = [r for r in runs if r.run_id in wanted]
+    else:
+        dated = [r for r in runs if r.manifest is not None]
+        shown_runs = [max(dated, key=lambda r: r.manifest.created_at)] if dated else []
+    notes = []
+    for r in shown_runs:
+        ids = list(r.stale_questions)
+        if not ids:
+            continue
+        more = f" and {len(ids) - STALE_SHOWN} more" if len(ids) > STALE_SHOWN else ""
+        notes.append(
+            f"{len(ids)} stale question{'s' if len(ids) != 1 else ''} left out of run "
+            f"{r.run_id}: {', '.join(ids[:STALE_SHOWN])}{more} — their gold no longer "
+            "matches the documents; see docs/datasets.md#refreshing-gold"
+        )
+    return notes
+
+
 def stale_note(info: RunInfo) -> str:
     """The sidebar's and Runs page's word on a run whose writer died: it stays "running"
     and will not finish unless someone resumes it."""

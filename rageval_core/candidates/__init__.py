@@ -6,8 +6,11 @@ Its modules hold one idea each: the values (`model.py`), where a quote stands
 (`quotes.py`), the documents read and cut into sections (`documents.py`), the templated
 generator (`templated.py`), the LLM generator (`llm.py`) and its one door into the
 judge's HTTP client (`chat.py`), near-duplicates (`similarity.py`), the checks
-(`checks.py`), coverage (`coverage.py`), one generation end to end (`generation.py`) and
-the files written (`files.py`). Nothing here writes outside the folder it is given.
+(`checks.py`), coverage (`coverage.py`), one generation end to end (`generation.py`),
+the files written (`files.py`), reviewers' decisions in the labels location
+(`decisions.py`) and the accepted ones written as a dataset's next version
+(`accepting.py`, `rageval dataset accept`). Nothing here writes outside the folder (or
+labels location) it is given.
 """
 
 from rageval_core.candidates.files import read_candidates, write_outputs

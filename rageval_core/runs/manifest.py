@@ -90,6 +90,10 @@ def manifest_to_dict(m: RunManifest) -> dict[str, Any]:
         d["metrics"] = {x.name: declared_to_spec(x) for x in m.metrics}
     if m.source_run is None:
         d.pop("source_run")
+    # only a run that left stale questions out has `stale_questions`
+    d["stale_questions"] = dict(m.stale_questions)
+    if not m.stale_questions:
+        d.pop("stale_questions")
     # a judge's `metrics` is written as chosen; manifests of judges without one stay as they were
     if m.judge.metrics is None:
         d["judge"].pop("metrics")
@@ -105,6 +109,17 @@ def _judge_metrics(value: object) -> tuple[str, ...] | None:
     if not isinstance(value, list) or not all(isinstance(x, str) for x in value):
         raise TypeError("judge.metrics must be a list of metric names")
     return tuple(value)
+
+
+def _stale(value: object) -> dict[str, str]:
+    """A manifest's `stale_questions` (question id -> reason); {} when absent."""
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in value.items()
+    ):
+        raise TypeError("stale_questions must map question ids to reasons")
+    return dict(value)
 
 
 def _opt_str(value: object, name: str) -> str | None:
@@ -190,6 +205,7 @@ def manifest_from_dict(
             shards=shards,
             metrics=declared,
             source_run=_opt_str(d.get("source_run"), "source_run"),
+            stale_questions=_stale(d.get("stale_questions")),
         )
     except ResultsError:
         raise

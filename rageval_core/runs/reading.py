@@ -80,6 +80,12 @@ class RunInfo:
         )
 
     @property
+    def stale_questions(self) -> Mapping[str, str]:
+        """The dataset's stale questions the run left out, id -> why (its manifest's);
+        not `stale`, which is about the run's writer."""
+        return self.manifest.stale_questions if self.manifest is not None else {}
+
+    @property
     def readable(self) -> bool:
         """True when the run has rows to read (final Parquet or a journal)."""
         return bool(self.parquet_files or self.journal_files)

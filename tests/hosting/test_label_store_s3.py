@@ -98,3 +98,18 @@ def test_several_processes_saving_at_once_to_a_bucket_all_keep_their_labels(buck
     got = LabelStore(location).load()
     assert got.problems == () and len(got.labels) == 120
     assert sorted({lab.reviewer for lab in got.labels}) == ["ann", "bob", "cy"]
+
+
+def test_candidate_decisions_live_beside_the_labels_and_apart_from_them(bucket):
+    from rageval_core.candidates.decisions import Decision, DecisionStore
+
+    location = f"s3://{bucket}/labels"
+    store = DecisionStore(location, "week-49")
+    url = store.save(Decision("gen-1", "reject", "ann", at="2026-03-01T00:00:00Z"))
+    assert url.startswith(f"{location}/week-49/candidates/ann/")
+    DecisionStore(location, "week-49").save(Decision("gen-1", "accept", "bob"))
+    LabelStore(location).save([label("q1", "Claim.", "supported")])
+    got = DecisionStore(location, "week-49").latest()
+    assert {cid: d.reviewer for cid, d in got.items()} == {"gen-1": "bob"}
+    labels = LabelStore(location).load()
+    assert labels.problems == () and len(labels.labels) == 1

@@ -90,6 +90,18 @@ def test_reviewers_decisions_are_written_as_added_lines_only(generated, handbook
     # the team's comments and quoting survive
     assert "# ---------------------------------------------------------------- single-hop" in raw
     assert '    question: "In which year was Northwind Cold Chain founded?"' in raw
+    # and it scores: the example pipeline over the version's corpus, the new questions too
+    config = tmp_path / "run.yaml"
+    config.write_text(
+        f"name: v4\ndataset: {out / 'dataset.yaml'}\n"
+        "pipeline: {factory: 'rageval_core.example.pipeline:build'}\njudge: {kind: offline}\n"
+    )
+    results = tmp_path / "results"
+    assert main(["run", str(config), "--results", str(results), "--run-id", "r"]) == 0
+    rows = {
+        r["question_id"]: r for r in pq.read_table(results / "r" / "questions.parquet").to_pylist()
+    }
+    assert rows[second.id]["error"] is None and rows[second.id]["span_recall_at_5"] is not None
 
 
 def test_an_edited_quote_found_twice_is_refused_naming_the_candidate(

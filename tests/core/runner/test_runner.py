@@ -272,3 +272,14 @@ def test_stale_questions_are_left_out_of_the_run_and_named(toy, capsys):
         "left out 2 stale question(s), whose gold no longer matches the documents "
         "(docs/datasets.md#refreshing-gold): q003, q007"
     ) in capsys.readouterr().err
+    # recorded in the run, so every page can say so (dashboard/streamlit_app.py)
+    why = "gold_spans[0]: 'x' is no longer in 'doc'"
+    assert inspect_run(str(toy.results), "r1").stale_questions == {"q003": why, "q007": why}
+    manifest = json.loads((toy.results / "r1" / "manifest.json").read_text())
+    assert manifest["stale_questions"] == {"q003": why, "q007": why}
+
+
+def test_a_run_without_stale_questions_writes_no_key(toy):
+    run(load_config(toy.config()), RunOptions(results=str(toy.results), run_id="r", progress=False))
+    assert "stale_questions" not in json.loads((toy.results / "r" / "manifest.json").read_text())
+    assert inspect_run(str(toy.results), "r").stale_questions == {}

@@ -94,6 +94,11 @@ def test_manifest_round_trip_and_invalid_manifest_names_file():
         manifest_from_dict({"run_id": "r1"}, "m.json")
     with pytest.raises(ResultsError, match="status"):
         manifest_from_dict({**manifest_to_dict(m), "status": "weird"})
+    stale = manifest("r2", stale_questions={"q1": "gold_spans[0]: 'x' is gone"})
+    assert manifest_from_dict(manifest_to_dict(stale)) == stale
+    for bad in (["q1"], {"q1": 3}):
+        with pytest.raises(ResultsError, match="stale_questions must map question ids"):
+            manifest_from_dict({**manifest_to_dict(m), "stale_questions": bad}, "m.json")
 
 
 def test_rows_to_table_fills_missing_columns_with_null():
