@@ -26,15 +26,20 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
 import streamlit as st
 
 from rageval_core import labels as human
 from rageval_core import query
+from rageval_core.candidates import batches
+from rageval_core.candidates.accepting import Accepted, accept
+from rageval_core.candidates.decisions import Decision, DecisionStore
+from rageval_core.candidates.files import CANDIDATES_FILE, DOCUMENTS_FILE
 from rageval_core.catalogue import BUILTIN, Catalogue
-from rageval_core.errors import shown
-from rageval_core.labels import HumanLabel, LabelSet, LabelStore, read_only_env
+from rageval_core.errors import ConfigError, shown
+from rageval_core.labels import HumanLabel, LabelSet, LabelStore, read_only_env, utc_stamp
 from rageval_core.labels.agreement import Agreement
 from rageval_core.models import DatasetRef
 from rageval_core.query import SUMMARISING, QueueItem, ResultsStore, RunProblem, span_curve
@@ -448,3 +453,93 @@ relevance_agreement = _with_labels(_relevance, "Comparing relevance labels with 
 run_coverage = _with_labels(_run_coverage, "Counting the claims people checked…")
 reviewer_agreement = _with_labels(_reviewers, "Comparing the reviewers…")
 review_queue = _cached(_queue, "Choosing the questions worth a human look…")
+
+
+# ---------------------------------------------------------------------------- candidates
+
+
+def candidates_location() -> str:
+    """Where candidate batches are looked for (`rageval_core/candidates/batches.py`)."""
+    return batches.candidates_location(location())
+
+
+def candidate_batches() -> dict[str, Path]:
+    """Batch name -> folder, listed afresh (one directory listing): a batch generated
+    while the dashboard is open shows up on the next rerun."""
+    return batches.list_batches(candidates_location())
+
+
+def _stamp(path: Path) -> tuple[int, int] | None:
+    try:
+        st_ = path.stat()
+    except OSError:
+        return None
+    return st_.st_mtime_ns, st_.st_size
+
+
+@st.cache_resource(show_spinner=False, max_entries=8, ttl=TTL_S)
+def _batch(name: str, path: str, stamps: tuple) -> batches.Batch:
+    # `stamps` (the files' mtimes and sizes) are only part of the key: a batch generated
+    # again (`--force`) is read again. cache_resource: documents are not pickled per hit.
+    return batches.read_batch(name, Path(path))
+
+
+def candidate_batch(name: str, path: Path) -> batches.Batch:
+    """The batch's candidates and documents (memoised until its files change); a
+    DatasetError naming the file when it is damaged."""
+    stamps = tuple(_stamp(path / f) for f in (CANDIDATES_FILE, DOCUMENTS_FILE))
+    with st.spinner("Reading the candidates…"):
+        return _batch(name, str(path), stamps)
+
+
+@st.cache_resource(show_spinner=False, max_entries=16)
+def _decision_store(location: str, batch: str, read_only: bool) -> DecisionStore:
+    # one per labels location, batch and mode: it remembers the files it parsed, so a
+    # rerun reads only new ones; a read-only one refuses a save
+    return DecisionStore(location, batch, read_only=read_only)
+
+
+def _decisions(batch: str) -> DecisionStore:
+    return _decision_store(labels_location(), batch, read_only_env())
+
+
+def candidate_decisions(batch: str) -> tuple[dict[str, Decision], tuple[str, ...]]:
+    """The newest decision per candidate of `batch` (any reviewer's), and what could not
+    be read (file and line). Listed afresh on each call: a colleague's decision shows on
+    the next rerun."""
+    s = _decisions(batch)
+    with st.spinner("Reading the reviewers' decisions…"):
+        return s.latest(), s.problems
+
+
+def save_decision(batch: str, decision: Decision) -> None:
+    """Write one decision as a new file in the labels location (`DecisionStore.save`);
+    a ConfigError saying why when this dashboard may not write labels."""
+    ok, why = can_label()
+    if not ok:
+        raise ConfigError(why)
+    _decisions(batch).save(decision)
+
+
+def dataset_targets() -> dict[str, str]:
+    """The datasets a batch's accepted candidates may be added to: the dataset files the
+    runs were made with that are at hand here, label -> path, newest run first."""
+    out: dict[str, str] = {}
+    for info in sorted(runs(), key=lambda r: r.run_id, reverse=True):
+        ref = info.manifest.dataset if info.manifest else None
+        if ref and ref.path and ref.path not in out.values() and Path(ref.path).is_file():
+            out[f"{ref.name} v{ref.version} ({ref.path})"] = ref.path
+    return out
+
+
+def write_version(batch: batches.Batch, dataset: str | None) -> Accepted:
+    """The reviewers' decisions on `batch` written as a dataset version (`accepting.
+    accept`): `dataset`'s next version, or a new dataset when None, into a new folder
+    `versions/<UTC stamp>` of the batch: the one place the dashboard writes outside the
+    labels location, and only when a reviewer asks."""
+    ok, why = can_label()
+    if not ok:
+        raise ConfigError(why)
+    decisions, _ = candidate_decisions(batch.name)
+    out = batch.path / "versions" / utc_stamp().replace(":", "")
+    return accept(batch.path, decisions, dataset, out)

@@ -29,6 +29,7 @@ _DRAWN = {
     "question": ("Question", ":material/help:"),
     "review": ("Review", ":material/rate_review:"),
     "judge": ("Judge", ":material/balance:"),
+    "candidates": ("Candidates", ":material/fact_check:"),
     "definitions": ("Definitions", ":material/menu_book:"),
 }
 

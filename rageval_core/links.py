@@ -25,7 +25,7 @@ from urllib.parse import urlencode
 from rageval_core.catalogue import DEFINITIONS_PATH, QUESTION_METRICS, SORT_KEYS, TABLE_COLUMNS
 from rageval_core.errors import ResultsError
 from rageval_core.models import FAILURE_TYPES, QUESTION_ID_RE
-from rageval_core.runs.layout import validate_run_id
+from rageval_core.runs.layout import is_run_id, validate_run_id
 
 TAG_RE = re.compile(r"^[^\x00-\x1f<>]{1,64}$")
 CHARTS = ("ecdf", "histogram")
@@ -44,6 +44,7 @@ PAGE_PATHS: dict[str, str] = {
     "question": "question",
     "review": "review",
     "judge": "judge",
+    "candidates": "candidates",
     "definitions": DEFINITIONS_PATH,
 }
 """Each page's key and its URL path under the dashboard's address, in navigation order
@@ -99,6 +100,8 @@ class ViewState:
     size: int | None = None
     pos: int = 0
     cols: tuple[str, ...] = ()
+    batch: str | None = None
+    candidate: str | None = None
 
     def to_query_params(self) -> dict[str, str | list[str]]:
         """The URL form: scalars as strings, tuples as repeated keys, defaults omitted."""
@@ -230,10 +233,18 @@ def _run_id(value: str) -> str:
         raise _Rejected(value, "not a valid run id (letters, digits, . _ -)") from exc
 
 
-def _question_id(raw: list[str]) -> str:
+def _question_id(raw: list[str], what: str = "question id") -> str:
     value = _one(raw)
     if not QUESTION_ID_RE.fullmatch(value):
-        raise _Rejected(value, "not a valid question id")
+        raise _Rejected(value, f"not a valid {what}")
+    return value
+
+
+def _batch(raw: list[str]) -> str:
+    """A candidate batch is a folder named like a run (`runs.layout.is_run_id`)."""
+    value = _one(raw)
+    if not is_run_id(value):
+        raise _Rejected(value, "not a valid batch name (letters, digits, . _ -)")
     return value
 
 
@@ -364,4 +375,7 @@ _PARSERS = {
     "size": _size,
     "pos": _page,
     "cols": _columns(TABLE_COLUMNS),
+    "batch": _batch,
+    # a candidate's id becomes a question id when it is accepted: the same pattern
+    "candidate": lambda raw: _question_id(raw, "candidate id"),
 }

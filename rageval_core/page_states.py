@@ -98,6 +98,14 @@ class ReviewState(RunContext):
     pos: int = 0
 
 
+@dataclass(frozen=True)
+class CandidatesState(RunContext):
+    """A candidate batch (its folder's name) and the candidate shown (its id)."""
+
+    batch: str | None = None
+    candidate: str | None = None
+
+
 STATES: dict[str, type[RunContext]] = {
     "runs": RunsState,
     "diagnose": DiagnoseState,
@@ -105,6 +113,7 @@ STATES: dict[str, type[RunContext]] = {
     "compare": QuestionState,
     "tails": TailsState,
     "review": ReviewState,
+    "candidates": CandidatesState,
 }
 """Each page's state type; a page not listed has only the run context."""
 

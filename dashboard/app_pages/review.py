@@ -50,13 +50,9 @@ if not queue:
 done = reviewed_count(ids, labelled)
 st.progress(done / len(queue), text=f"{done} of {len(queue)} reviewed")
 
-c = st.columns([1, 1, 4])
-for col, text, target, enabled in (
-    (c[0], "Previous", pos - 1, pos > 0),
-    (c[1], "Next", pos + 1, pos < len(queue) - 1),
-):
-    if col.button(text, disabled=not enabled, key=f"review_{text.lower()}"):
-        ui.go("review", view.with_(pos=target))
+target = ui.previous_next(pos, len(queue), key="review")
+if target is not None:
+    ui.go("review", view.with_(pos=target))
 
 item = queue[pos]
 st.subheader(f"{pos + 1} of {len(queue)}: {item.question_id}")

@@ -15,6 +15,17 @@ from dashboard.shaping.agreement import (
     labelled_agreements,
     too_few_note,
 )
+from dashboard.shaping.candidates import (
+    candidate_rows,
+    check_rows,
+    decided_count,
+    decision_line,
+    edited_quotes,
+    first_undecided,
+    quote_range,
+    version_commands,
+    version_note,
+)
 from dashboard.shaping.compare import (
     QUESTION_CHANGE_TABS,
     metric_changes,
@@ -72,6 +83,15 @@ __all__ = [
     "agreement_table",
     "answer_labels",
     "answer_marks",
+    "candidate_rows",
+    "check_rows",
+    "decided_count",
+    "decision_line",
+    "edited_quotes",
+    "first_undecided",
+    "quote_range",
+    "version_commands",
+    "version_note",
     "chosen_verdict",
     "chunk_labels",
     "coverage_columns",

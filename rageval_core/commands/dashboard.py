@@ -1,7 +1,8 @@
 """`rageval dashboard`: start the Streamlit app on a results location.
 
 The app reads its locations from the environment: RAGEVAL_RESULTS (runs), RAGEVAL_LABELS
-(human labels, docs/review.md) and RAGEVAL_READ_ONLY (labels shown, never written). This command
+(human labels, docs/review.md), RAGEVAL_READ_ONLY (labels shown, never written) and
+RAGEVAL_CANDIDATES (candidate batches, docs/dashboard.md). This command
 sets them and replaces itself with `python -m dashboard.serve <installed
 dashboard/streamlit_app.py>` (Streamlit's `run`, plus the first page's imports made while
 the first browser connects), so signals and the exit code are Streamlit's own.
@@ -21,6 +22,7 @@ from rageval_core.errors import ConfigError, RagevalError
 from rageval_core.links import dashboard_link
 from rageval_core.runs.layout import (
     BACKGROUND_BUILD_RUNS,
+    CANDIDATES_ENV,
     LABELS_ENV,
     READ_ONLY_ENV,
     RESULTS_ENV,
@@ -59,6 +61,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="DIR|URL",
         help="where human labels are read and saved (default: $RAGEVAL_LABELS, else "
         "labels/ beside the results location)",
+    )
+    parser.add_argument(
+        "--candidates",
+        metavar="DIR",
+        help="candidate batches for the Candidates page: a folder `rageval dataset generate` "
+        "wrote, or a folder of them (default: $RAGEVAL_CANDIDATES, else candidates/ in the "
+        "results location)",
     )
     parser.add_argument(
         "--read-only",
@@ -179,6 +188,8 @@ def run(args: argparse.Namespace) -> int:
     env = {**os.environ, RESULTS_ENV: location, LABELS_ENV: labels}
     if args.read_only:
         env[READ_ONLY_ENV] = "1"
+    if args.candidates:
+        env[CANDIDATES_ENV] = _absolute(args.candidates)
     cmd = streamlit_command(args.port, args.host)
     # A wildcard address is not one a browser can open: link to this machine instead.
     host = "127.0.0.1" if args.host in ("0.0.0.0", "::") else args.host

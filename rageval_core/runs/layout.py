@@ -243,9 +243,18 @@ def upload_order(name: str) -> tuple[int, str]:
     return 0, name
 
 
+CANDIDATES_FOLDER = "candidates"
+"""The folder of candidate batches in a results location (`candidates/batches.py`): not
+a run, so listings pass over it as they do a dot folder."""
+CANDIDATES_ENV = "RAGEVAL_CANDIDATES"
+"""Where the dashboard looks for candidate batches instead (`rageval dashboard
+--candidates DIR` sets it)."""
+
+
 def folder_kind(name: str) -> str:
     """`run` for a folder named like a run, `hidden` for a dot folder (the cache, `.git`:
-    silently not runs), `invalid` for any other name (reported, then ignored)."""
-    if name.startswith("."):
+    silently not runs) or the candidates folder, `invalid` for any other name (reported,
+    then ignored)."""
+    if name.startswith(".") or name == CANDIDATES_FOLDER:
         return "hidden"
     return "run" if is_run_id(name) else "invalid"

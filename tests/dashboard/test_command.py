@@ -10,7 +10,7 @@ import pytest
 
 from rageval_core.cli import main
 from rageval_core.commands import dashboard as command
-from rageval_core.runs.layout import RESULTS_ENV
+from rageval_core.runs.layout import CANDIDATES_ENV, RESULTS_ENV
 from tests.dashboard.conftest import ENTRY
 
 
@@ -61,6 +61,15 @@ def test_results_env_is_the_default_and_urls_pass_through(execs, monkeypatch):
     monkeypatch.setenv(RESULTS_ENV, "s3://bucket/results")
     assert main(["dashboard"]) == 0
     assert execs[0][2][RESULTS_ENV] == "s3://bucket/results"
+
+
+def test_candidates_reach_the_app_as_an_absolute_folder(execs, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv(CANDIDATES_ENV, raising=False)
+    assert main(["dashboard", "--candidates", "drafts/manual"]) == 0
+    assert main(["dashboard"]) == 0
+    assert execs[0][2][CANDIDATES_ENV] == str(tmp_path / "drafts" / "manual")
+    assert CANDIDATES_ENV not in execs[1][2]  # the app then looks in the results location
 
 
 def test_bad_port_is_one_line_and_exit_2(execs, capsys):

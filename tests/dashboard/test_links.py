@@ -132,6 +132,22 @@ def test_invalid_values_are_reported_and_dropped(params, needle):
     assert len(errors) == 1 and needle in errors[0].why
 
 
+@pytest.mark.parametrize("batch", ["../x", "a/b", "<script>", "", ".hidden", "a..b", "x" * 200])
+def test_bad_candidate_batches_are_dropped_with_a_message(batch):
+    state, errors = ViewState.from_query_params({"batch": batch, "candidate": "gen-0123456789ab"})
+    assert state == ViewState(candidate="gen-0123456789ab")
+    assert [(e.parameter, e.why) for e in errors] == [
+        ("batch", "not a valid batch name (letters, digits, . _ -)")
+    ]
+
+
+@pytest.mark.parametrize("candidate", ["gen 1", "<img src=x onerror=alert(1)>", "a/../b", ""])
+def test_bad_candidate_ids_are_dropped_with_a_message(candidate):
+    state, errors = ViewState.from_query_params({"batch": "b1", "candidate": candidate})
+    assert state == ViewState(batch="b1")
+    assert errors == [UrlProblem("candidate", candidate, "not a valid candidate id")]
+
+
 def test_unknown_parameters_are_ignored():
     state, errors = ViewState.from_query_params({"utm_source": "mail", "run": "r1"})
     assert state == ViewState(run="r1") and errors == []
@@ -173,7 +189,7 @@ def test_a_page_state_keeps_its_own_url_parameters_under_their_names(
 
 
 def test_every_page_has_a_distinct_file_and_url():
-    assert len({p.path for p in PAGES.values()}) == len({p.url_path for p in PAGES.values()}) == 10
+    assert len({p.path for p in PAGES.values()}) == len({p.url_path for p in PAGES.values()}) == 11
 
 
 # ---------------------------------------------------------------------------- any valid view
@@ -209,6 +225,8 @@ VIEWS = st.builds(
     sort=st.none() | st.sampled_from(SORT_KEYS),
     chart=st.none() | st.sampled_from(CHARTS),
     page=st.integers(0, 1_000_000),
+    batch=st.none() | RUN_IDS,
+    candidate=st.none() | st.from_regex(QUESTION_ID_RE, fullmatch=True),
 )
 
 

@@ -1,18 +1,22 @@
 """What the browser tests share: the demo's run ids, the selectors that say a page has
-drawn, addresses of views, waiting for a page to finish, and the page cases every page
-test opens."""
+drawn, addresses of views, waiting for a page to finish, the page cases every page
+test opens, a private server with its own labels and signing in as a reviewer."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from urllib.parse import parse_qs, urlencode, urlparse
 
 from playwright.sync_api import Page, expect
 
 from dashboard.pages import PAGES
 from rageval_core.demo import DEMO_RUNS, demo_run_id
+from rageval_core.labels import LABELS_ENV, READ_ONLY_ENV
 from rageval_core.links import DEFAULT_PAGE
-from tests.e2e.conftest import Server
+from tests.e2e.conftest import Server, _serve
 
 RUN_IDS = [demo_run_id(d) for d in DEMO_RUNS]  # oldest first
 LATEST, OLDEST = RUN_IDS[-1], RUN_IDS[0]
@@ -80,3 +84,26 @@ PAGE_CASES = [
     # Filled in by the test: the demo question with a flagged claim, the view worth showing.
     PageCase("question", {}, 2, 1, ("Answer", "This question across runs")),
 ]
+
+
+@contextmanager
+def serving(results: Path, labels: Path | str, *, read_only: bool = False) -> Iterator[Server]:
+    # No file watcher: a source file changed under the server (other work in the same
+    # checkout) would leave "Source file changed" in the status widget the test waits on.
+    env = {
+        LABELS_ENV: str(labels),
+        READ_ONLY_ENV: "1" if read_only else "",
+        "STREAMLIT_SERVER_FILE_WATCHER_TYPE": "none",
+    }
+    log = results.parent / f"dashboard-{len(list(results.parent.glob('dashboard-*')))}.log"
+    servers = _serve(results, log, env)
+    try:
+        yield next(servers)
+    finally:
+        servers.close()  # terminates the server
+
+
+def sign_in_as(pg: Page, name: str) -> None:
+    pg.get_by_label("Your name, saved with each label you give").fill(name)
+    pg.get_by_role("button", name="Start labelling").click()
+    expect(pg.get_by_text(f"Labelling as {name}.")).to_be_visible()

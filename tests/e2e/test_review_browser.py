@@ -15,16 +15,21 @@ import re
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 from playwright.sync_api import Locator, Page, expect
 
-from rageval_core.labels import LABELS_ENV, READ_ONLY_ENV
-from tests.e2e.browser import DRAWN_CHART, EXCEPTION, LATEST, url, wait_rendered
-from tests.e2e.conftest import ROOT, VIEWPORT, Server, _serve, screenshot
+from tests.e2e.browser import (
+    DRAWN_CHART,
+    EXCEPTION,
+    LATEST,
+    serving,
+    sign_in_as,
+    url,
+    wait_rendered,
+)
+from tests.e2e.conftest import ROOT, VIEWPORT, Server, screenshot
 from tests.hosting.conftest import bucket, s3_endpoint  # noqa: F401 (fixtures)
 
 pytestmark = pytest.mark.e2e
@@ -41,23 +46,6 @@ def site(demo_results, tmp_path) -> tuple[Path, Path]:
     return results, tmp_path / "labels"
 
 
-@contextmanager
-def serving(results: Path, labels: Path | str, *, read_only: bool = False) -> Iterator[Server]:
-    # No file watcher: a source file changed under the server (other work in the same
-    # checkout) would leave "Source file changed" in the status widget the test waits on.
-    env = {
-        LABELS_ENV: str(labels),
-        READ_ONLY_ENV: "1" if read_only else "",
-        "STREAMLIT_SERVER_FILE_WATCHER_TYPE": "none",
-    }
-    log = results.parent / f"dashboard-{len(list(results.parent.glob('dashboard-*')))}.log"
-    servers = _serve(results, log, env)
-    try:
-        yield next(servers)
-    finally:
-        servers.close()  # terminates the server
-
-
 def open_question(pg: Page, server: Server) -> None:
     pg.goto(url(server, "question", run=LATEST, question=QUESTION))
     wait_rendered(pg, "Question")
@@ -65,12 +53,6 @@ def open_question(pg: Page, server: Server) -> None:
 
 def claim(pg: Page, n: int) -> Locator:
     return pg.locator('[data-testid="stExpander"]').filter(has_text=re.compile(rf"Claim {n}: "))
-
-
-def sign_in_as(pg: Page, name: str) -> None:
-    pg.get_by_label("Your name, saved with each label you give").fill(name)
-    pg.get_by_role("button", name="Start labelling").click()
-    expect(pg.get_by_text(f"Labelling as {name}.")).to_be_visible()
 
 
 def choose(scope: Locator, option: str) -> None:
