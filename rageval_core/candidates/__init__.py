@@ -11,11 +11,12 @@ the files written (`files.py`), reviewers' decisions in the labels location
 (`decisions.py`) and the accepted ones written as a dataset's next version
 (`accepting.py`, `rageval dataset accept`), and the batches the dashboard's Candidates
 page lists (`batches.py`). Nothing here writes outside the folder (or
-labels location) it is given.
+labels location) it is given. The generators are imported from `generation.py`, not
+here: the dashboard reads batches and decisions, and importing the generators with
+them cost its first page about 50 ms.
 """
 
 from rageval_core.candidates.files import read_candidates, write_outputs
-from rageval_core.candidates.generation import Generation, generate
 from rageval_core.candidates.model import ACCEPTED, REJECTED, Candidate, Check, Quote, Source
 
 __all__ = [
@@ -23,10 +24,8 @@ __all__ = [
     "REJECTED",
     "Candidate",
     "Check",
-    "Generation",
     "Quote",
     "Source",
-    "generate",
     "read_candidates",
     "write_outputs",
 ]

@@ -100,8 +100,9 @@ def _existing(path: str | None) -> list[tuple[str, str]]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from rageval_core.candidates import generate, write_outputs
+    from rageval_core.candidates import write_outputs
     from rageval_core.candidates.documents import read_documents
+    from rageval_core.candidates.generation import generate
 
     judge, mix = _judge_and_mix(args.judge)
     seeds = _seeds(args.seed_questions)

@@ -11,7 +11,8 @@ import re
 
 import pytest
 
-from rageval_core.candidates import ACCEPTED, REJECTED, generate, llm, write_outputs
+from rageval_core.candidates import ACCEPTED, REJECTED, llm, write_outputs
+from rageval_core.candidates.generation import generate
 from rageval_core.cli import main
 from rageval_core.dataset import load_dataset
 from tests.core.judges.chat_server import ChatServer, Request, Step

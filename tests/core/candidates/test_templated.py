@@ -11,8 +11,9 @@ from itertools import combinations
 
 import pytest
 
-from rageval_core.candidates import ACCEPTED, generate, read_candidates, write_outputs
+from rageval_core.candidates import ACCEPTED, read_candidates, write_outputs
 from rageval_core.candidates.files import ACCEPTED_FILE, accepted_dataset
+from rageval_core.candidates.generation import generate
 from rageval_core.candidates.similarity import exact_key, similar, words
 from rageval_core.cli import main
 from rageval_core.dataset import load_dataset
