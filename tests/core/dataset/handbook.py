@@ -1,10 +1,15 @@
-"""A small hand-written dataset over two documents, and the issue's edit of them: shared
-by the tests of `rageval dataset refresh` and of the stale questions it queues."""
+"""A small hand-written dataset over two documents, the issue's edit of them, and a
+dataset scored in `rageval run`: shared by the tests of `rageval dataset refresh`, of
+the stale questions it queues and of `rageval dataset accept`."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
+
+import pyarrow.parquet as pq
+
+from rageval_core.cli import main
 
 GUIDE = (
     "Hybrid search mixes BM25 and vectors. Use it for product codes. "
@@ -66,3 +71,18 @@ def edited(tmp_path: Path) -> tuple[Path, dict[str, str]]:
         "guide": guide,
         "faq": faq,
     }
+
+
+def scored_rows(dataset: Path, tmp_path: Path) -> dict[str, dict]:
+    """`rageval run` of the example pipeline over `dataset`'s documents (offline judge):
+    its rows by question id."""
+    config = tmp_path / "run.yaml"
+    config.write_text(
+        f"name: scored\ndataset: {dataset}\n"
+        "pipeline: {factory: 'rageval_core.example.pipeline:build',\n"
+        "           params: {source: documents, chunk_size: 40}}\njudge: {kind: offline}\n"
+    )
+    results = tmp_path / "results"
+    assert main(["run", str(config), "--results", str(results), "--run-id", "r"]) == 0
+    rows = pq.read_table(results / "r" / "questions.parquet").to_pylist()
+    return {r["question_id"]: r for r in rows}

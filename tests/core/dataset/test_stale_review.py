@@ -9,7 +9,6 @@ import difflib
 from dataclasses import replace
 from pathlib import Path
 
-import pyarrow.parquet as pq
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
@@ -22,7 +21,14 @@ from rageval_core.cli import main
 from rageval_core.dataset import load_dataset
 from rageval_core.dataset.anchoring import occurrences
 from rageval_core.errors import DatasetError
-from tests.core.dataset.handbook import FAQ, GUIDE, edited, make_handbook, write_documents
+from tests.core.dataset.handbook import (
+    FAQ,
+    GUIDE,
+    edited,
+    make_handbook,
+    scored_rows,
+    write_documents,
+)
 
 MENDED = "Use it for product codes."
 
@@ -166,17 +172,7 @@ def test_an_edit_that_stands_once_mends_the_question_with_a_minimal_diff_and_it_
         ]
     )
 
-    config = tmp_path / "run.yaml"
-    config.write_text(
-        f"name: v5\ndataset: {v5 / 'dataset.yaml'}\n"
-        "pipeline: {factory: 'rageval_core.example.pipeline:build',\n"
-        "           params: {source: documents, chunk_size: 40}}\njudge: {kind: offline}\n"
-    )
-    results = tmp_path / "results"
-    assert main(["run", str(config), "--results", str(results), "--run-id", "r"]) == 0
-    rows = {
-        r["question_id"]: r for r in pq.read_table(results / "r" / "questions.parquet").to_pylist()
-    }
+    rows = scored_rows(v5 / "dataset.yaml", tmp_path)
     assert "q-ambiguous" not in rows  # still stale: left out
     assert rows["q-deleted"]["error"] is None and rows["q-deleted"]["span_recall_at_5"] is not None
 
