@@ -247,3 +247,41 @@ def test_mending_with_any_passage_that_stands_once_changes_only_that_question(
     assert [q for q in version.questions if q.id != qid] == [
         q for i, q in after.items() if i != qid
     ]
+
+
+def test_a_question_with_a_span_still_standing_keeps_it_as_written(tmp_path: Path) -> None:
+    """Two spans, one lost: the candidate offers both (the standing one passes its check);
+    mending replaces only the lost item, the other stays as the team wrote it."""
+    folder = tmp_path / "v1"
+    folder.mkdir()
+    write_documents(folder / "documents.jsonl", {"guide": GUIDE})
+    (folder / "dataset.yaml").write_text(
+        "name: two\nversion: 1\ndocuments: documents.jsonl\nquestions:\n"
+        "  - id: q-two\n    question: 'What about refunds and codes?'\n"
+        "    reference_answer: Five days.\n    gold_spans:\n"
+        "      - {doc_id: guide, text: 'Use it for product codes.'}  # kept\n"
+        "      - {doc_id: guide, text: 'Refunds take five days.'}\n"
+    )
+    guide = GUIDE.replace("Refunds take five days. ", "")
+    new_path = write_documents(tmp_path / "new.jsonl", {"guide": guide})
+    args = ["dataset", "refresh", str(folder / "dataset.yaml"), "--documents", str(new_path)]
+    assert main([*args, "--out", str(tmp_path / "v2")]) == 1
+    v2 = tmp_path / "v2" / "dataset.yaml"
+    (only,) = read_candidates(_batch(v2) / "candidates.jsonl")
+    at = guide.index(MENDED)
+    assert only.quotes == (
+        Quote("guide", MENDED, at, at + len(MENDED)),
+        Quote("guide", "Refunds take five days."),
+    )
+    assert [c.passed for c in only.checks] == [True, False]
+    assert only.reference_answer == "Five days."
+    quotes = (only.quotes[0], Quote("guide", "The answer is 42."))
+    done = accept(
+        _batch(v2), {only.id: Decision(only.id, "edit", "ann", quotes=quotes)}, v2, tmp_path / "v3"
+    )
+    assert done.mended == ((only.id, "q-two"),)
+    after = (tmp_path / "v3" / "dataset.yaml").read_text()
+    assert "      - {doc_id: guide, text: 'Use it for product codes.'}  # kept\n" in after
+    assert "Refunds" not in after and "stale" not in after
+    (q,) = load_dataset(tmp_path / "v3" / "dataset.yaml").questions
+    assert [guide[s.start : s.end] for s in q.gold_spans] == [MENDED, "The answer is 42."]
