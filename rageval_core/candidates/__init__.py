@@ -9,8 +9,7 @@ judge's HTTP client (`chat.py`), near-duplicates (`similarity.py`), the checks
 (`checks.py`), coverage (`coverage.py`), one generation end to end (`generation.py`),
 the files written (`files.py`), reviewers' decisions in the labels location
 (`decisions.py`) and the accepted ones written as a dataset's next version
-(`accepting.py`, `rageval dataset accept`), and the stale questions a refresh queues
-for review (`stale.py`). Nothing here writes outside the folder (or
+(`accepting.py`, `rageval dataset accept`). Nothing here writes outside the folder (or
 labels location) it is given.
 """
 

@@ -80,7 +80,8 @@ def run(args: argparse.Namespace) -> int:
         if batch is not None:
             print(
                 f"queued {len(plan.stale_ids)} stale question(s) for review in {batch}: mend "
-                "them on the Candidates page, then `rageval dataset accept "
+                f"them on the Candidates page (`rageval dashboard --candidates {batch}`), "
+                "then `rageval dataset accept "
                 f"{batch} --dataset {path} --out DIR`"
             )
     return 1 if plan.lost else 0
