@@ -12,6 +12,10 @@ written beside `out`, validated, and only then moved in.
 Every quote is found again in the document the dataset will hold, exactly once, or the
 whole accept is refused naming the candidate: an edited quote is the reviewer's text,
 and a candidate may have been written from another version of a document.
+
+A candidate with `replaces` (a stale question `rageval dataset refresh` queued for
+review, candidates/stale.py) is never a new question: its quotes become that question's
+gold spans, edited in place, and its stale mark is removed.
 """
 
 from __future__ import annotations
@@ -55,7 +59,8 @@ ALL_PASSING = "all-passing"
 class Accepted:
     """What an accept did: the dataset file written (None when nothing was new), its
     version, the questions added as (candidate id, question id), the candidates already
-    in the dataset, the documents added, and decisions naming no candidate of the folder."""
+    in the dataset, the documents added, decisions naming no candidate of the folder, and
+    the stale questions mended as (candidate id, question id)."""
 
     path: Path | None
     version: str
@@ -63,11 +68,17 @@ class Accepted:
     already: tuple[str, ...]
     documents: tuple[str, ...]
     unknown: tuple[str, ...]
+    mended: tuple[tuple[str, str], ...] = ()
 
 
 def passing_decisions(candidates: Sequence[Candidate]) -> dict[str, Decision]:
-    """An accept of every candidate whose checks all passed (`--all-passing`)."""
-    return {c.id: Decision(c.id, ACCEPT, ALL_PASSING) for c in candidates if c.status == ACCEPTED}
+    """An accept of every candidate whose checks all passed (`--all-passing`); never one
+    mending a stale question, which a person must look at."""
+    return {
+        c.id: Decision(c.id, ACCEPT, ALL_PASSING)
+        for c in candidates
+        if c.status == ACCEPTED and c.replaces is None
+    }
 
 
 def accept(
@@ -88,6 +99,12 @@ def accept(
     chosen = [decisions[c.id].applied(c) for c in candidates if _accepts(decisions.get(c.id))]
     own = read_documents(folder / DOCUMENTS_FILE)
     if dataset_path is None:
+        for c in chosen:
+            if c.replaces is not None:
+                raise DatasetError(
+                    f"candidate {c.id}: mends question {shown(c.replaces)} of a dataset: "
+                    "give the dataset (--dataset) to mend it in"
+                )
         return _new_dataset(folder, chosen, own, Path(out_dir), name, version or "1", unknown)
     source = load_dataset(dataset_path)
     version = version or next_version(source.version)
@@ -100,7 +117,12 @@ def accept(
     new_questions: list[GoldenQuestion] = []
     new_docs: dict[str, Document] = {}
     taken = {q.id: q.question for q in source.questions}
+    mended = _mended([c for c in chosen if c.replaces is not None], source)
     for c in chosen:
+        if c.replaces is not None:
+            if c.replaces not in mended:
+                already.append(c.id)
+            continue
         qid = _question_id(c, taken)
         if qid is None:
             already.append(c.id)
@@ -112,22 +134,31 @@ def accept(
         new_questions.append(_question(c, qid, texts))
         taken[qid] = c.question
         added.append((c.id, qid))
-    if not new_questions:
+    if not new_questions and not mended:
         return Accepted(None, version, (), tuple(already), (), unknown)
     every = {**docs, **new_docs}
-    quoted = {s.doc_id for q in new_questions for s in q.gold_spans} | set(new_docs)
+    changed = [*new_questions, *mended.values()]
+    quoted = {s.doc_id for q in changed for s in q.gold_spans} | set(new_docs)
     versions = {**{d: document_sha256(every[d]) for d in sorted(quoted)}, **_recorded(source)}
     with tempfile.TemporaryDirectory(prefix=".accept-") as tmp:
         documents = _documents_file(source, list(new_docs.values()), Path(tmp))
         path = write_revision(
             replace(source, documents=tuple(every.values())),
             version,
-            (*source.questions, *new_questions),
+            (*(mended.get(q.id, q) for q in source.questions), *new_questions),
             out_dir,
             documents=documents,
             document_versions=versions or None,
         )
-    return Accepted(path, version, tuple(added), tuple(already), tuple(new_docs), unknown)
+    return Accepted(
+        path,
+        version,
+        tuple(added),
+        tuple(already),
+        tuple(new_docs),
+        unknown,
+        tuple((c.id, c.replaces) for c in chosen if c.replaces in mended),
+    )
 
 
 def _accepts(decision: Decision | None) -> bool:
@@ -144,6 +175,40 @@ def _question_id(c: Candidate, taken: Mapping[str, str]) -> str | None:
         n += 1
         qid = f"{c.id}-{n}"
     return qid
+
+
+def _mended(chosen: Sequence[Candidate], source: GoldenDataset) -> dict[str, GoldenQuestion]:
+    """Question id -> the question as each chosen candidate with `replaces` mends it: its
+    gold spans the candidate's quotes (each found once in the dataset's text), its stale
+    mark removed. A question already so is left out (accepted before); a `replaces`
+    naming no question of the dataset, a question mended twice, or a candidate whose
+    question or reference was edited (they are the dataset's: edit its file) is a
+    DatasetError naming the candidate."""
+    questions = {q.id: q for q in source.questions}
+    docs = source.document_map()
+    out: dict[str, GoldenQuestion] = {}
+    seen: set[str] = set()
+    for c in chosen:
+        qid = str(c.replaces)
+        q = questions.get(qid)
+        if q is None:
+            raise DatasetError(
+                f"candidate {c.id}: mends question {shown(qid)}, which {source.path} does not hold"
+            )
+        if qid in seen:
+            raise DatasetError(f"candidate {c.id}: question {shown(qid)} is mended twice")
+        seen.add(qid)
+        if (c.question, c.reference_answer) != (q.question, q.reference_answer or ""):
+            raise DatasetError(
+                f"candidate {c.id}: mends the gold of question {shown(qid)} only; edit its "
+                f"question or reference answer in {source.path} itself"
+            )
+        if not c.quotes:
+            raise DatasetError(f"candidate {c.id}: mends question {shown(qid)} with no quote")
+        spans = tuple(_span(c, quote.doc_id, quote.text, docs) for quote in c.quotes)
+        if q.stale is not None or spans != q.gold_spans:
+            out[qid] = replace(q, gold_spans=spans, stale=None)
+    return out
 
 
 def _question(c: Candidate, qid: str, docs: Mapping[str, Document]) -> GoldenQuestion:

@@ -67,6 +67,9 @@ class Candidate:
     generator: str
     checks: tuple[Check, ...] = ()
     status: str = PENDING
+    replaces: str | None = None
+    """The dataset question whose gold it would mend (a stale question queued for review
+    by `rageval dataset refresh`), None for a new question."""
 
     @property
     def answerable(self) -> bool:
@@ -99,6 +102,7 @@ class Candidate:
             "checks": [
                 {"name": c.name, "passed": c.passed, "detail": c.detail} for c in self.checks
             ],
+            **({} if self.replaces is None else {"replaces": self.replaces}),
         }
 
     @classmethod
@@ -125,6 +129,7 @@ class Candidate:
                     for c in data.get("checks", ())
                 ),
                 status=_text(data.get("status", PENDING)),
+                replaces=None if data.get("replaces") is None else _text(data["replaces"]),
             )
         except (KeyError, TypeError, AttributeError, ValueError) as exc:
             raise DatasetError(f"{where}: not a candidate ({shown(exc)})") from None

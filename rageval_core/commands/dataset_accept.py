@@ -20,8 +20,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "candidate whose checks passed, and write the next version of DATASET into DIR: "
         "accepted and edited candidates appended as questions with their quotes, the "
         "documents they quote added when missing, their document versions recorded, the "
-        "rest of the file as it was. Without --dataset, a new dataset. Exit 0: written; "
-        "1: nothing to add; 2: bad input (nothing written). See docs/generate.md.",
+        "rest of the file as it was; a stale question `dataset refresh` queued gets its "
+        "accepted candidate's quotes as gold and is no longer stale. Without --dataset, "
+        "a new dataset. Exit 0: written; 1: nothing to add; 2: bad input (nothing written). "
+        "See docs/generate.md.",
     )
     p.add_argument("candidates", metavar="CANDIDATES_DIR", help="a `dataset generate` folder")
     p.add_argument("--dataset", metavar="DATASET.yaml", help="the dataset to add them to")
@@ -68,10 +70,15 @@ def run(args: argparse.Namespace) -> int:
         print(f"already in the dataset: {cid}")
     for cid, qid in done.added:
         print(f"added {qid}" + ("" if qid == cid else f" (candidate {cid})"))
+    for cid, qid in done.mended:
+        print(f"mended {qid}: its gold is candidate {cid}'s quotes, no longer stale")
     for doc_id in done.documents:
         print(f"added document {shown(doc_id)}")
     if done.path is None:
         print("nothing to add: nothing written")
         return 1
-    print(f"wrote {done.path} (version {done.version}): {len(done.added)} question(s) added")
+    print(
+        f"wrote {done.path} (version {done.version}): {len(done.added)} question(s) added, "
+        f"{len(done.mended)} stale question(s) mended"
+    )
     return 0

@@ -26,8 +26,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "get new offsets) and list every question whose span vanished, changed or became "
         "ambiguous, with its text before and after. With --out, write the next version "
         "there: the new documents, the moved offsets, those questions marked stale (left "
-        "out of runs) and the documents' sha256. Exit 0: every span found; 1: some "
-        "questions are stale; 2: bad input. See docs/datasets.md#refreshing-gold.",
+        "out of runs) and the documents' sha256, and queue the stale questions for review in "
+        "DIR/stale-review (a candidates folder `dataset accept` mends them from). Exit 0: "
+        "every span found; 1: some questions are stale; 2: bad input. "
+        "See docs/datasets.md#refreshing-gold.",
     )
     p.add_argument("dataset", metavar="DATASET.yaml", help="the golden dataset file")
     p.add_argument(
@@ -60,6 +62,8 @@ def _report(plan: RefreshPlan) -> list[str]:
 
 
 def run(args: argparse.Namespace) -> int:
+    from rageval_core.candidates.stale import write_review
+
     ds = load_dataset(args.dataset)
     plan = plan_refresh(ds, read_new_documents(args.documents))
     print("\n".join(_report(plan)))
@@ -72,4 +76,12 @@ def run(args: argparse.Namespace) -> int:
         path = write_refresh(plan, args.documents, version, args.out)
         stale = ", ".join(plan.stale_ids) or "none"
         print(f"wrote {path} (version {version}): stale questions: {stale}")
+        batch = write_review(plan, path.parent)
+        if batch is not None:
+            print(
+                f"queued {len(plan.stale_ids)} stale question(s) for review in {batch}: mend "
+                f"them on the Candidates page (`rageval dashboard --candidates {batch}`), "
+                "then `rageval dataset accept "
+                f"{batch} --dataset {path} --out DIR`"
+            )
     return 1 if plan.lost else 0

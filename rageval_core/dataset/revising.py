@@ -24,6 +24,7 @@ from ruamel.yaml.error import YAMLError
 from ruamel.yaml.scalarstring import ScalarString
 from ruamel.yaml.util import load_yaml_guess_indent
 
+from rageval_core.dataset.anchoring import occurrences
 from rageval_core.dataset.documents import YAML_SUFFIXES
 from rageval_core.dataset.load import load_dataset
 from rageval_core.dataset.versions import VERSIONS_KEY
@@ -237,14 +238,16 @@ def _revise(
         if not isinstance(spans, CommentedSeq):
             spans = CommentedSeq()
             _insert_after(entry, "gold_spans", spans, "gold_chunk_ids")
-        # the written items resolve, in order, to the old question's spans
-        written = list(zip(list(spans), old.gold_spans, strict=False))
+        if old.stale is None:  # the written items resolve, in order, to its spans
+            written = list(zip(list(spans), old.gold_spans, strict=False))
+        else:  # written against older texts, some may resolve no more: each read again
+            written = [(item, _written_span(item, texts)) for item in spans]
         for item, span in written:
             if span in moved and "start" in item:
                 item["start"] = _like(item["start"], str(moved[span].start))
                 item["end"] = _like(item["end"], str(moved[span].end))
-        kept = [moved.get(s, s) for s in old.gold_spans]
-        for (item, _), span in reversed(list(zip(written, kept, strict=False))):
+        kept = [moved.get(s, s) for _, s in written]
+        for (item, _), span in reversed(list(zip(written, kept, strict=True))):
             if span not in new.gold_spans:
                 spans.remove(item)
         spans.extend(_span_entry(s, texts) for s in new.gold_spans if s not in kept)
@@ -253,6 +256,18 @@ def _revise(
     if not new.answerable or "answerable" not in entry:
         return
     del entry["answerable"]  # gold given: `answerable: false` would contradict it
+
+
+def _written_span(item: Any, texts: dict[str, str]) -> GoldSpan | None:
+    """The span a written `gold_spans` item names in `texts`: its offsets when given,
+    else its quote where it stands exactly once; None when it names none."""
+    if not isinstance(item, CommentedMap):
+        return None
+    doc_id, start, end, quote = (item.get(k) for k in ("doc_id", "start", "end", "text"))
+    if isinstance(start, int) and isinstance(end, int):
+        return GoldSpan(str(doc_id), start, end)
+    places = occurrences(texts.get(str(doc_id), ""), quote) if isinstance(quote, str) else []
+    return GoldSpan(str(doc_id), places[0], places[0] + len(quote)) if len(places) == 1 else None
 
 
 def _mark_stale(entry: CommentedMap, reason: str | None) -> None:

@@ -24,6 +24,7 @@ from rageval_core.cli import main
 from rageval_core.dataset import load_dataset
 from rageval_core.dataset.hashing import document_sha256
 from rageval_core.errors import DatasetError
+from tests.core.dataset.handbook import scored_rows
 
 EXAMPLE = Path(__file__).parents[3] / "rageval_core" / "example"
 
@@ -141,15 +142,7 @@ def test_all_passing_without_a_dataset_writes_a_new_one_that_scores_in_a_run(
     ]
     assert [q.id for q in written.questions] == passing
     assert written.name == "week-49" and written.version == "1" and written.warnings == ()
-    config = tmp_path / "run.yaml"
-    config.write_text(
-        f"name: accepted\ndataset: {out / 'dataset.yaml'}\n"
-        "pipeline: {factory: 'rageval_core.example.pipeline:build',\n"
-        "           params: {source: documents, chunk_size: 40}}\njudge: {kind: offline}\n"
-    )
-    results = tmp_path / "results"
-    assert main(["run", str(config), "--results", str(results), "--run-id", "r"]) == 0
-    rows = pq.read_table(results / "r" / "questions.parquet").to_pylist()
+    rows = list(scored_rows(out / "dataset.yaml", tmp_path).values())
     assert sorted(r["question_id"] for r in rows) == sorted(passing)
     assert all(r["error"] is None and r["recall_at_5"] is not None for r in rows)
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import difflib
-import json
 from pathlib import Path
 
 import pytest
@@ -17,74 +16,19 @@ from rageval_core.dataset.hashing import document_sha256
 from rageval_core.dataset.refresh import plan_refresh, read_new_documents
 from rageval_core.errors import DatasetError
 from rageval_core.models import Document, GoldSpan
-
-GUIDE = (
-    "Hybrid search mixes BM25 and vectors. Use it for product codes. "
-    "Refunds take five days. The answer is 42. See the FAQ."
-)
-FAQ = "Shipping is free over 50 euros. Returns are accepted within 30 days."
-
-DATASET = """\
-# handbook gold, written by hand: keep this comment
-name: handbook
-version: 3
-documents: documents.jsonl
-questions:
-  - id: q-quote
-    question: "What does hybrid search mix?"
-    reference_answer: "BM25 and vectors."
-    gold_spans:
-      - {doc_id: guide, text: "Hybrid search mixes BM25 and vectors."}  # a quote
-  - id: q-deleted
-    question: "How long do refunds take?"
-    gold_spans:
-      - {doc_id: guide, start: 64, end: 87}
-  - id: q-moved
-    question: 'What is the answer?'
-    gold_spans:
-      - {doc_id: guide, start: 88, end: 104, text: "The answer is 42"}
-  - id: q-ambiguous
-    question: "When is shipping free?"
-    gold_spans:
-      - doc_id: faq
-        text: 'Shipping is free over 50 euros.'
-  - id: q-returns
-    question: "How long are returns accepted?"
-    gold_spans:
-      - {doc_id: faq, text: "accepted within 30 days"}
-"""
-
-
-def _documents(path: Path, docs: dict[str, str]) -> Path:
-    path.write_text("".join(json.dumps({"id": k, "text": v}) + "\n" for k, v in docs.items()))
-    return path
+from tests.core.dataset.handbook import FAQ, GUIDE, edited, make_handbook
+from tests.core.dataset.handbook import write_documents as _documents
 
 
 @pytest.fixture
 def handbook(tmp_path: Path) -> Path:
-    assert GUIDE[64:87] == "Refunds take five days." and GUIDE[88:104] == "The answer is 42"
-    folder = tmp_path / "v3"
-    folder.mkdir()
-    _documents(folder / "documents.jsonl", {"guide": GUIDE, "faq": FAQ})
-    (folder / "dataset.yaml").write_text(DATASET)
-    return folder / "dataset.yaml"
-
-
-def _edited(tmp_path: Path) -> tuple[Path, dict[str, str]]:
-    """The issue's edit: a gold sentence deleted, text inserted before the others, one
-    quote made ambiguous (a second copy of it)."""
-    guide = "Read this first. " + GUIDE.replace("Refunds take five days. ", "")
-    faq = FAQ + " Shipping is free over 50 euros."
-    return _documents(tmp_path / "new.jsonl", {"guide": guide, "faq": faq}), {
-        "guide": guide,
-        "faq": faq,
-    }
+    return make_handbook(tmp_path / "v3")
 
 
 def test_refresh_re_anchors_moved_spans_and_lists_exactly_the_affected_questions(
     handbook: Path, tmp_path: Path
 ) -> None:
-    new_path, new = _edited(tmp_path)
+    new_path, new = edited(tmp_path)
     plan = plan_refresh(load_dataset(handbook), read_new_documents(new_path))
 
     moved_at = new["guide"].index("The answer is 42")
@@ -131,7 +75,7 @@ def test_the_written_version_changes_only_the_lines_refresh_must(
 ) -> None:
     """Comments, quotes as quotes, flow and block style kept: the diff is the version,
     the moved offsets, the stale marks and the recorded document versions."""
-    new_path, new = _edited(tmp_path)
+    new_path, new = edited(tmp_path)
     out = refreshed(handbook, new_path, tmp_path / "v4")
     diff = [
         line
@@ -183,7 +127,7 @@ def test_unchanged_documents_exit_0_and_a_second_refresh_keeps_stale_questions(
     assert "5 gold spans: 5 in place, 0 re-anchored, 0 lost; 0 question(s) stale" in (
         capsys.readouterr().out
     )
-    new_path, _ = _edited(tmp_path)
+    new_path, _ = edited(tmp_path)
     v4 = refreshed(handbook, new_path, tmp_path / "v4")
     v5 = refreshed(v4, new_path, tmp_path / "v5", code=0)
     before, after = load_dataset(v4), load_dataset(v5)
@@ -222,7 +166,7 @@ def test_a_document_gone_makes_its_questions_stale(handbook: Path, tmp_path: Pat
 def test_validate_warns_when_documents_differ_from_the_recorded_versions(
     handbook: Path, tmp_path: Path, capsys
 ) -> None:
-    new_path, new = _edited(tmp_path)
+    new_path, new = edited(tmp_path)
     out = refreshed(handbook, new_path, tmp_path / "v4")
     capsys.readouterr()
     assert main(["validate", str(out)]) == 0
