@@ -9,8 +9,9 @@ judge's HTTP client (`chat.py`), near-duplicates (`similarity.py`), the checks
 (`checks.py`), coverage (`coverage.py`), one generation end to end (`generation.py`),
 the files written (`files.py`), reviewers' decisions in the labels location
 (`decisions.py`) and the accepted ones written as a dataset's next version
-(`accepting.py`, `rageval dataset accept`), and the batches the dashboard's Candidates
-page lists (`batches.py`). Nothing here writes outside the folder (or
+(`accepting.py`, `rageval dataset accept`), the review batch of questions a refresh
+left stale (`stale.py`), and the batches the dashboard's Candidates page lists
+(`batches.py`). Nothing here writes outside the folder (or
 labels location) it is given. The generators are imported from `generation.py`, not
 here: the dashboard reads batches and decisions, and importing the generators with
 them cost its first page about 50 ms.
