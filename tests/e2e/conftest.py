@@ -253,6 +253,11 @@ CHARTS_DRAWN_JS = """() => [...document.querySelectorAll('[data-testid="stPlotly
                        && c.querySelector('.draglayer, .pielayer'); })"""
 
 
+CONTENT_HEIGHT_JS = """() => Math.max(...['[data-testid="stMain"]',
+  '[data-testid="stMainBlockContainer"]'].map(s => document.querySelector(s))
+  .filter(Boolean).map(e => e.scrollHeight))"""
+
+
 def screenshot(pg, name: str, folder: Path = SCREENSHOTS, width: int = 0) -> Path | None:
     """Full-page PNG of the current view when RAGEVAL_SCREENSHOTS=1, else nothing;
     `width` other than the viewport's for a look at a wide screen (into `folder`).
@@ -266,16 +271,19 @@ def screenshot(pg, name: str, folder: Path = SCREENSHOTS, width: int = 0) -> Pat
     if width != VIEWPORT["width"]:
         pg.set_viewport_size({"width": width, "height": VIEWPORT["height"]})
         pg.wait_for_timeout(800)
-    height = pg.evaluate(
-        "() => Math.max(...['[data-testid=\"stMain\"]', '[data-testid=\"stMainBlockContainer\"]']"
-        ".map(s => document.querySelector(s)).filter(Boolean).map(e => e.scrollHeight))"
-    )
-    pg.set_viewport_size({"width": width, "height": int(height) + 40})
-    # Plotly and the grids re-layout to the new size: a loaded machine needs more than a
-    # fixed pause before every chart has drawn again (a blank chart was shot otherwise).
-    pg.wait_for_timeout(800)
-    pg.wait_for_function(CHARTS_DRAWN_JS, timeout=30_000)
-    pg.wait_for_timeout(400)
+    # Plotly and the grids re-layout to the new size, and the page may grow as they do: a
+    # loaded machine needs more than a fixed pause before every chart has drawn again (a
+    # blank chart, or a page cut above its last chart, was shot otherwise).
+    height = 0
+    for _ in range(3):
+        grown = pg.evaluate(CONTENT_HEIGHT_JS)
+        if grown <= height:
+            break
+        height = grown
+        pg.set_viewport_size({"width": width, "height": int(height) + 40})
+        pg.wait_for_timeout(800)
+        pg.wait_for_function(CHARTS_DRAWN_JS, timeout=30_000)
+        pg.wait_for_timeout(400)
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"{name}.png"
     pg.screenshot(path=str(path), full_page=True)
