@@ -58,8 +58,9 @@ SETTLED_JS = """(title) => {
   const h = [...document.querySelectorAll('h1')].some(e => e.textContent.trim() === title);
   if (!h || !document.querySelector('[data-testid="stApp"][data-test-script-state="notRunning"]')
       || document.querySelector('[data-stale="true"]')) return false;
-  // only what is on show: a grid in a tab not opened is never drawn
-  const shown = sel => [...document.querySelectorAll(sel)].filter(e => e.offsetParent !== null);
+  // only what is on show: a grid in a tab not opened, or below the fold, is never drawn
+  const shown = sel => [...document.querySelectorAll(sel)].filter(
+      e => e.offsetParent !== null && e.getBoundingClientRect().top < window.innerHeight);
   const charts = shown('[data-testid="stPlotlyChart"]');
   const grids = shown('[data-testid="stDataFrame"]');
   return charts.every(c => c.querySelector('.main-svg'))
