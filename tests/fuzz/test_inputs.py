@@ -347,23 +347,30 @@ def test_any_judge_reply_is_a_reply_or_a_reply_error(text):
     text=st.one_of(
         damaged_text(
             json.dumps(
-                {"choices": [{"message": {"content": _REPLY}}], "usage": {"prompt_tokens": 10}}
+                {
+                    "choices": [{"message": {"content": _REPLY}}],
+                    "usage": {"prompt_tokens": 10},
+                    "model": "judge-a",
+                    "system_fingerprint": "fp_1",
+                }
             )
         ),
         st.binary(max_size=40).map(lambda b: b.decode("latin-1")),
     )
 )
-def test_any_judge_envelope_is_text_and_usage_or_a_judge_error(text):
+def test_any_judge_envelope_is_text_usage_and_what_served_it_or_a_judge_error(text):
     from rageval_core.errors import JudgeError
     from rageval_core.judges.openai import OpenAIJudge, Prices, Spend
 
     tally = Spend(Prices(1.0, 1.0))
     try:
-        content, usage = OpenAIJudge._content(text.encode("utf-8", "surrogatepass"), tally)
+        content, usage, served = OpenAIJudge._content(text.encode("utf-8", "surrogatepass"), tally)
     except JudgeError as exc:
         assert "impossible usage" in str(exc)
     else:
         assert isinstance(content, str) and all(0 <= v for v in usage.values())
+        for said in (served.model, served.fingerprint):  # a server's words: one bounded line
+            assert said is None or (isinstance(said, str) and "\n" not in said)
     assert tally.usd >= 0
 
 
