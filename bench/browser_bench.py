@@ -58,9 +58,11 @@ SETTLED_JS = """(title) => {
   const h = [...document.querySelectorAll('h1')].some(e => e.textContent.trim() === title);
   if (!h || !document.querySelector('[data-testid="stApp"][data-test-script-state="notRunning"]')
       || document.querySelector('[data-stale="true"]')) return false;
-  // only what is on show: a grid in a tab not opened, or below the fold, is never drawn
+  // only what is on show: a grid in a tab or an expander not opened, or below the fold,
+  // is never drawn (Compare's "identical settings" grid sits in a closed expander)
   const shown = sel => [...document.querySelectorAll(sel)].filter(
-      e => e.offsetParent !== null && e.getBoundingClientRect().top < window.innerHeight);
+      e => e.offsetParent !== null && !e.closest('details:not([open])')
+           && e.getBoundingClientRect().top < window.innerHeight);
   const charts = shown('[data-testid="stPlotlyChart"]');
   const grids = shown('[data-testid="stDataFrame"]');
   return charts.every(c => c.querySelector('.main-svg'))
