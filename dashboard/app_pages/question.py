@@ -11,7 +11,7 @@ import streamlit as st
 
 from dashboard import bounded, data, labelling, ui
 from dashboard.diffs import show_answer_diff
-from dashboard.shaping import answer_marks, document_block, evidence_marks
+from dashboard.shaping import TABLE_RUNS, answer_marks, document_block, evidence_marks
 from dashboard.verdicts import VERDICT_METRICS, chunk_heading, gaps_note, keep, relevancy_word
 from rageval_core import charts, numbers
 from rageval_core.catalogue import failure_label
@@ -21,7 +21,6 @@ from rageval_core.numbers import MISSING
 from rageval_core.page_states import RunContext
 
 MAX_PICKER = 5000
-HISTORY_RUNS = 200  # newest runs in the history: 1,000 were 400 KB and 1.5x the page's time
 TILES = ("answer_correctness", "faithfulness", "recall_at_5", "mrr", "ndcg_at_10")
 HISTORY_COLUMNS = [
     "run_id",
@@ -186,7 +185,7 @@ for i, (name, value) in enumerate(figures):
 
 st.subheader("This question across runs")
 dataset = runs.loc[runs["run_id"] == run, "dataset_name"].iloc[0]
-history = data.question_history(d.question_id, dataset=dataset, limit=HISTORY_RUNS)
+history = data.question_history(d.question_id, dataset=dataset, limit=TABLE_RUNS)
 flaky = data.run_flaky(run)
 note = flaky.loc[flaky["question_id"] == d.question_id, "flaky_note"]
 if len(note):  # names the config: text from a manifest
@@ -201,8 +200,8 @@ if changed:  # settings are text from manifests
         f"{md_escape('; '.join(changed))}. A change in this question follows them, not noise.",
         icon=":material/tune:",
     )
-if len(history) >= HISTORY_RUNS:
-    st.caption(f"The newest {HISTORY_RUNS:,} runs that have this question.")
+if len(history) >= TABLE_RUNS:
+    st.caption(f"The newest {TABLE_RUNS:,} runs that have this question.")
 if len(history) > 1:
     plotted = ["answer_correctness", "faithfulness", "recall_at_5", *cat.declared_names]
     ui.chart(

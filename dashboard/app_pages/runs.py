@@ -6,6 +6,7 @@ import streamlit as st
 
 from dashboard import data, ui
 from dashboard.shaping import (
+    TABLE_RUNS,
     coverage_columns,
     distinct,
     key_metrics,
@@ -25,7 +26,6 @@ from rageval_core.page_states import DiagnoseState
 from rageval_core.query import figure_covered, intervals, latency_spreads
 
 MAX_BARS = 60  # newest runs in the failure-share chart; more bars stop being readable
-TABLE_RUNS = 200  # newest runs in the table: 1,000 rows were 400 KB and a second in the browser
 DELTA_HELP = (
     "this run minus its previous run: the newest complete run created before it with the "
     "same config name and dataset version (empty when there is none)"

@@ -61,6 +61,7 @@ from dashboard.shaping.marks import (
     marked_block,
 )
 from dashboard.shaping.runs import (
+    TABLE_RUNS,
     default_columns,
     default_compare,
     distinct,
@@ -80,6 +81,7 @@ from dashboard.shaping.runs import (
 )
 
 __all__ = [
+    "TABLE_RUNS",
     "agreement_table",
     "answer_labels",
     "answer_marks",

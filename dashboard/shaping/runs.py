@@ -21,6 +21,11 @@ def key_metrics(cat: Catalogue) -> dict[str, str]:
     return {m: cat.label(m) for m in cat.figure_names("runs")}
 
 
+TABLE_RUNS = 200
+"""The newest runs a table of runs sends (the Runs table, a question's history): at 1,000
+runs each sent 400 KB, the largest part of its page's browser time (docs/scale.md)."""
+
+
 def tile_metrics(names: Sequence[str], latest: pd.Series) -> list[str]:
     """The latest run's tiles: every built-in figure (an unknown one is "–", which says
     something), and only the declared metrics this run has — another tool's import
