@@ -85,8 +85,14 @@ if differing.empty:
     st.info("The configs are identical.")
 else:
     st.dataframe(differing, hide_index=True, width="stretch", key="compare_config_diff")
-with st.expander(f"{len(same)} identical settings"):
-    st.dataframe(same, hide_index=True, width="stretch", key="compare_config_same")
+# Closed expanders and unselected tabs draw nothing (on_change="rerun" makes them lazy): at
+# 1,000 questions their tables were most of the megabyte this page sent on every visit.
+identical = st.expander(
+    f"{len(same)} identical settings", key="compare_config_same_open", on_change="rerun"
+)
+if identical.open:
+    with identical:
+        st.dataframe(same, hide_index=True, width="stretch", key="compare_config_same")
 
 st.subheader("Metric changes against the baseline")
 moved, unpaired = paired_deltas(cmp.metrics, cmp.baseline)
@@ -132,8 +138,14 @@ st.caption(
     "in that run."
 )
 by_kind = split_question_changes(cmp.questions)
-tabs = st.tabs([f"{QUESTION_CHANGE_TABS[k]} ({len(rows)})" for k, rows in by_kind.items()])
+tabs = st.tabs(
+    [f"{QUESTION_CHANGE_TABS[k]} ({len(rows)})" for k, rows in by_kind.items()],
+    key="compare_question_tab",
+    on_change="rerun",
+)
 for tab, (kind, rows) in zip(tabs, by_kind.items(), strict=True):
+    if not tab.open:
+        continue
     with tab:
         if rows.empty:
             st.info(EMPTY[kind])
@@ -177,27 +189,27 @@ else:
     show_answer_diff(data.answer_diff(baseline, diff_run, qid), key="compare")
     ui.link("question", f"Open {qid} in {diff_run}", QuestionState(run=diff_run, question=qid))
 
-with st.expander("All question × metric changes"):
+every_change = st.expander(
+    "All question × metric changes", key="compare_all_changes", on_change="rerun"
+)
+with every_change:
     st.caption(
         "One row per question and metric; a flip goes between ok and a failure and has no "
         "value of its own."
     )
+    detail = {
+        "regressions": cmp.regressions,
+        "improvements": cmp.improvements,
+        "flips": cmp.flips,
+    }
     tabs = st.tabs(
-        [
-            f"Regressions ({len(cmp.regressions)})",
-            f"Improvements ({len(cmp.improvements)})",
-            f"Flips ({len(cmp.flips)})",
-        ]
+        [f"{name.capitalize()} ({len(rows)})" for name, rows in detail.items()],
+        key="compare_change_tab",
+        on_change="rerun",
     )
-    for tab, (name, rows) in zip(
-        tabs,
-        (
-            ("regressions", cmp.regressions),
-            ("improvements", cmp.improvements),
-            ("flips", cmp.flips),
-        ),
-        strict=True,
-    ):
+    for tab, (name, rows) in zip(tabs, detail.items(), strict=True):
+        if not (every_change.open and tab.open):
+            continue
         with tab:
             if rows.empty:
                 st.info(f"No {name}.")

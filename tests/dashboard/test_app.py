@@ -468,6 +468,8 @@ def test_compare_baseline_from_url_and_question_links(app, demo_results, store):
     open_page(at, "compare")
     assert at.selectbox(key="compare_baseline").value == RUN_IDS[2]
     cmp = compare_runs(store, [RUN_IDS[2], RUN_IDS[0]])
+    at.session_state["compare_all_changes"] = True  # the per-metric tables, drawn when opened
+    no_exception(at.run())
     regressions = at.dataframe(key="compare_regressions").value
     assert len(regressions) == len(cmp.regressions) > 0
     assert regressions["open"].iloc[0].startswith(f"question?run={RUN_IDS[0]}&question=")
@@ -479,6 +481,37 @@ def test_compare_baseline_from_url_and_question_links(app, demo_results, store):
     # the tab lists questions whose every change is for the worse (mixed ones have their own)
     assert len(regressed) == (cmp.questions["kind"] == "regression").sum()
     assert len(regressed) <= cmp.regressions["question_id"].nunique()
+
+
+def test_compare_draws_only_the_open_tab_and_expander(app, demo_results, store):
+    # every table of a tab or expander went to the browser on each visit, shown or not: at
+    # 1,000 questions they were most of the megabyte Compare sent
+    at = open_page(app(demo_results), "compare")
+
+    def drawn() -> set[str]:
+        # a table without row selection has no key here: the identical settings are told
+        # by their length, which the expander's label gives
+        keys = {d.key for d in at.dataframe if d.key}
+        n_same = int(next(e.label for e in at.expander if "identical" in e.label).split()[0])
+        same = any(d.key is None and len(d.value) == n_same for d in at.dataframe)
+        return keys | ({"identical settings"} if same else set())
+
+    assert drawn() == {"compare_questions_regression"}
+    cmp = compare_runs(store, [PREVIOUS, LATEST])
+    improved = next(t.label for t in at.tabs if t.label.startswith("Improved questions"))
+    at.session_state["compare_question_tab"] = improved
+    at.session_state["compare_all_changes"] = True
+    at.session_state["compare_config_same_open"] = True
+    no_exception(at.run())
+    assert drawn() == {"compare_questions_improvement", "compare_regressions", "identical settings"}
+    assert list(at.dataframe(key="compare_questions_improvement").value["question_id"]) == list(
+        cmp.questions.query("kind == 'improvement'")["question_id"]
+    )
+    at.session_state["compare_change_tab"] = f"Improvements ({len(cmp.improvements)})"
+    at.session_state["compare_config_same_open"] = False
+    no_exception(at.run())
+    assert drawn() == {"compare_questions_improvement", "compare_improvements"}
+    assert len(at.dataframe(key="compare_improvements").value) == len(cmp.improvements)
 
 
 def test_compare_selecting_a_regressed_question_opens_it_in_the_candidate(app, demo_results, store):

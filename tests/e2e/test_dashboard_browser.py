@@ -200,3 +200,23 @@ def test_question_page_names_chunks_and_zooms_the_gold_document(page: Page, serv
     low, high = ranges[0]
     assert low <= 626 and high >= 934  # the span is in view
     assert high - low < 1_900  # zoomed: not the whole document
+
+
+def test_compare_draws_a_tab_or_expanders_table_when_it_is_opened(page: Page, server: Server):
+    """Compare's question tables are drawn only for the open tab and the open expander
+    (each table went to the browser on every visit, shown or not): a click draws one."""
+    open_view(page, url(server, "compare"), "Compare", charts=1, grids=3)
+    improved = page.locator(".st-key-compare_questions_improvement")
+    expect(page.locator(".st-key-compare_questions_regression " + DRAWN_GRID)).to_be_visible()
+    expect(improved).to_have_count(0)
+
+    page.get_by_role("tab", name=re.compile(r"^Improved questions \(\d+\)$")).click()
+    expect(improved.locator(DRAWN_GRID)).to_be_visible()
+    expect(page.locator(".st-key-compare_questions_regression")).to_have_count(0)
+
+    every = page.locator(".st-key-compare_regressions")
+    expect(every).to_have_count(0)
+    page.get_by_text("All question × metric changes").click()
+    every.scroll_into_view_if_needed()
+    expect(every.locator(DRAWN_GRID)).to_be_visible()
+    expect(page.locator('[data-stale="true"]')).to_have_count(0)
