@@ -59,8 +59,9 @@ P = ParamSpec("P")
 R = TypeVar("R")
 
 REFRESH_S = 15.0  # how stale the run list may be; a refresh re-lists the run folders
-# A restarted server lists the location this long after its first page (`_first_refresh`):
-# the listing is Python work that would slow that page down through the GIL.
+# A restarted server lists the location this long after its first page has run
+# (`after_page`): the listing is Python work that would slow that page down through the
+# GIL, and at 10,000 runs the page runs longer than any fixed delay from its start.
 LISTING_DELAY_S = 2.0
 # A link to a run the store does not know lists the location again when the last listing
 # is older than this (`list_for_link`): often enough for the link `rageval run` prints,
@@ -107,9 +108,8 @@ def _first_refresh(s: ResultsStore) -> None:
     worker processes, `refresh(beside_pages=True)`; 12 s over 1,000 runs of 1,000
     questions) while the pages show the runs without their figures and how far it is."""
     if s.open_indexed():
-        listing = threading.Timer(LISTING_DELAY_S, _list_later, (s,))
-        listing.daemon = True
-        listing.start()
+        with _builds_lock:
+            _listings_due.add(s.location)  # started by `after_page`
         return
     slot = st.empty()
     with slot.status(f"Opening {s.location} …", expanded=True) as status:
@@ -141,7 +141,21 @@ class BuildProgress:
 
 
 _builds: dict[str, BuildProgress] = {}  # per location, the first build's (one per server)
+_listings_due: set[str] = set()  # locations opened on their runs index, not listed yet
 _builds_lock = threading.Lock()
+
+
+def after_page() -> None:
+    """The work a first page left for after it has run: a restart's listing (on a timer
+    thread, LISTING_DELAY_S on) or a large location's first build (`start_build`)."""
+    with _builds_lock:
+        due = location() in _listings_due
+        _listings_due.discard(location())
+    if due:
+        listing = threading.Timer(LISTING_DELAY_S, _list_later, (store(),))
+        listing.daemon = True
+        listing.start()
+    start_build()
 
 
 def start_build() -> None:

@@ -108,7 +108,7 @@ except RagevalError as exc:
     # stay. Anything else is a bug and keeps Streamlit's exception box.
     st.error(f"This view cannot be shown: {md_escape(exc.one_line())}", icon=":material/error:")
 finally:  # also after st.stop() in a page, so the empty state still has navigation
-    data.start_build()
+    data.after_page()
     shared = RunContext.of(view_state())
     with nav:
         for page in PAGES.values():

@@ -72,3 +72,18 @@ def test_a_long_changed_setting_is_shown_bounded():
     after = manifest({"prompt": long + "Be brief."})
     [change] = settings_changes(before, after)
     assert len(change) < 3 * 80 and "…" in change and "\n" not in change
+
+
+@given(configs, keys, leaves)
+def test_the_kept_fingerprint_is_the_computed_one_and_a_changed_copy_recomputes(config, key, v):
+    import pickle
+    from dataclasses import asdict
+
+    m = manifest(config)
+    first = config_fingerprint(m)
+    assert config_fingerprint(m) == first == config_fingerprint(manifest(dict(config)))
+    # the kept value is no field: not written, not compared; a pickled copy keeps it right
+    assert asdict(m) == asdict(manifest(config)) and m == manifest(config)
+    assert config_fingerprint(pickle.loads(pickle.dumps(m))) == first
+    changed = replace(m, config={**config, key: v})
+    assert config_fingerprint(changed) == config_fingerprint(manifest({**config, key: v}))
