@@ -386,8 +386,9 @@ class ResultsStore:
             and self.cache.segments.stamp() == prev.cache_stamp
         ):
             # Nothing on disk changed (every run folder's names, sizes and mtimes, and the
-            # cache, which another process may have rewritten): same state, new time.
-            return replace(prev, refreshed_at=time.time())
+            # cache, which another process may have rewritten): same state, new time, and
+            # listed now if it was opened on the runs index.
+            return replace(prev, refreshed_at=time.time(), listed=True)
         fps = dict(scan)
         runs = self._read_folders(
             scan, known or prev.infos or self.cache.index.run_infos(self.root), progress

@@ -116,6 +116,37 @@ def test_a_restarted_dashboard_opens_on_its_runs_index_then_lists_the_location(
     assert f"Latest run: {newest}" in texts(at.subheader)
 
 
+def test_a_restarted_dashboard_lists_the_location_after_its_first_page_has_run(
+    app, results, monkeypatch
+):
+    # a delay counted from the store's opening ran the listing beside the page (its
+    # second of Python shared the page's GIL) once the page ran longer than the delay
+    from dashboard import data, ui
+
+    ResultsStore(str(results), read_only=True)  # the cache a previous server built
+    events: list[str] = []
+    page_reads = ui.require_runs
+
+    def page_reading():
+        events.append("page")
+        return page_reads()
+
+    real_timer = data.threading.Timer
+
+    class Timer(real_timer):  # records when the listing is scheduled, and runs it at once
+        def start(self):
+            if self.function is not data._list_later:
+                return super().start()
+            events.append("listing")
+            self.function(*self.args)
+
+    monkeypatch.setattr(ui, "require_runs", page_reading)
+    monkeypatch.setattr(data.threading, "Timer", Timer)
+    no_exception(app(results).run())
+    assert events == ["page", "listing"]
+    assert data._store(str(results)).listed
+
+
 def test_a_link_to_a_run_written_while_down_opens_it_on_a_restarted_dashboard(
     app, results, monkeypatch
 ):

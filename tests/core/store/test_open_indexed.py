@@ -71,7 +71,9 @@ def test_an_unchanged_location_keeps_the_index_state_and_its_fingerprint(results
     restarted = ResultsStore(results, refresh=False)
     assert restarted.open_indexed()
     _same(restarted, before)  # memoised results keyed by the fingerprint stay valid
+    assert not restarted.listed
     restarted.refresh()
+    assert restarted.listed
     _same(restarted, before)
 
 
@@ -98,6 +100,7 @@ def test_any_changes_while_down_end_in_the_state_of_a_fresh_store(tmp_path_facto
     restarted = ResultsStore(results, refresh=False)
     restarted.open_indexed()
     restarted.refresh()
+    assert restarted.listed  # also when nothing changed: a link need not list it again
     _same(restarted, ResultsStore(results))
 
 
