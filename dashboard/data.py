@@ -153,9 +153,18 @@ def after_page() -> None:
         _listings_due.discard(location())
     if due:
         listing = threading.Timer(LISTING_DELAY_S, _list_later, (store(),))
-        listing.daemon = True
+        listing.name, listing.daemon = STORE_THREAD, True
         listing.start()
     start_build()
+
+
+STORE_THREAD = "rageval-store"
+"""The name of the threads that list a location or build its cache beside the pages."""
+
+
+def store_work_running() -> bool:
+    """A listing or first build is running on its thread (`serve.main` asks at exit)."""
+    return any(t.name == STORE_THREAD and t.is_alive() for t in threading.enumerate())
 
 
 def start_build() -> None:
@@ -168,7 +177,9 @@ def start_build() -> None:
         if build.failed and time.monotonic() < build.failed_at + REFRESH_S:
             return
         build.started = True
-    threading.Thread(target=_list_later, args=(store(), build), daemon=True).start()
+    threading.Thread(
+        target=_list_later, args=(store(), build), name=STORE_THREAD, daemon=True
+    ).start()
 
 
 def build_progress() -> BuildProgress | None:

@@ -15,9 +15,11 @@ from __future__ import annotations
 
 import gc
 import importlib
+import os
 import sys
 import threading
 import time
+from typing import NoReturn
 
 # What the app's entry script and the Runs page import, the heaviest first.
 WARM_MODULES: tuple[str, ...] = (
@@ -82,7 +84,30 @@ def main(argv: list[str]) -> int:
     from streamlit.web import cli
 
     threading.Thread(target=warm, name="rageval-warm", daemon=True).start()
-    return cli.main(["run", *argv], prog_name="streamlit")
+    try:
+        code = cli.main(["run", *argv], prog_name="streamlit")
+    except SystemExit as stopped:  # how Streamlit's command ends, stopped or not
+        code = stopped.code
+    code = code if isinstance(code, int) else 0 if code is None else 1
+    data = sys.modules.get("dashboard.data")  # not imported: no session, no store thread
+    if data is not None and data.store_work_running():
+        leave_store_work(code)
+    return code
+
+
+def leave_store_work(code: int) -> NoReturn:
+    """Exit now, leaving a listing or first build unfinished. Python's own exit would stop
+    that thread inside DuckDB's C++ code, which aborts the process ("terminate called
+    after throwing an instance of ''"); what the build wrote is the derived cache, which
+    the next start brings up to date."""
+    print(
+        "rageval dashboard: stopped while the run folders were listed or summarised into "
+        "the cache; the next start completes it.",
+        file=sys.stderr,
+    )
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
 
 
 if __name__ == "__main__":
