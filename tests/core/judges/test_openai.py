@@ -238,9 +238,11 @@ def test_concurrency_bounds_and_uses_parallel_calls(chat, sample_input):
     serial, serial_peak = timed(1)
     parallel, parallel_peak = timed(n)
     assert serial_peak == 1  # the semaphore holds six threads to one call at a time
-    assert parallel_peak >= 3
     assert serial >= n * 0.2
-    assert parallel < 0.5 * serial
+    # calls overlap: the server saw them in flight together. Not a wall-clock ratio, which
+    # a loaded machine breaks (a full CI run: 0.76 s parallel against 1.23 s serial)
+    assert parallel_peak >= 3
+    assert parallel >= 0.2
 
 
 def test_conservative_keeps_the_stricter_verdict(chat, sample_input):
