@@ -10,7 +10,6 @@ or queries: data comes from `data`.
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -160,16 +159,6 @@ def pick_runs(
     return st.multiselect(label, ids, default=chosen, key=key, format_func=labels.__getitem__)
 
 
-HOTKEYS = "shortcut" in inspect.signature(st.button).parameters
-"""Whether this Streamlit gives buttons keyboard shortcuts (1.51 on); an older one draws
-the same buttons without."""
-
-
-def hotkey(key: str | None) -> dict[str, str]:
-    """`st.button`'s shortcut argument for `key` ("A"), or nothing where unsupported."""
-    return {"shortcut": key} if key and HOTKEYS else {}
-
-
 def previous_next(pos: int, n: int, *, key: str, keys: tuple[str, str] | None = None) -> int | None:
     """Previous / Next buttons over a queue of `n` at `pos` (`keys`: their shortcuts); the
     position a press asks for, else None."""
@@ -178,7 +167,7 @@ def previous_next(pos: int, n: int, *, key: str, keys: tuple[str, str] | None = 
         (c[0], "Previous", pos - 1, pos > 0, keys and keys[0]),
         (c[1], "Next", pos + 1, pos < n - 1, keys and keys[1]),
     ):
-        if col.button(text, disabled=not enabled, key=f"{key}_{text.lower()}", **hotkey(short)):
+        if col.button(text, disabled=not enabled, key=f"{key}_{text.lower()}", shortcut=short):
             return target
     return None
 

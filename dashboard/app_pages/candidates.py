@@ -104,9 +104,9 @@ if reviewer:
     note = st.text_input("Note (optional)", max_chars=MAX_NOTE, key=f"{key}_note")
     cols = st.columns([1, 1, 4])  # Streamlit shows each button's key on it
     chosen: dict | None = None  # what the reviewer decided, as Decision's fields
-    if cols[0].button("Accept", type="primary", key="cq_accept", **ui.hotkey(KEYS["accept"])):
+    if cols[0].button("Accept", type="primary", key="cq_accept", shortcut=KEYS["accept"]):
         chosen = {"action": "accept"}
-    if cols[1].button("Reject", key="cq_reject", **ui.hotkey(KEYS["reject"])):
+    if cols[1].button("Reject", key="cq_reject", shortcut=KEYS["reject"]):
         chosen = {"action": "reject"}
     with st.expander("Edit, then accept"), st.form(f"{key}_edit"):
         question = st.text_area("Question", value=c.question, key=f"{key}_question")
